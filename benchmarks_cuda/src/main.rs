@@ -1,0 +1,512 @@
+//! gpucast-bench: the project's CUDA benchmark suite, runner, calibration and
+//! per-architecture static inspection. CUDA libraries are loaded at run time.
+mod calibrate;
+mod cuda;
+mod device;
+mod expr;
+mod inspect;
+mod manifest;
+mod nvml;
+mod nvrtc;
+mod output;
+mod provenance;
+mod runner;
+mod stats;
+mod tools;
+mod verify;
+
+use anyhow::{bail, Context, Result};
+use clap::{Parser, Subcommand, ValueEnum};
+use manifest::{instances, parse_size_filter, size_filter_matches, Suite};
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(Parser)]
+#[command(
+    name = "gpucast-bench",
+    version,
+    about = "gpucast's CUDA benchmark suite: list, inspect (no GPU needed), run, calibrate, corun"
+)]
+struct Cli {
+    /// Use this suite manifest (kernels/ beside it) instead of the embedded one
+    #[arg(long, global = true, value_name = "FILE")]
+    manifest: Option<PathBuf>,
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq)]
+enum Format {
+    Csv,
+    Json,
+    Table,
+}
+
+#[derive(clap::Args, Clone)]
+struct Select {
+    /// Suites to include, comma-separated (reference-16, extended); default all
+    #[arg(long, value_delimiter = ',')]
+    suite: Vec<String>,
+    /// Kernels to include, comma-separated; default all of the selected suites
+    #[arg(long, value_delimiter = ',')]
+    kernels: Vec<String>,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Print one kernel per line: name, suite, category
+    List {
+        #[command(flatten)]
+        sel: Select,
+        /// Also print every configuration key with its FLOPs and DRAM bytes
+        #[arg(long)]
+        configs: bool,
+    },
+    /// Compile every kernel with NVRTC + ptxas for each architecture (no GPU needed):
+    /// registers, static shared memory, spills, SASS instruction mix
+    Inspect {
+        /// Architectures, comma-separated
+        #[arg(
+            long,
+            value_delimiter = ',',
+            default_value = "sm_52,sm_60,sm_70,sm_75,sm_80,sm_86,sm_89,sm_90"
+        )]
+        arch: Vec<String>,
+        #[arg(long, value_enum, default_value = "table")]
+        format: Format,
+        /// Write here instead of standard output
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Directory holding NVRTC/ptxas (a venv from scripts/install-cuda-tools.sh, a CUDA toolkit); also $GPUCAST_CUDA_TOOLS
+        #[arg(long, value_name = "DIR")]
+        cuda_tools: Option<PathBuf>,
+        /// Parallel compile jobs (default: available cores)
+        #[arg(long)]
+        jobs: Option<usize>,
+        #[command(flatten)]
+        sel: Select,
+    },
+    /// Measure the suite on the GPU present; one canonical-runs CSV row per configuration
+    Run {
+        #[command(flatten)]
+        sel: Select,
+        /// Size filter, e.g. N=262144:1048576,H=512 (a parameter applies to kernels that have it)
+        #[arg(long)]
+        sizes: Option<String>,
+        /// Output CSV (rows appended one complete line at a time)
+        #[arg(long)]
+        out: PathBuf,
+        /// Skip (gpu, kernel, config, sm_count) already in --out with status ok
+        #[arg(long)]
+        resume: bool,
+        /// Restrict kernels to N SMs (CUDA green contexts, driver 12.4+)
+        #[arg(long)]
+        sm_count: Option<u32>,
+        #[command(flatten)]
+        timing: Timing,
+        /// Skip output verification against the CPU references
+        #[arg(long)]
+        no_verify: bool,
+        /// Do not draw a progress bar
+        #[arg(long)]
+        no_progress: bool,
+    },
+    /// Measure DRAM/L2/L1/shared bandwidth, FMA peaks, launch overhead, atomics; write the measured GPU-catalog fields (TOML)
+    Calibrate {
+        #[arg(long)]
+        out: PathBuf,
+        #[command(flatten)]
+        timing: Timing,
+    },
+    /// Launch kernels concurrently on disjoint SM partitions (green contexts); report each kernel's time alone and together
+    Corun {
+        /// Kernels to co-run (2 or more), comma-separated; each at its smallest size unless --sizes says otherwise
+        #[arg(long, value_delimiter = ',', required = true)]
+        kernels: Vec<String>,
+        /// Size filter applied to each kernel (first matching configuration)
+        #[arg(long)]
+        sizes: Option<String>,
+        /// SMs per partition
+        #[arg(long)]
+        sm_count: u32,
+        /// Back-to-back launches timed per kernel
+        #[arg(long, default_value_t = 100)]
+        reps: u32,
+        #[arg(long, default_value_t = 0)]
+        device: i32,
+        #[arg(long, value_name = "DIR")]
+        cuda_tools: Option<PathBuf>,
+        #[arg(long, default_value_t = 60.0)]
+        timeout_s: f64,
+        /// Output CSV (one line per kernel)
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+}
+
+#[derive(clap::Args, Clone)]
+struct Timing {
+    /// Timing trials per configuration (>= 10 recommended)
+    #[arg(long, default_value_t = 10)]
+    trials: u32,
+    /// Warm-up launches before timing
+    #[arg(long, default_value_t = 3)]
+    warmup: u32,
+    /// Minimum duration of one trial, ms (sets launches per trial)
+    #[arg(long, default_value_t = 1.0)]
+    min_trial_ms: f64,
+    /// Give up on a configuration after this many seconds (hang watchdog)
+    #[arg(long, default_value_t = 60.0)]
+    timeout_s: f64,
+    /// CUDA device ordinal
+    #[arg(long, default_value_t = 0)]
+    device: i32,
+    /// Directory holding NVRTC (libnvrtc.so.12); also $GPUCAST_CUDA_TOOLS
+    #[arg(long, value_name = "DIR")]
+    cuda_tools: Option<PathBuf>,
+}
+
+impl Timing {
+    fn options(&self) -> Result<runner::RunOptions> {
+        let positive = |x: f64| x.is_finite() && x > 0.0;
+        if self.trials == 0 || !positive(self.min_trial_ms) || !positive(self.timeout_s) {
+            bail!("--trials, --min-trial-ms and --timeout-s must be positive");
+        }
+        Ok(runner::RunOptions {
+            trials: self.trials,
+            warmup: self.warmup,
+            target_trial_ms: self.min_trial_ms,
+            timeout: Duration::from_secs_f64(self.timeout_s),
+            ..Default::default()
+        })
+    }
+}
+
+fn load_suite(p: &Option<PathBuf>) -> Result<Suite> {
+    match p {
+        Some(p) => Suite::from_path(p),
+        None => Suite::embedded(),
+    }
+}
+
+fn real_main() -> Result<i32> {
+    let cli = Cli::parse();
+    let suite = load_suite(&cli.manifest)?;
+    match cli.cmd {
+        Cmd::List { sel, configs } => {
+            for k in suite.select(&sel.suite, &sel.kernels)? {
+                println!("{}\t{}\t{}", k.name, k.suite, k.category);
+                if configs {
+                    println!(
+                        "\t# {} [{}, {}]{}",
+                        k.description,
+                        k.precision,
+                        k.source,
+                        if k.note.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" note: {}", k.note)
+                        }
+                    );
+                    for i in instances(k)? {
+                        println!(
+                            "\t{}\tflops={}\tdram_bytes={}\tdram_bytes_model={}\tgrid={:?}\tblock={:?}\tsmem_dyn={}\talloc_bytes={}",
+                            i.config,
+                            i.flops,
+                            i.dram_bytes,
+                            i.dram_bytes_model,
+                            i.grid,
+                            i.block,
+                            i.smem_dyn,
+                            i.alloc_bytes()
+                        );
+                    }
+                }
+            }
+            Ok(0)
+        }
+        Cmd::Inspect {
+            arch,
+            format,
+            out,
+            cuda_tools,
+            jobs,
+            sel,
+        } => {
+            let kernels = suite.select(&sel.suite, &sel.kernels)?;
+            let tools = inspect::Tools::find(cuda_tools.as_deref())?;
+            let jobs = jobs.unwrap_or_else(|| {
+                std::thread::available_parallelism()
+                    .map(|n| n.get())
+                    .unwrap_or(1)
+            });
+            let (va, vb) = tools.nvrtc.version();
+            eprintln!(
+                "inspect: NVRTC {va}.{vb} ({}), {} ({}), disassembler: {}",
+                tools.nvrtc.path.display(),
+                tools.ptxas.display(),
+                tools.ptxas_version(),
+                tools
+                    .disasm
+                    .as_ref()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_else(|| "none (no SASS instruction mix)".into())
+            );
+            let results = inspect::inspect_all(&tools, &suite, &kernels, &arch, jobs)?;
+            let with_inst = tools.disasm.is_some();
+            let mut ok = Vec::new();
+            let mut failures = Vec::new();
+            for r in results {
+                match r {
+                    Ok(x) => ok.push(x),
+                    Err(e) => failures.push(format!("{e:#}")),
+                }
+            }
+            let text = match format {
+                Format::Csv => {
+                    let mut s = output::csv_line(&inspect::csv_header(with_inst));
+                    for r in &ok {
+                        s.push_str(&output::csv_line(&inspect::csv_cells(r, with_inst)));
+                    }
+                    s
+                }
+                Format::Json => serde_json::to_string_pretty(&ok)? + "\n",
+                Format::Table => {
+                    // kernels x archs: registers (spill bytes marked with '!')
+                    let mut s = format!("{:<28}", "kernel \\ regs");
+                    for a in &arch {
+                        s.push_str(&format!("{a:>8}"));
+                    }
+                    s.push_str(&format!("{:>9}\n", "smem"));
+                    for k in &kernels {
+                        s.push_str(&format!("{:<28}", k.name));
+                        let mut smem = String::new();
+                        for a in &arch {
+                            let a = format!(
+                                "sm_{}",
+                                a.trim_start_matches("sm_").trim_start_matches("compute_")
+                            );
+                            match ok.iter().find(|r| r.kernel == k.name && r.arch == a) {
+                                Some(r) => {
+                                    let spill = if r.spill_stores + r.spill_loads > 0 {
+                                        "!"
+                                    } else {
+                                        ""
+                                    };
+                                    s.push_str(&format!(
+                                        "{:>8}",
+                                        format!("{}{}", r.regs_per_thread, spill)
+                                    ));
+                                    smem = r.static_smem_bytes.to_string();
+                                }
+                                None => s.push_str(&format!("{:>8}", "FAIL")),
+                            }
+                        }
+                        s.push_str(&format!("{smem:>9}\n"));
+                    }
+                    s
+                }
+            };
+            match &out {
+                Some(p) => {
+                    std::fs::write(p, &text).with_context(|| format!("writing {}", p.display()))?
+                }
+                None => print!("{text}"),
+            }
+            eprintln!(
+                "inspect: {} kernels x {} architectures: {} compiled, {} failed",
+                kernels.len(),
+                arch.len(),
+                ok.len(),
+                failures.len()
+            );
+            for f in &failures {
+                eprintln!("inspect: FAILED {f}");
+            }
+            Ok(if failures.is_empty() { 0 } else { 1 })
+        }
+        Cmd::Run {
+            sel,
+            sizes,
+            out,
+            resume,
+            sm_count,
+            timing,
+            no_verify,
+            no_progress,
+        } => {
+            let filter = match &sizes {
+                Some(s) => parse_size_filter(s)?,
+                None => Default::default(),
+            };
+            let kernels = suite.select(&sel.suite, &sel.kernels)?;
+            let mut selected = Vec::new();
+            for k in kernels {
+                for i in instances(k)? {
+                    if size_filter_matches(&i, &filter) {
+                        selected.push((k, i));
+                    }
+                }
+            }
+            if selected.is_empty() {
+                bail!("no configuration matches the selection");
+            }
+            let mut opts = timing.options()?;
+            opts.resume = resume;
+            opts.verify = !no_verify;
+            opts.progress = !no_progress;
+            let mut dev =
+                cuda::CudaDevice::open(timing.device, sm_count, timing.cuda_tools.clone())?;
+            let (a, b) = dev.nvrtc_version();
+            let info = device::Device::info(&dev).clone();
+            eprintln!(
+                "run: {} (sm_{}{}, {} SMs{}), driver {}, CUDA {}, NVRTC {a}.{b}; {} configurations -> {}",
+                info.name,
+                info.compute_capability.0,
+                info.compute_capability.1,
+                info.sm_count,
+                info.partition_sms.map(|p| format!(", partition of {p}")).unwrap_or_default(),
+                info.driver_version,
+                info.cuda_version,
+                selected.len(),
+                out.display()
+            );
+            let s = runner::run(
+                &mut dev,
+                &suite,
+                &selected,
+                &output::ResultsFile::new(&out),
+                &opts,
+            )?;
+            eprintln!(
+                "run: {} ok, {} errors, {} skipped (already done)",
+                s.ok, s.errors, s.skipped
+            );
+            Ok(if s.errors > 0 { 2 } else { 0 })
+        }
+        Cmd::Calibrate { out, timing } => {
+            let opts = timing.options()?;
+            let mut dev = cuda::CudaDevice::open(timing.device, None, timing.cuda_tools.clone())?;
+            let m = calibrate::calibrate(&mut dev, &suite, &opts, |f| eprintln!("calibrate: {f}"))?;
+            let text = calibrate::to_toml(device::Device::info(&dev), &m, &opts);
+            std::fs::write(&out, &text).with_context(|| format!("writing {}", out.display()))?;
+            print!("{text}");
+            Ok(0)
+        }
+        Cmd::Corun {
+            kernels,
+            sizes,
+            sm_count,
+            reps,
+            device: ordinal,
+            cuda_tools,
+            timeout_s,
+            out,
+        } => {
+            if kernels.len() < 2 {
+                bail!("corun needs at least two kernels");
+            }
+            let filter = match &sizes {
+                Some(s) => parse_size_filter(s)?,
+                None => Default::default(),
+            };
+            let mut jobs = Vec::new();
+            let mut meta = Vec::new();
+            for n in &kernels {
+                let k = suite
+                    .get(n)
+                    .with_context(|| format!("unknown kernel '{n}'"))?;
+                let inst = instances(k)?
+                    .into_iter()
+                    .find(|i| size_filter_matches(i, &filter))
+                    .with_context(|| format!("{n}: no configuration matches --sizes"))?;
+                let p = verify::prepare(&inst, 2)?;
+                let l = device::Launch {
+                    grid: inst.grid,
+                    block: inst.block,
+                    smem_dyn: inst.smem_dyn,
+                };
+                jobs.push((
+                    k.name.clone(),
+                    suite.source(k)?.to_string(),
+                    k.entry.clone(),
+                    p,
+                    l,
+                ));
+                meta.push(inst.config.clone());
+            }
+            let (info, got, times) = cuda::corun(
+                ordinal,
+                cuda_tools,
+                sm_count,
+                &jobs,
+                reps.max(1),
+                Duration::from_secs_f64(timeout_s),
+            )?;
+            let mut text = output::csv_line(
+                &[
+                    "gpu",
+                    "kernel",
+                    "config",
+                    "sm_count",
+                    "corun_with",
+                    "time_alone_ms",
+                    "time_together_ms",
+                    "slowdown",
+                    "date",
+                    "commit",
+                ]
+                .map(String::from),
+            );
+            for (i, (a, t)) in times.iter().enumerate() {
+                let others: Vec<&str> = kernels
+                    .iter()
+                    .enumerate()
+                    .filter(|(j, _)| *j != i)
+                    .map(|(_, k)| k.as_str())
+                    .collect();
+                text.push_str(&output::csv_line(&[
+                    info.name.clone(),
+                    kernels[i].clone(),
+                    meta[i].clone(),
+                    got.to_string(),
+                    others.join("+"),
+                    format!("{a}"),
+                    format!("{t}"),
+                    format!("{:.4}", t / a),
+                    provenance::utc_date(),
+                    provenance::commit(),
+                ]));
+            }
+            match out {
+                Some(p) => std::fs::write(&p, &text)?,
+                None => print!("{text}"),
+            }
+            Ok(0)
+        }
+    }
+}
+
+fn main() {
+    // errors are one line and a non-zero exit, never a panic trace
+    std::panic::set_hook(Box::new(|_| {}));
+    let r = std::panic::catch_unwind(real_main);
+    let code = match r {
+        Ok(Ok(c)) => c,
+        Ok(Err(e)) => {
+            let msg = format!("{e:#}").replace('\n', " ");
+            eprintln!("gpucast-bench: error: {msg}");
+            1
+        }
+        Err(p) => {
+            let msg = p
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "internal error".into());
+            eprintln!("gpucast-bench: error: {}", msg.replace('\n', " "));
+            1
+        }
+    };
+    std::process::exit(code);
+}

@@ -1,0 +1,235 @@
+//! Argument definitions and dispatch.
+
+mod commands;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+pub use commands::run;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "gpucast",
+    version,
+    about = "Predict how fast a CUDA kernel runs on a GPU you do not have, from measurements on GPUs you do have",
+    long_about = None,
+    after_help = "Start with `gpucast reproduce --data ../shared/reference-data` or `gpucast data validate PATH`."
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: Global,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct Global {
+    /// A GPU catalog TOML merged over the built-in one (new GPUs, measured figures)
+    #[arg(long, global = true, value_name = "FILE")]
+    pub gpus: Vec<PathBuf>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Runs tables: import, validate, show
+    Data {
+        #[command(subcommand)]
+        command: DataCommand,
+    },
+    /// The GPU catalog
+    Gpus {
+        #[command(subcommand)]
+        command: GpusCommand,
+    },
+    /// Predict the runs of a file on a target GPU (data-formats §4)
+    Predict(PredictArgs),
+    /// Show every term of one analytical projection
+    Explain(ExplainArgs),
+    /// Score models under a protocol (logo, new-size, new-kernel)
+    Evaluate(EvaluateArgs),
+    /// Fit a model and save it as JSON
+    Train(TrainArgs),
+    /// Run the experiments of experiments/*.toml and write tables and plots
+    Reproduce(ReproduceArgs),
+}
+
+#[derive(Subcommand, Debug)]
+pub enum DataCommand {
+    /// Convert runs files (canonical or the reference study's format) to a canonical CSV or Parquet
+    Import {
+        /// Input files or directories
+        #[arg(required = true)]
+        inputs: Vec<PathBuf>,
+        /// Output file (.csv or .parquet)
+        #[arg(long, short)]
+        out: PathBuf,
+        /// Also write the validation flags column
+        #[arg(long)]
+        validate: bool,
+    },
+    /// Check runs files: errors stop with a one-line message; warnings flag rows
+    Validate {
+        /// Files or directories (directories are searched for runs files)
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        #[arg(long, value_enum, default_value_t = Format::Table)]
+        format: Format,
+    },
+    /// Print runs as a table
+    Show {
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Only rows of this GPU
+        #[arg(long)]
+        gpu: Option<String>,
+        /// Only rows of this kernel
+        #[arg(long)]
+        kernel: Option<String>,
+        /// At most this many rows (0 = all)
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum GpusCommand {
+    /// One line per GPU
+    List {
+        #[arg(long, value_enum, default_value_t = Format::Table)]
+        format: Format,
+    },
+    /// Every field of one GPU, with its compute capability's occupancy limits
+    Show {
+        /// Name, alias or driver name (case and spacing do not matter)
+        name: String,
+    },
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Table,
+    Csv,
+    Json,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TargetCalibration {
+    /// Catalog peaks x documented sustained fractions
+    Spec,
+    /// Measured figures of the catalog (pass a calibration TOML with --gpus)
+    Measured,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct FiguresArgs {
+    /// Where target figures come from (never from the target's own runs)
+    #[arg(long, value_enum, default_value_t = TargetCalibration::Spec)]
+    pub target_calibration: TargetCalibration,
+    /// The reference study's gpu_metrics.json (used by analytical-study; default: the
+    /// one beside the data, if any)
+    #[arg(long, value_name = "FILE")]
+    pub study_metrics: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct PredictArgs {
+    /// Runs measured on source GPUs (files or directories)
+    #[arg(long, required = true)]
+    pub runs: Vec<PathBuf>,
+    /// GPU to predict for
+    #[arg(long)]
+    pub target: String,
+    /// Use only this source GPU's runs
+    #[arg(long)]
+    pub source: Option<String>,
+    /// A model name (analytical, analytical-study, hybrid, forest, ...) or a saved model .json
+    #[arg(long, default_value = "analytical")]
+    pub model: String,
+    /// Training data for learned models given by name (default: the --runs data)
+    #[arg(long)]
+    pub data: Vec<PathBuf>,
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+    /// Write the predictions here (.csv or .parquet) instead of standard output
+    #[arg(long, short)]
+    pub out: Option<PathBuf>,
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+    #[command(flatten)]
+    pub figures: FiguresArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct ExplainArgs {
+    #[arg(long, required = true)]
+    pub runs: Vec<PathBuf>,
+    /// 1-based row of the loaded runs (as `gpucast data show` numbers them)
+    #[arg(long)]
+    pub row: usize,
+    #[arg(long)]
+    pub target: String,
+    /// Use only this source GPU
+    #[arg(long)]
+    pub source: Option<String>,
+    #[command(flatten)]
+    pub figures: FiguresArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct EvaluateArgs {
+    /// logo, new-size or new-kernel
+    #[arg(long, default_value = "logo")]
+    pub protocol: String,
+    /// Model names, comma-separated (e.g. analytical,hybrid)
+    #[arg(long, default_value = "analytical", value_delimiter = ',')]
+    pub model: Vec<String>,
+    /// Runs files or directories
+    #[arg(long, required = true)]
+    pub data: Vec<PathBuf>,
+    /// Test kernels for new-kernel (default: the study's four)
+    #[arg(long, value_delimiter = ',')]
+    pub test_kernels: Option<Vec<String>>,
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+    /// Also print the per-kernel breakdown (table/csv)
+    #[arg(long)]
+    pub per_kernel: bool,
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+    #[command(flatten)]
+    pub figures: FiguresArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct TrainArgs {
+    #[arg(long, required = true)]
+    pub data: Vec<PathBuf>,
+    #[arg(long, default_value = "hybrid")]
+    pub model: String,
+    /// Output model file (.json)
+    #[arg(long, short)]
+    pub out: PathBuf,
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+    #[command(flatten)]
+    pub figures: FiguresArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct ReproduceArgs {
+    /// Runs data (default: datasets/ when it holds measurements)
+    #[arg(long)]
+    pub data: Vec<PathBuf>,
+    /// Output directory
+    #[arg(long, default_value = "experiments/results")]
+    pub out: PathBuf,
+    /// Directory of experiment definitions (*.toml)
+    #[arg(long, default_value = "experiments")]
+    pub experiments: PathBuf,
+    /// Print wall times of each stage
+    #[arg(long)]
+    pub timings: bool,
+    /// Skip the SVG plots
+    #[arg(long)]
+    pub no_plots: bool,
+}

@@ -1,0 +1,384 @@
+//! Evaluation protocols and metrics (data-formats §3).
+//!
+//! - `logo`: each GPU in turn is the target; models are fitted on the other GPUs' rows
+//!   and see no row of the target (nor any pair touching it).
+//! - `new-size`: per (GPU, kernel) the largest configuration (by work) is held out on
+//!   every GPU; models fit on the smaller ones (the study's Exp 2).
+//! - `new-kernel`: the test kernels' rows are held out of fitting; a test row on GPU T
+//!   may be projected from the same kernel measured on other GPUs (the study's Exp 3).
+//!
+//! Rows excluded by the validation rule are neither fitted nor scored; the counts are
+//! reported.
+
+use crate::data::validate::is_excluded;
+use crate::data::Run;
+use crate::error::{Error, Result};
+use crate::models::{Context, Evidence, Model, Prediction};
+use std::collections::BTreeSet;
+
+/// The study's Exp 3 test kernels.
+pub const STUDY_TEST_KERNELS: [&str; 4] = [
+    "matmul_tiled",
+    "shared_transpose",
+    "atomic_hotspot",
+    "vector_add_divergent",
+];
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case", tag = "name")]
+pub enum Protocol {
+    Logo,
+    NewSize,
+    NewKernel {
+        test_kernels: Vec<String>,
+        /// Fit on the smallest configuration of each (GPU, kernel) only (the study's ML
+        /// setup for Exp 3).
+        #[serde(default)]
+        smallest_only: bool,
+    },
+}
+
+impl Protocol {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Protocol::Logo => "logo",
+            Protocol::NewSize => "new-size",
+            Protocol::NewKernel { .. } => "new-kernel",
+        }
+    }
+    pub fn parse(name: &str, test_kernels: Option<Vec<String>>) -> Result<Protocol> {
+        match name {
+            "logo" => Ok(Protocol::Logo),
+            "new-size" => Ok(Protocol::NewSize),
+            "new-kernel" => Ok(Protocol::NewKernel {
+                test_kernels: test_kernels
+                    .unwrap_or_else(|| STUDY_TEST_KERNELS.iter().map(|s| s.to_string()).collect()),
+                smallest_only: false,
+            }),
+            other => Err(Error::msg(format!(
+                "unknown protocol '{other}' (known: logo, new-size, new-kernel)"
+            ))),
+        }
+    }
+}
+
+/// Accuracy metrics over (predicted, measured) pairs. Percentages in percent,
+/// `within_*` as fractions.
+#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+pub struct Metrics {
+    pub n: usize,
+    pub mape: f64,
+    pub median_ape: f64,
+    pub median_ratio: f64,
+    pub within_10: f64,
+    pub within_25: f64,
+    pub within_50: f64,
+    pub rmse_log: f64,
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        0.5 * (v[n / 2 - 1] + v[n / 2])
+    }
+}
+
+impl Metrics {
+    pub fn from_pairs(pairs: impl IntoIterator<Item = (f64, f64)>) -> Metrics {
+        let pairs: Vec<(f64, f64)> = pairs.into_iter().collect();
+        let n = pairs.len();
+        if n == 0 {
+            return Metrics {
+                n: 0,
+                mape: f64::NAN,
+                median_ape: f64::NAN,
+                median_ratio: f64::NAN,
+                within_10: f64::NAN,
+                within_25: f64::NAN,
+                within_50: f64::NAN,
+                rmse_log: f64::NAN,
+            };
+        }
+        let ape: Vec<f64> = pairs.iter().map(|(p, t)| (p - t).abs() / t).collect();
+        let within = |x: f64| ape.iter().filter(|a| **a <= x + 1e-12).count() as f64 / n as f64;
+        Metrics {
+            n,
+            mape: 100.0 * ape.iter().sum::<f64>() / n as f64,
+            median_ape: 100.0 * median(ape.clone()),
+            median_ratio: median(pairs.iter().map(|(p, t)| p / t).collect()),
+            within_10: within(0.10),
+            within_25: within(0.25),
+            within_50: within(0.50),
+            rmse_log: (pairs.iter().map(|(p, t)| (p / t).ln().powi(2)).sum::<f64>() / n as f64)
+                .sqrt(),
+        }
+    }
+}
+
+/// One scored prediction.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Record {
+    pub model: String,
+    pub target: String,
+    pub kernel: String,
+    pub config: String,
+    pub category: Option<String>,
+    pub measured_ms: f64,
+    pub pred_ms: f64,
+    pub pred_lo_ms: f64,
+    pub pred_hi_ms: f64,
+    pub bound: String,
+}
+
+/// A row of the results table: a model on a target ("all" = pooled).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ResultRow {
+    pub model: String,
+    pub target: String,
+    #[serde(flatten)]
+    pub metrics: Metrics,
+}
+
+/// The outcome of one protocol for one or more models.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct Evaluation {
+    pub protocol: String,
+    pub data: Vec<String>,
+    pub results: Vec<ResultRow>,
+    #[serde(skip)]
+    pub records: Vec<Record>,
+    /// Rows left out by the validation exclusion rule.
+    #[serde(skip)]
+    pub excluded_rows: usize,
+    /// Test rows a model could not predict (model -> count).
+    #[serde(skip)]
+    pub unpredicted: Vec<(String, usize)>,
+}
+
+/// Which GPUs a LOGO evaluation scores and learns from (the study's Exp 1 scores one
+/// target from one source at a time). Names are catalog-resolved by the caller.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Selection {
+    /// Score only these targets (default: every GPU in turn).
+    #[serde(default)]
+    pub targets: Option<Vec<String>>,
+    /// Fit on / project from only these GPUs (default: all but the target).
+    #[serde(default)]
+    pub sources: Option<Vec<String>>,
+    /// One fold per (target, source) instead of all sources together.
+    #[serde(default)]
+    pub per_source: bool,
+}
+
+/// A fold: what to fit on, what to predict, what evidence the predictions may use.
+struct Fold<'a> {
+    fit: Vec<Run>,
+    tests: Vec<(&'a Run, Vec<&'a Run>)>,
+}
+
+fn logo_folds<'a>(runs: &'a [&'a Run], sel: &Selection) -> Vec<Fold<'a>> {
+    let gpus: BTreeSet<&str> = runs.iter().map(|r| r.gpu.as_str()).collect();
+    let listed = |list: &Option<Vec<String>>, g: &str| {
+        list.as_ref().is_none_or(|l| l.iter().any(|x| x == g))
+    };
+    let mut out = Vec::new();
+    for t in gpus.iter().filter(|g| listed(&sel.targets, g)) {
+        let sources: Vec<&str> = gpus
+            .iter()
+            .copied()
+            .filter(|g| g != t && listed(&sel.sources, g))
+            .collect();
+        let groups: Vec<Vec<&str>> = if sel.per_source {
+            sources.iter().map(|s| vec![*s]).collect()
+        } else {
+            vec![sources]
+        };
+        for group in groups {
+            let train: Vec<&Run> = runs
+                .iter()
+                .copied()
+                .filter(|r| group.contains(&r.gpu.as_str()))
+                .collect();
+            out.push(Fold {
+                fit: train.iter().map(|r| (*r).clone()).collect(),
+                tests: runs
+                    .iter()
+                    .copied()
+                    .filter(|r| r.gpu == *t)
+                    .map(|r| (r, train.clone()))
+                    .collect(),
+            });
+        }
+    }
+    out
+}
+
+fn folds<'a>(runs: &'a [&'a Run], protocol: &Protocol, sel: &Selection) -> Vec<Fold<'a>> {
+    match protocol {
+        Protocol::Logo => logo_folds(runs, sel),
+        Protocol::NewSize => {
+            let largest = |r: &Run| {
+                runs.iter()
+                    .filter(|o| o.gpu == r.gpu && o.kernel == r.kernel)
+                    .all(|o| o.work() <= r.work())
+                    && runs
+                        .iter()
+                        .filter(|o| o.gpu == r.gpu && o.kernel == r.kernel)
+                        .count()
+                        > 1
+            };
+            let (test, train): (Vec<&Run>, Vec<&Run>) =
+                runs.iter().copied().partition(|r| largest(r));
+            vec![Fold {
+                fit: train.iter().map(|r| (*r).clone()).collect(),
+                tests: test.into_iter().map(|r| (r, train.clone())).collect(),
+            }]
+        }
+        Protocol::NewKernel {
+            test_kernels,
+            smallest_only,
+        } => {
+            let is_test = |r: &Run| test_kernels.iter().any(|k| *k == r.kernel);
+            let smallest = |r: &Run| {
+                runs.iter()
+                    .filter(|o| o.gpu == r.gpu && o.kernel == r.kernel)
+                    .all(|o| o.work() >= r.work())
+            };
+            let train: Vec<&Run> = runs.iter().copied().filter(|r| !is_test(r)).collect();
+            let fit = train
+                .iter()
+                .filter(|r| !smallest_only || smallest(r))
+                .map(|r| (*r).clone())
+                .collect();
+            let tests = runs
+                .iter()
+                .copied()
+                .filter(|r| is_test(r))
+                .map(|q| {
+                    let mut ev = train.clone();
+                    ev.extend(
+                        runs.iter()
+                            .copied()
+                            .filter(|r| r.kernel == q.kernel && r.gpu != q.gpu),
+                    );
+                    (q, ev)
+                })
+                .collect();
+            vec![Fold { fit, tests }]
+        }
+    }
+}
+
+/// The query a model sees: the run without its measurement.
+pub fn query_of(run: &Run) -> Run {
+    Run {
+        time_ms: f64::NAN,
+        time_std_ms: None,
+        time_min_ms: None,
+        time_median_ms: None,
+        time_cv: None,
+        ..run.clone()
+    }
+}
+
+/// Evaluate models under a protocol. `make` builds a fresh model by name per fold.
+pub fn evaluate(
+    runs: &[Run],
+    data: &[String],
+    protocol: &Protocol,
+    selection: &Selection,
+    model_names: &[String],
+    make: &dyn Fn(&str) -> Result<Box<dyn Model>>,
+    ctx: &Context,
+    progress: &dyn Fn(),
+) -> Result<Evaluation> {
+    let kept: Vec<&Run> = runs.iter().filter(|r| !is_excluded(r)).collect();
+    let mut eval = Evaluation {
+        protocol: protocol.name().into(),
+        data: data.to_vec(),
+        excluded_rows: runs.len() - kept.len(),
+        ..Evaluation::default()
+    };
+    let folds = folds(&kept, protocol, selection);
+    for name in model_names {
+        let mut missing = 0;
+        let mut recs = Vec::new();
+        for fold in &folds {
+            let mut model = make(name)?;
+            model.fit(&fold.fit, ctx)?;
+            for (run, ev) in &fold.tests {
+                let evidence = Evidence::new(ev.iter().copied());
+                match model.predict(&query_of(run), &evidence, ctx)? {
+                    Some(p) => recs.push(record(name, run, &p)),
+                    None => missing += 1,
+                }
+            }
+            progress();
+        }
+        eval.unpredicted.push((name.clone(), missing));
+        let mut targets: Vec<String> = recs.iter().map(|r| r.target.clone()).collect();
+        targets.sort();
+        targets.dedup();
+        for t in targets.iter().map(String::as_str).chain(["all"]) {
+            let m = Metrics::from_pairs(
+                recs.iter()
+                    .filter(|r| t == "all" || r.target == t)
+                    .map(|r| (r.pred_ms, r.measured_ms)),
+            );
+            eval.results.push(ResultRow {
+                model: name.clone(),
+                target: t.to_string(),
+                metrics: m,
+            });
+        }
+        eval.records.extend(recs);
+    }
+    Ok(eval)
+}
+
+/// Number of folds a protocol makes on these runs (for progress bars).
+pub fn fold_count(runs: &[Run], protocol: &Protocol, selection: &Selection) -> usize {
+    let kept: Vec<&Run> = runs.iter().filter(|r| !is_excluded(r)).collect();
+    folds(&kept, protocol, selection).len()
+}
+
+fn record(model: &str, run: &Run, p: &Prediction) -> Record {
+    Record {
+        model: model.to_string(),
+        target: run.gpu.clone(),
+        kernel: run.kernel.clone(),
+        config: run.config.clone(),
+        category: run.category.clone(),
+        measured_ms: run.time_ms,
+        pred_ms: p.pred_ms,
+        pred_lo_ms: p.lo_ms,
+        pred_hi_ms: p.hi_ms,
+        bound: p.bound.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metrics_by_hand() {
+        // ratios 1.1, 0.8, 2.0, 1.0 -> APE 10 %, 20 %, 100 %, 0 %
+        let m = Metrics::from_pairs([(1.1, 1.0), (0.8, 1.0), (4.0, 2.0), (3.0, 3.0)]);
+        assert_eq!(m.n, 4);
+        assert!((m.mape - 32.5).abs() < 1e-9);
+        assert!((m.median_ape - 15.0).abs() < 1e-9);
+        assert!((m.median_ratio - 1.05).abs() < 1e-9);
+        assert!((m.within_10 - 0.5).abs() < 1e-12);
+        assert!((m.within_25 - 0.75).abs() < 1e-12);
+        assert!((m.within_50 - 0.75).abs() < 1e-12);
+        let rmse = ((1.1f64.ln().powi(2) + 0.8f64.ln().powi(2) + 2f64.ln().powi(2)) / 4.0).sqrt();
+        assert!((m.rmse_log - rmse).abs() < 1e-12);
+    }
+}

@@ -1,0 +1,507 @@
+//! Experiments: a study is a TOML file (data, protocol, models, splits, published
+//! figures), not code. `reproduce` runs every `experiments/*.toml` and writes markdown
+//! and CSV tables (ours beside the published figures) and SVG plots.
+//!
+//! ```toml
+//! name = "exp1-new-gpu"
+//! title = "Experiment 1: same kernel and configuration, new GPU"
+//! protocol = "logo"                    # logo | new-size | new-kernel
+//! models = ["analytical-study", "analytical", "hybrid", "forest"]
+//! calibration = "spec"                 # our models: spec | measured
+//! study_calibration = "study"          # analytical-study: study (gpu_metrics.json beside the data) | spec
+//! targets = ["TITAN V"]                # optional (logo)
+//! sources = ["RTX 2080 Ti", "RTX 4070"] # optional (logo)
+//! per_source = true                    # optional (logo): one source at a time, pooled
+//! test_kernels = ["matmul_tiled"]      # new-kernel
+//! smallest_only = false                # new-kernel: fit learned models on the smallest size only
+//! plots = true
+//! [published]                          # optional: figures to print beside ours
+//! source = "reference-results.md, Experiment 1"
+//! [published.models.analytical-study]
+//! mape = 86.62
+//! median_ratio = 1.03
+//! within_10 = 16.3                     # percent here, as published
+//! ```
+
+use crate::catalog::Catalog;
+use crate::data::{validate::is_excluded, Run};
+use crate::error::{Error, Result};
+use crate::evaluation::{self, Evaluation, Metrics, Protocol, Selection};
+use crate::features::{roofline, run_features, Calibration};
+use crate::models::{self, Context};
+use crate::report::{self, pct, plots, Table};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Experiment {
+    pub name: String,
+    pub title: String,
+    pub protocol: String,
+    pub models: Vec<String>,
+    /// Figures for our models: spec (catalog), measured.
+    #[serde(default = "default_calibration")]
+    pub calibration: String,
+    /// Figures for `analytical-study` (default: the study's gpu_metrics.json beside the
+    /// data when there is one, else `calibration`).
+    #[serde(default)]
+    pub study_calibration: Option<String>,
+    #[serde(default)]
+    pub targets: Option<Vec<String>>,
+    #[serde(default)]
+    pub sources: Option<Vec<String>>,
+    #[serde(default)]
+    pub per_source: bool,
+    #[serde(default)]
+    pub test_kernels: Option<Vec<String>>,
+    #[serde(default)]
+    pub smallest_only: bool,
+    #[serde(default = "yes")]
+    pub plots: bool,
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    #[serde(default)]
+    pub published: Option<Published>,
+}
+
+fn default_calibration() -> String {
+    "spec".into()
+}
+fn yes() -> bool {
+    true
+}
+fn default_seed() -> u64 {
+    42
+}
+
+/// Published figures for one experiment, by model name.
+#[derive(Debug, Clone, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Published {
+    pub source: String,
+    #[serde(default)]
+    pub models: BTreeMap<String, PublishedFigures>,
+}
+
+/// Published metrics (percentages in percent, like the paper prints them).
+#[derive(Debug, Clone, Copy, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PublishedFigures {
+    pub mape: Option<f64>,
+    pub median_ratio: Option<f64>,
+    pub within_10: Option<f64>,
+    pub within_25: Option<f64>,
+    pub within_50: Option<f64>,
+}
+
+impl Experiment {
+    pub fn load(path: &Path) -> Result<Experiment> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Error::file(path.display(), e.to_string()))?;
+        let e: Experiment = toml::from_str(&text).map_err(|e| {
+            Error::file(
+                path.display(),
+                e.to_string().lines().collect::<Vec<_>>().join(" "),
+            )
+        })?;
+        for m in &e.models {
+            models::by_name(m, 0).map_err(|err| Error::file(path.display(), err.to_string()))?;
+        }
+        Protocol::parse(&e.protocol, None)
+            .map_err(|err| Error::file(path.display(), err.to_string()))?;
+        Ok(e)
+    }
+
+    pub fn protocol(&self) -> Result<Protocol> {
+        let mut p = Protocol::parse(&self.protocol, self.test_kernels.clone())?;
+        if let Protocol::NewKernel { smallest_only, .. } = &mut p {
+            *smallest_only = self.smallest_only;
+        }
+        Ok(p)
+    }
+
+    fn selection(&self, catalog: &Catalog) -> Result<Selection> {
+        let resolve = |l: &Option<Vec<String>>| -> Result<Option<Vec<String>>> {
+            l.as_ref()
+                .map(|v| {
+                    v.iter()
+                        .map(|g| catalog.resolve_or_err(g).map(|x| x.name.clone()))
+                        .collect()
+                })
+                .transpose()
+        };
+        Ok(Selection {
+            targets: resolve(&self.targets)?,
+            sources: resolve(&self.sources)?,
+            per_source: self.per_source,
+        })
+    }
+}
+
+/// The experiment files of a directory, sorted by name.
+pub fn discover(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| {
+            Error::file(
+                dir.display(),
+                format!("cannot read experiments directory: {e}"),
+            )
+        })?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    v.sort();
+    if v.is_empty() {
+        return Err(Error::file(dir.display(), "no experiment files (*.toml)"));
+    }
+    Ok(v)
+}
+
+/// The outcome of one experiment.
+pub struct Outcome {
+    pub experiment: Experiment,
+    pub evaluation: Evaluation,
+    pub seconds: f64,
+}
+
+fn calibration_named(
+    name: &str,
+    exp: &str,
+    catalog: &Catalog,
+    study_metrics: Option<&Path>,
+) -> Result<Calibration> {
+    match name {
+        "spec" => Ok(Calibration::Spec),
+        "measured" => Ok(Calibration::Measured),
+        "study" => match study_metrics {
+            Some(p) => Calibration::from_study_metrics(p, catalog),
+            None => Err(Error::msg(format!(
+                "experiment '{exp}': calibration \"study\" needs the study's gpu_metrics.json beside the data"
+            ))),
+        },
+        other => Err(Error::msg(format!("experiment '{exp}': unknown calibration '{other}'"))),
+    }
+}
+
+/// Run one experiment on loaded, validated runs. `analytical-study` uses the
+/// experiment's `study_calibration` (the study's own figures when the data ships
+/// them); every other model uses `calibration` (catalog-only by default).
+pub fn run(
+    exp: &Experiment,
+    runs: &[Run],
+    files: &[String],
+    catalog: &Catalog,
+    study_metrics: Option<&Path>,
+    progress: &dyn Fn(),
+) -> Result<Outcome> {
+    let start = Instant::now();
+    let ours = calibration_named(&exp.calibration, &exp.name, catalog, study_metrics)?;
+    let study = match (&exp.study_calibration, study_metrics) {
+        (Some(c), _) => calibration_named(c, &exp.name, catalog, study_metrics)?,
+        (None, Some(p)) => Calibration::from_study_metrics(p, catalog)?,
+        (None, None) => ours.clone(),
+    };
+    let seed = exp.seed;
+    let (protocol, selection) = (exp.protocol()?, exp.selection(catalog)?);
+    let mut evaluation = Evaluation::default();
+    for (cal, is_study) in [(&study, true), (&ours, false)] {
+        let names: Vec<String> = exp
+            .models
+            .iter()
+            .filter(|m| (m.as_str() == "analytical-study") == is_study)
+            .cloned()
+            .collect();
+        if names.is_empty() {
+            continue;
+        }
+        let ctx = Context {
+            catalog,
+            calibration: cal,
+        };
+        let e = evaluation::evaluate(
+            runs,
+            files,
+            &protocol,
+            &selection,
+            &names,
+            &|n| models::by_name(n, seed),
+            &ctx,
+            progress,
+        )?;
+        evaluation.protocol = e.protocol;
+        evaluation.data = e.data;
+        evaluation.excluded_rows = e.excluded_rows;
+        evaluation.results.extend(e.results);
+        evaluation.records.extend(e.records);
+        evaluation.unpredicted.extend(e.unpredicted);
+    }
+    // Keep the experiment's model order.
+    let order = |m: &str| exp.models.iter().position(|x| x == m).unwrap_or(usize::MAX);
+    evaluation.results.sort_by_key(|r| order(&r.model));
+    Ok(Outcome {
+        experiment: exp.clone(),
+        evaluation,
+        seconds: start.elapsed().as_secs_f64(),
+    })
+}
+
+/// Ours beside the published figures, one row per model (pooled over targets).
+pub fn comparison_table(o: &Outcome) -> Table {
+    let mut t = Table::new(&[
+        "model",
+        "n",
+        "MAPE % (ours)",
+        "MAPE % (published)",
+        "median ratio (ours)",
+        "median ratio (published)",
+        "within 10 % (ours)",
+        "(published)",
+        "within 25 % (ours)",
+        "(published)",
+        "within 50 % (ours)",
+        "(published)",
+    ]);
+    let published = o.experiment.published.clone().unwrap_or_default();
+    let opt = |v: Option<f64>, digits: usize| {
+        v.map(|x| format!("{x:.digits$}"))
+            .unwrap_or_else(|| "-".into())
+    };
+    for r in o.evaluation.results.iter().filter(|r| r.target == "all") {
+        let p = published.models.get(&r.model).copied().unwrap_or_default();
+        let m = &r.metrics;
+        t.push(vec![
+            r.model.clone(),
+            m.n.to_string(),
+            pct(m.mape),
+            opt(p.mape, 2),
+            format!("{:.2}", m.median_ratio),
+            opt(p.median_ratio, 2),
+            pct(100.0 * m.within_10),
+            opt(p.within_10, 2),
+            pct(100.0 * m.within_25),
+            opt(p.within_25, 2),
+            pct(100.0 * m.within_50),
+            opt(p.within_50, 2),
+        ]);
+    }
+    t
+}
+
+fn write(path: &Path, text: &str, written: &mut Vec<PathBuf>) -> Result<()> {
+    report::write_atomic(path, text)?;
+    written.push(path.to_path_buf());
+    Ok(())
+}
+
+/// Write an experiment's tables (and plots) under `out`.
+pub fn write_outputs(
+    o: &Outcome,
+    runs: &[Run],
+    catalog: &Catalog,
+    out: &Path,
+    with_plots: bool,
+) -> Result<Vec<PathBuf>> {
+    let name = &o.experiment.name;
+    let mut written = Vec::new();
+    let cmp = comparison_table(o);
+    let results = report::results_table(&o.evaluation);
+    let per_kernel = report::per_kernel_table(&o.evaluation);
+    let missing: Vec<String> = o
+        .evaluation
+        .unpredicted
+        .iter()
+        .filter(|(_, n)| *n > 0)
+        .map(|(m, n)| format!("{m} {n}"))
+        .collect();
+    let mut md = format!(
+        "# {}\n\nProtocol `{}`; calibration `{}`; data: {}.\n",
+        o.experiment.title,
+        o.evaluation.protocol,
+        o.experiment.calibration,
+        o.evaluation.data.join(", ")
+    );
+    md += &format!(
+        "{} rows excluded by the validation rule (`data::validate::is_excluded`){}.\n\n",
+        o.evaluation.excluded_rows,
+        if missing.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; test rows with no prediction (no source measured that work): {}",
+                missing.join(", ")
+            )
+        }
+    );
+    if let Some(p) = &o.experiment.published {
+        md += &format!("## Ours beside the published figures ({})\n\n", p.source);
+    } else {
+        md += "## Pooled results\n\n";
+    }
+    md += &cmp.to_markdown();
+    md += "\n## Per target GPU\n\n";
+    md += &results.to_markdown();
+    md += "\n## Per kernel (pooled over targets)\n\n";
+    md += &per_kernel.to_markdown();
+    write(&out.join(format!("{name}.md")), &md, &mut written)?;
+    write(
+        &out.join(format!("{name}.csv")),
+        &cmp.to_csv(),
+        &mut written,
+    )?;
+    write(
+        &out.join(format!("{name}_per_target.csv")),
+        &results.to_csv(),
+        &mut written,
+    )?;
+    write(
+        &out.join(format!("{name}_per_kernel.csv")),
+        &per_kernel.to_csv(),
+        &mut written,
+    )?;
+    write(
+        &out.join(format!("{name}_predictions.csv")),
+        &report::records_table(&o.evaluation).to_csv(),
+        &mut written,
+    )?;
+
+    if with_plots && o.experiment.plots {
+        let recs = &o.evaluation.records;
+        let mut targets: Vec<&str> = recs.iter().map(|r| r.target.as_str()).collect();
+        targets.sort();
+        targets.dedup();
+        for t in targets {
+            let mut by_model: BTreeMap<&str, Vec<(f64, f64)>> = BTreeMap::new();
+            for r in recs.iter().filter(|r| r.target == t) {
+                by_model
+                    .entry(&r.model)
+                    .or_default()
+                    .push((r.measured_ms, r.pred_ms));
+            }
+            let series: Vec<(String, Vec<(f64, f64)>)> = by_model
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect();
+            let p = out.join(format!("{name}_pred_vs_measured_{}.svg", slug(t)));
+            plots::pred_vs_measured(
+                &p,
+                &format!("{}: predicted vs measured on {t}", o.experiment.title),
+                &series,
+            )?;
+            written.push(p);
+        }
+        let mut ape: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
+        for r in recs {
+            ape.entry(&r.model)
+                .or_default()
+                .push(100.0 * (r.pred_ms - r.measured_ms).abs() / r.measured_ms);
+        }
+        let series: Vec<(String, Vec<f64>)> =
+            ape.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+        let p = out.join(format!("{name}_error_cdf.svg"));
+        plots::error_cdf(&p, &format!("{}: error CDF", o.experiment.title), &series)?;
+        written.push(p);
+    }
+    let _ = (runs, catalog);
+    Ok(written)
+}
+
+fn slug(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// A roofline chart per GPU with every kernel configuration placed at its achieved
+/// GFLOP/s (memory-only kernels at the left edge).
+pub fn roofline_plots(runs: &[Run], catalog: &Catalog, out: &Path) -> Result<Vec<PathBuf>> {
+    let mut written = Vec::new();
+    let mut gpus: Vec<&str> = runs.iter().map(|r| r.gpu.as_str()).collect();
+    gpus.sort();
+    gpus.dedup();
+    for g in gpus {
+        let gpu = catalog.resolve_or_err(g)?;
+        let figs = Calibration::Spec.figures(gpu)?;
+        let points: Vec<(String, f64, f64)> = runs
+            .iter()
+            .filter(|r| r.gpu == g && !is_excluded(r))
+            .map(|r| {
+                let f = run_features(r, gpu, &figs, catalog);
+                let gflops = r.flops / (r.time_ms * 1e-3) / 1e9;
+                (
+                    r.kernel.clone(),
+                    if f.intensity.is_finite() {
+                        f.intensity
+                    } else {
+                        0.0
+                    },
+                    gflops,
+                )
+            })
+            .collect();
+        let p = out.join(format!("roofline_{}.svg", slug(g)));
+        plots::roofline(
+            &p,
+            &format!("Roofline: {g} (catalog peaks)"),
+            roofline::peak_gflops(gpu, "fp32"),
+            gpu.mem_bandwidth_gbs,
+            Some(figs.l2_gbs),
+            &points,
+        )?;
+        written.push(p);
+    }
+    Ok(written)
+}
+
+/// The "all models" summary: MAPE per experiment, ours beside published.
+pub fn summary_table(outcomes: &[Outcome]) -> Table {
+    let mut headers: Vec<String> = vec!["model".into()];
+    for o in outcomes {
+        headers.push(format!("{} (ours)", o.experiment.name));
+        headers.push(format!("{} (published)", o.experiment.name));
+    }
+    let mut models: Vec<String> = Vec::new();
+    for o in outcomes {
+        for m in &o.experiment.models {
+            if !models.contains(m) {
+                models.push(m.clone());
+            }
+        }
+    }
+    let mut t = Table {
+        headers,
+        rows: Vec::new(),
+    };
+    for m in models {
+        let mut row = vec![m.clone()];
+        for o in outcomes {
+            let ours = o
+                .evaluation
+                .results
+                .iter()
+                .find(|r| r.model == m && r.target == "all")
+                .map(|r| r.metrics);
+            row.push(
+                ours.map(|x: Metrics| pct(x.mape))
+                    .unwrap_or_else(|| "-".into()),
+            );
+            let p = o
+                .experiment
+                .published
+                .as_ref()
+                .and_then(|p| p.models.get(&m))
+                .and_then(|f| f.mape);
+            row.push(p.map(|x| format!("{x:.2}")).unwrap_or_else(|| "-".into()));
+        }
+        t.push(row);
+    }
+    t
+}

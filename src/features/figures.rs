@@ -1,0 +1,151 @@
+//! The throughput figures a projection divides by: sustained DRAM and L2 bandwidth,
+//! sustained compute, launch floor, atomic throughput. Where they come from is the
+//! [`Calibration`]: the catalog's peaks times documented fractions (the default), the
+//! catalog's measured fields (a calibration TOML merged with `--gpus`), or the reference
+//! study's own `gpu_metrics.json` (to reproduce its table).
+
+use super::roofline::peak_gflops;
+use crate::catalog::Gpu;
+use crate::error::{Error, Result};
+use std::collections::HashMap;
+use std::path::Path;
+
+/// Share of peak DRAM bandwidth a streaming kernel sustains on NVIDIA GPUs (STREAM-like
+/// copies reach 80-90 % of the vendor figure).
+pub const SUSTAINED_DRAM_FRACTION: f64 = 0.85;
+/// Share of peak FP throughput a dense FMA loop sustains.
+pub const SUSTAINED_COMPUTE_FRACTION: f64 = 0.90;
+/// L2 bandwidth estimate when none is measured: 32 bytes per clock per SM (the order of
+/// the L2 slice bandwidth of Volta..Hopper, expressed per SM so it scales with the chip).
+pub const L2_BYTES_PER_CLOCK_PER_SM: f64 = 32.0;
+/// Back-to-back launch interval when none is measured (µs). The reference study's tiny
+/// kernels sit at 1.3-5.5 µs.
+pub const DEFAULT_LAUNCH_OVERHEAD_US: f64 = 2.5;
+/// Contended (same-address) atomic throughput, bytes of the study's accounting per clock:
+/// about 0.6 warp-aggregated atomics per L2 clock x 32 lanes x 8 bytes. Only its
+/// scaling with the clock matters for a projection; the constant decides when the
+/// atomic roof binds.
+pub const ATOMIC_BYTES_PER_CLOCK: f64 = 160.0;
+
+/// Throughput figures of one GPU.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct Figures {
+    pub dram_gbs: f64,
+    pub l2_gbs: f64,
+    /// Sustained / peak compute, applied to the peak of the run's precision.
+    pub compute_fraction: f64,
+    pub launch_ms: f64,
+    pub atomic_gbs: f64,
+}
+
+impl Figures {
+    pub fn compute_gflops(&self, gpu: &Gpu, precision: &str) -> f64 {
+        peak_gflops(gpu, precision) * self.compute_fraction
+    }
+
+    /// Catalog peaks times the documented sustained fractions (measured L2 bandwidth and
+    /// launch overhead are used when the catalog has them).
+    pub fn spec(gpu: &Gpu) -> Figures {
+        let clock_ghz = gpu.boost_clock_mhz / 1e3;
+        Figures {
+            dram_gbs: gpu.mem_bandwidth_gbs * SUSTAINED_DRAM_FRACTION,
+            l2_gbs: gpu
+                .l2_bandwidth_gbs
+                .unwrap_or(L2_BYTES_PER_CLOCK_PER_SM * gpu.sm_count as f64 * clock_ghz),
+            compute_fraction: SUSTAINED_COMPUTE_FRACTION,
+            launch_ms: gpu.launch_overhead_us.unwrap_or(DEFAULT_LAUNCH_OVERHEAD_US) * 1e-3,
+            atomic_gbs: ATOMIC_BYTES_PER_CLOCK * clock_ghz,
+        }
+    }
+
+    /// The catalog's measured fields; an error names the first one missing.
+    pub fn measured(gpu: &Gpu) -> Result<Figures> {
+        let need = |v: Option<f64>, field: &str| {
+            v.ok_or_else(|| {
+                Error::msg(format!(
+                    "--target-calibration measured: GPU '{}' has no measured '{field}' (run `gpucast-bench calibrate` and pass its file with --gpus)",
+                    gpu.name
+                ))
+            })
+        };
+        let spec = Figures::spec(gpu);
+        Ok(Figures {
+            dram_gbs: need(gpu.sustained_bandwidth_gbs, "sustained_bandwidth_gbs")?,
+            compute_fraction: need(gpu.sustained_fp32_gflops, "sustained_fp32_gflops")?
+                / gpu.fp32_gflops,
+            l2_gbs: gpu.l2_bandwidth_gbs.unwrap_or(spec.l2_gbs),
+            launch_ms: gpu
+                .launch_overhead_us
+                .map(|u| u * 1e-3)
+                .unwrap_or(spec.launch_ms),
+            atomic_gbs: spec.atomic_gbs,
+        })
+    }
+}
+
+/// Where target (and source) figures come from.
+#[derive(Debug, Clone, Default)]
+pub enum Calibration {
+    /// Catalog peaks x documented fractions.
+    #[default]
+    Spec,
+    /// Measured fields of the catalog (merged calibration TOML).
+    Measured,
+    /// The reference study's `gpu_metrics.json` "sustained" figures, by GPU name
+    /// (catalog-resolved); GPUs it lacks use the spec figures.
+    Study(HashMap<String, (f64, f64)>),
+}
+
+impl Calibration {
+    pub fn figures(&self, gpu: &Gpu) -> Result<Figures> {
+        match self {
+            Calibration::Spec => Ok(Figures::spec(gpu)),
+            Calibration::Measured => Figures::measured(gpu),
+            Calibration::Study(map) => {
+                let mut f = Figures::spec(gpu);
+                if let Some(&(bw, gflops)) = map.get(&gpu.name) {
+                    f.dram_gbs = bw;
+                    f.compute_fraction = gflops / gpu.fp32_gflops;
+                }
+                Ok(f)
+            }
+        }
+    }
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            Calibration::Spec => "spec",
+            Calibration::Measured => "measured",
+            Calibration::Study(_) => "study",
+        }
+    }
+
+    /// Read the study's `gpu_metrics.json`; names are resolved through the catalog.
+    pub fn from_study_metrics(
+        path: &Path,
+        catalog: &crate::catalog::Catalog,
+    ) -> Result<Calibration> {
+        #[derive(serde::Deserialize)]
+        struct Entry {
+            device_name: String,
+            sustained_bandwidth_gbps: f64,
+            sustained_compute_gflops: f64,
+        }
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Error::file(path.display(), e.to_string()))?;
+        let entries: Vec<Entry> = serde_json::from_str(&text).map_err(|e| {
+            Error::file(path.display(), format!("not a study gpu_metrics.json: {e}"))
+        })?;
+        let mut map = HashMap::new();
+        for e in entries {
+            let gpu = catalog.resolve(&e.device_name).ok_or_else(|| {
+                Error::file(path.display(), format!("unknown GPU '{}'", e.device_name))
+            })?;
+            map.insert(
+                gpu.name.clone(),
+                (e.sustained_bandwidth_gbps, e.sustained_compute_gflops),
+            );
+        }
+        Ok(Calibration::Study(map))
+    }
+}

@@ -1,0 +1,172 @@
+//! Features of a run on a GPU: roofline terms, occupancy, waves, launch floor and
+//! achieved efficiency. Models read these; each formula is written once here or in
+//! [`roofline`] / [`crate::occupancy`].
+
+pub mod figures;
+pub mod roofline;
+pub mod vectors;
+
+pub use figures::{Calibration, Figures};
+pub use roofline::Bound;
+
+use crate::catalog::{Catalog, Gpu};
+use crate::data::Run;
+use crate::occupancy::{occupancy, LaunchResources, Occupancy};
+
+/// A working set counts as L2-resident when it fits in this share of L2 (the rest of
+/// L2 holds other lines, and replacement is not perfect LRU).
+pub const L2_RESIDENT_FRACTION: f64 = 0.75;
+
+/// Everything the models know about one run's work on one GPU.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct RunFeatures {
+    pub gpu: String,
+    /// FLOP per DRAM byte.
+    pub intensity: f64,
+    pub working_set_bytes: f64,
+    pub fits_l2: bool,
+    /// Roof times (ms) at each level; 0 where the level has no work.
+    pub dram_ms: f64,
+    pub l2_ms: f64,
+    pub compute_ms: f64,
+    pub atomic_ms: f64,
+    /// The binding roof time: the largest applicable one.
+    pub roof_ms: f64,
+    pub bound: Bound,
+    pub occupancy: Option<Occupancy>,
+    /// grid_blocks / (SMs x resident blocks per SM).
+    pub waves: Option<f64>,
+    /// waves / ceil(waves): the share of the last wave's slots doing work.
+    pub tail_efficiency: Option<f64>,
+    pub launch_floor_ms: f64,
+    /// Features the run's columns did not allow (e.g. "occupancy: no block_threads").
+    pub missing: Vec<&'static str>,
+}
+
+/// Whether a run is an atomic-throughput kernel: decided from its `category` label
+/// (data, not kernel names).
+pub fn is_atomic(run: &Run) -> bool {
+    run.category
+        .as_deref()
+        .is_some_and(|c| c.to_ascii_lowercase().contains("atomic"))
+}
+
+/// Occupancy of the run's launch on `gpu` (None when block size is unknown or the
+/// launch cannot be resident, e.g. too many registers for that architecture).
+pub fn run_occupancy(run: &Run, gpu: &Gpu, catalog: &Catalog) -> Option<Occupancy> {
+    let block = run.block_threads?;
+    let res = LaunchResources {
+        block_threads: block as u32,
+        regs_per_thread: run.regs_per_thread.unwrap_or(0.0) as u32,
+        smem_per_block: run.smem_per_block.unwrap_or(0.0) as u32,
+    };
+    occupancy(&catalog.limits(gpu), &res).ok()
+}
+
+/// Waves and tail efficiency of a grid on a GPU at an occupancy.
+pub fn waves(grid_blocks: f64, sm_count: u32, blocks_per_sm: u32) -> (f64, f64) {
+    let slots = (sm_count as f64) * (blocks_per_sm.max(1) as f64);
+    let w = grid_blocks / slots;
+    let tail = if w <= 0.0 { 1.0 } else { w / w.ceil() };
+    (w, tail)
+}
+
+/// The study's efficiency (eq. 5-11): measured performance over occupancy x roof, in
+/// time terms roof_time / (occupancy x measured_time).
+pub fn efficiency(roof_ms: f64, occupancy: f64, measured_ms: f64) -> f64 {
+    if measured_ms <= 0.0 || occupancy <= 0.0 {
+        return 0.0;
+    }
+    roof_ms / (occupancy * measured_ms)
+}
+
+/// Compute the features of `run`'s work on `gpu` with the given figures.
+pub fn run_features(run: &Run, gpu: &Gpu, figs: &Figures, catalog: &Catalog) -> RunFeatures {
+    let mut missing = Vec::new();
+    let working_set = match run.working_set_bytes {
+        Some(w) => w,
+        None => {
+            missing.push("working_set_bytes (dram_bytes used)");
+            run.dram_bytes
+        }
+    };
+    let fits_l2 = working_set > 0.0 && working_set <= L2_RESIDENT_FRACTION * gpu.l2_bytes as f64;
+    let dram_ms = roofline::memory_time_ms(run.dram_bytes, figs.dram_gbs);
+    let l2_ms = roofline::memory_time_ms(run.dram_bytes, figs.l2_gbs);
+    let compute_ms =
+        roofline::compute_time_ms(run.flops, figs.compute_gflops(gpu, run.precision()));
+    let atomic_ms = if is_atomic(run) {
+        // One contended atomic per 4 bytes of the study's accounting is not known in
+        // general; the atomic roof is the memory traffic at the atomic unit's rate.
+        roofline::memory_time_ms(run.dram_bytes, figs.atomic_gbs)
+    } else {
+        0.0
+    };
+    let memory_ms = if fits_l2 { l2_ms } else { dram_ms };
+    let memory_bound = if fits_l2 { Bound::L2 } else { Bound::Dram };
+    let (roof_ms, bound) = [
+        (memory_ms, memory_bound),
+        (compute_ms, Bound::Compute),
+        (atomic_ms, Bound::Atomic),
+    ]
+    .into_iter()
+    .fold(
+        (0.0, Bound::Launch),
+        |best, c| if c.0 > best.0 { c } else { best },
+    );
+
+    let occ = run_occupancy(run, gpu, catalog);
+    if run.block_threads.is_none() {
+        missing.push("occupancy (no block_threads)");
+    }
+    let (waves_n, tail) = match (run.grid_blocks, occ) {
+        (Some(g), Some(o)) => {
+            let (w, t) = waves(g, gpu.sm_count, o.blocks_per_sm);
+            (Some(w), Some(t))
+        }
+        _ => {
+            missing.push("waves (no grid_blocks or occupancy)");
+            (None, None)
+        }
+    };
+    RunFeatures {
+        gpu: gpu.name.clone(),
+        intensity: roofline::arithmetic_intensity(run.flops, run.dram_bytes),
+        working_set_bytes: working_set,
+        fits_l2,
+        dram_ms,
+        l2_ms,
+        compute_ms,
+        atomic_ms,
+        roof_ms,
+        bound,
+        occupancy: occ,
+        waves: waves_n,
+        tail_efficiency: tail,
+        launch_floor_ms: figs.launch_ms,
+        missing,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn waves_and_tail() {
+        // 100 blocks on 10 SMs x 4 blocks = 40 slots: 2.5 waves, last wave half full
+        // -> tail efficiency 2.5 / 3.
+        let (w, t) = waves(100.0, 10, 4);
+        assert!((w - 2.5).abs() < 1e-12);
+        assert!((t - 2.5 / 3.0).abs() < 1e-12);
+        let (w, t) = waves(80.0, 10, 4);
+        assert!((w - 2.0).abs() < 1e-12 && (t - 1.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn study_efficiency() {
+        // roof 1 ms, occupancy 0.5, measured 4 ms -> 1 / (0.5 * 4) = 0.5
+        assert!((efficiency(1.0, 0.5, 4.0) - 0.5).abs() < 1e-12);
+        assert_eq!(efficiency(1.0, 0.0, 4.0), 0.0);
+    }
+}

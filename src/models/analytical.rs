@@ -1,0 +1,264 @@
+//! Analytical zero-shot projection: a source GPU's measurement of the same work,
+//! scaled by roofline and occupancy ratios, with the source's efficiency assumed to
+//! transfer to the target.
+//!
+//! - [`AnalyticalStudy`]: the reference study's Algorithm 1 as published:
+//!   `T_t = T_s x (roof_t / roof_s) x (occ_s / occ_t)`, roof = max(FLOPs / compute,
+//!   bytes / DRAM bandwidth), one source at a time (several sources: their mean).
+//! - [`Analytical`]: our projection (see [`project`]): the launch floor is an additive
+//!   term, the memory roof is the L2's when the working set fits in L2, contended
+//!   atomics have their own roof, the occupancy ratio is damped and waves are
+//!   quantized; several sources combine by a weighted geometric mean with weights from
+//!   architectural similarity ([`similarity`]); the interval spans the sources and the
+//!   memory levels (hierarchical roofline).
+
+use super::{Context, Evidence, Model, Prediction};
+use crate::catalog::Gpu;
+use crate::data::Run;
+use crate::error::Result;
+use crate::features::{run_features, Bound, Figures, RunFeatures};
+
+/// Exponent on the occupancy ratio: latency hiding saturates, so occupancy matters
+/// less than proportionally (0 = ignore, 1 = the study's full ratio).
+pub const OCCUPANCY_EXPONENT: f64 = 0.5;
+/// Share of a source's time always attributed to work (a run measured at its floor
+/// still says something about its work).
+const MIN_BUSY_FRACTION: f64 = 0.05;
+
+/// The reference study's Algorithm 1.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct AnalyticalStudy;
+
+/// Our analytical projection.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Analytical;
+
+/// Every term of one source -> target projection (what `gpucast explain` prints).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Projection {
+    pub source_gpu: String,
+    pub target_gpu: String,
+    pub source_ms: f64,
+    pub source: RunFeatures,
+    pub target: RunFeatures,
+    /// Source time above its launch floor.
+    pub busy_source_ms: f64,
+    pub roof_ratio: f64,
+    pub occupancy_ratio: f64,
+    pub wave_ratio: f64,
+    /// Source efficiency: roof / (occupancy x measured), the study's eq. 5-11.
+    pub efficiency: f64,
+    pub pred_ms: f64,
+    /// The same projection with the target's memory roof at DRAM and at L2.
+    pub pred_dram_ms: f64,
+    pub pred_l2_ms: f64,
+    pub weight: f64,
+}
+
+/// Architectural similarity of two GPUs in (0, 1]: close bandwidth, compute, L2 and
+/// generation mean the source's efficiency is more likely to transfer.
+pub fn similarity(a: &Gpu, b: &Gpu) -> f64 {
+    let ln_ratio = |x: f64, y: f64| {
+        if x > 0.0 && y > 0.0 {
+            (x / y).ln().abs()
+        } else {
+            0.0
+        }
+    };
+    let cc = |g: &Gpu| g.cc_major_minor().0 as f64 + g.cc_major_minor().1 as f64 / 10.0;
+    let d = ln_ratio(a.mem_bandwidth_gbs, b.mem_bandwidth_gbs)
+        + ln_ratio(a.fp32_gflops, b.fp32_gflops)
+        + 0.25 * ln_ratio(a.l2_bytes as f64, b.l2_bytes as f64)
+        + 0.25 * (cc(a) - cc(b)).abs();
+    (-d).exp()
+}
+
+fn memory_roof(f: &RunFeatures, level: Bound) -> f64 {
+    let mem = if level == Bound::L2 {
+        f.l2_ms
+    } else {
+        f.dram_ms
+    };
+    mem.max(f.compute_ms).max(f.atomic_ms)
+}
+
+/// Project one source run onto the target GPU.
+pub fn project(src: &Run, query: &Run, gs: &Gpu, gt: &Gpu, ctx: &Context) -> Result<Projection> {
+    let (fs_figs, ft_figs): (Figures, Figures) = (ctx.figures(gs)?, ctx.figures(gt)?);
+    let fs = run_features(src, gs, &fs_figs, ctx.catalog);
+    let ft = run_features(query, gt, &ft_figs, ctx.catalog);
+    let busy = (src.time_ms - fs.launch_floor_ms).max(MIN_BUSY_FRACTION * src.time_ms);
+    let ratio = |a: f64, b: f64| if a > 0.0 && b > 0.0 { a / b } else { 1.0 };
+    // With no FLOPs and no bytes the work is latency: it scales with the clock.
+    let roof_ratio = if fs.roof_ms > 0.0 && ft.roof_ms > 0.0 {
+        ft.roof_ms / fs.roof_ms
+    } else {
+        gs.boost_clock_mhz / gt.boost_clock_mhz
+    };
+    let occ = |f: &RunFeatures| f.occupancy.map(|o| o.occupancy).unwrap_or(0.0);
+    let occupancy_ratio = ratio(occ(&fs), occ(&ft)).powf(OCCUPANCY_EXPONENT);
+    let tail = |f: &RunFeatures| f.tail_efficiency.unwrap_or(1.0);
+    let wave_ratio = ratio(tail(&fs), tail(&ft));
+    let scale = occupancy_ratio * wave_ratio;
+    let pred = ft.launch_floor_ms + busy * roof_ratio * scale;
+    let level_pred = |level: Bound| {
+        let r = ratio(memory_roof(&ft, level), fs.roof_ms);
+        ft.launch_floor_ms + busy * if fs.roof_ms > 0.0 { r } else { roof_ratio } * scale
+    };
+    Ok(Projection {
+        source_gpu: gs.name.clone(),
+        target_gpu: gt.name.clone(),
+        source_ms: src.time_ms,
+        efficiency: crate::features::efficiency(fs.roof_ms, occ(&fs).max(1e-9), src.time_ms),
+        busy_source_ms: busy,
+        roof_ratio,
+        occupancy_ratio,
+        wave_ratio,
+        pred_ms: pred,
+        pred_dram_ms: level_pred(Bound::Dram),
+        pred_l2_ms: level_pred(Bound::L2),
+        weight: similarity(gs, gt),
+        source: fs,
+        target: ft,
+    })
+}
+
+/// The sources our projection uses for `query`: the same work on other GPUs, or (for a
+/// configuration never measured elsewhere) the nearest size of the same kernel on the
+/// target itself, scaled by the roof ratio of the two sizes.
+pub fn sources<'a>(query: &Run, evidence: &Evidence<'a>) -> Vec<&'a Run> {
+    let same = evidence.same_work(query, &query.gpu);
+    if !same.is_empty() {
+        return same;
+    }
+    let mut sizes = evidence.same_kernel_on(&query.gpu, query);
+    let w = query.work().max(1.0).ln();
+    sizes.sort_by(|a, b| {
+        (a.work().max(1.0).ln() - w)
+            .abs()
+            .total_cmp(&(b.work().max(1.0).ln() - w).abs())
+    });
+    sizes.truncate(1);
+    sizes
+}
+
+/// All projections of `query`, each with its source run.
+pub fn projections<'a>(
+    query: &Run,
+    evidence: &Evidence<'a>,
+    ctx: &Context,
+) -> Result<Vec<(&'a Run, Projection)>> {
+    let gt = ctx.gpu(&query.gpu)?;
+    sources(query, evidence)
+        .into_iter()
+        .map(|s| Ok((s, project(s, query, ctx.gpu(&s.gpu)?, gt, ctx)?)))
+        .collect()
+}
+
+/// Combine projections: weighted geometric mean; interval over sources and levels.
+pub fn combine<'p>(ps: impl IntoIterator<Item = &'p Projection>) -> Option<Prediction> {
+    let ps: Vec<&Projection> = ps.into_iter().collect();
+    if ps.is_empty() {
+        return None;
+    }
+    let wsum: f64 = ps.iter().map(|p| p.weight).sum();
+    let logmean = ps.iter().map(|p| p.weight * p.pred_ms.ln()).sum::<f64>() / wsum;
+    let pred = logmean.exp();
+    let all = ps
+        .iter()
+        .flat_map(|p| [p.pred_ms, p.pred_dram_ms, p.pred_l2_ms]);
+    let lo = all.clone().fold(f64::INFINITY, f64::min).min(pred);
+    let hi = all.fold(0.0, f64::max).max(pred);
+    let best = ps.iter().max_by(|a, b| a.weight.total_cmp(&b.weight))?;
+    let bound =
+        if best.target.roof_ms <= 0.0 || best.target.roof_ms < 0.5 * best.target.launch_floor_ms {
+            Bound::Launch
+        } else {
+            best.target.bound
+        };
+    Some(Prediction {
+        pred_ms: pred,
+        lo_ms: lo,
+        hi_ms: hi,
+        bound,
+    })
+}
+
+impl Model for Analytical {
+    fn name(&self) -> String {
+        "analytical".into()
+    }
+    fn fit(&mut self, _train: &[Run], _ctx: &Context) -> Result<()> {
+        Ok(())
+    }
+    fn predict(
+        &self,
+        query: &Run,
+        evidence: &Evidence,
+        ctx: &Context,
+    ) -> Result<Option<Prediction>> {
+        Ok(combine(
+            projections(query, evidence, ctx)?.iter().map(|(_, p)| p),
+        ))
+    }
+}
+
+/// Algorithm 1 of the study for one source run.
+pub fn project_study(src: &Run, query: &Run, gs: &Gpu, gt: &Gpu, ctx: &Context) -> Result<f64> {
+    let (fs, ft) = (ctx.figures(gs)?, ctx.figures(gt)?);
+    let roof = |r: &Run, g: &Gpu, f: &Figures| {
+        crate::features::roofline::compute_time_ms(r.flops, f.compute_gflops(g, r.precision())).max(
+            crate::features::roofline::memory_time_ms(r.dram_bytes, f.dram_gbs),
+        )
+    };
+    let (rs, rt) = (roof(src, gs, &fs), roof(query, gt, &ft));
+    let roof_ratio = if rs > 0.0 && rt > 0.0 { rt / rs } else { 1.0 };
+    let occ = |r: &Run, g: &Gpu| {
+        crate::features::run_occupancy(r, g, ctx.catalog)
+            .map(|o| o.occupancy)
+            .unwrap_or(0.0)
+    };
+    let (os, ot) = (occ(src, gs), occ(query, gt));
+    let occ_ratio = if os > 0.0 && ot > 0.0 { os / ot } else { 1.0 };
+    Ok(src.time_ms * roof_ratio * occ_ratio)
+}
+
+impl Model for AnalyticalStudy {
+    fn name(&self) -> String {
+        "analytical-study".into()
+    }
+    fn fit(&mut self, _train: &[Run], _ctx: &Context) -> Result<()> {
+        Ok(())
+    }
+    fn predict(
+        &self,
+        query: &Run,
+        evidence: &Evidence,
+        ctx: &Context,
+    ) -> Result<Option<Prediction>> {
+        let gt = ctx.gpu(&query.gpu)?;
+        let preds = sources(query, evidence)
+            .into_iter()
+            .map(|s| project_study(s, query, ctx.gpu(&s.gpu)?, gt, ctx))
+            .collect::<Result<Vec<f64>>>()?;
+        if preds.is_empty() {
+            return Ok(None);
+        }
+        let mean = preds.iter().sum::<f64>() / preds.len() as f64;
+        let lo = preds.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = preds.iter().copied().fold(0.0, f64::max);
+        let figs = ctx.figures(gt)?;
+        let f = run_features(query, gt, &figs, ctx.catalog);
+        let bound = if f.compute_ms >= f.dram_ms && f.compute_ms > 0.0 {
+            Bound::Compute
+        } else {
+            Bound::Dram
+        };
+        Ok(Some(Prediction {
+            pred_ms: mean,
+            lo_ms: lo,
+            hi_ms: hi,
+            bound,
+        }))
+    }
+}

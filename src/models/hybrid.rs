@@ -1,0 +1,240 @@
+//! Hybrid: the analytical projection times exp(a learned residual).
+//!
+//! The residual model sees only GPU-agnostic features of a source -> target projection
+//! ([`crate::features::vectors::pair`]) and is fitted on projections among the training
+//! runs only: every pair of training GPUs that measured the same work, plus each
+//! training run projected from the nearest other size of its kernel on its own GPU
+//! (so the correction also learns size scaling). Its target is
+//! ln(measured / projected). Deterministic for a seed.
+
+use super::analytical::{combine, project, projections};
+use super::regressors::{make, Regressor, RegressorKind};
+use super::{Context, Evidence, Model, Prediction};
+use crate::data::Run;
+use crate::error::{Error, Result};
+use crate::evaluation::query_of;
+use crate::features::vectors;
+use ndarray::{Array1, Array2};
+
+/// The regressor behind the residual unless told otherwise.
+pub const DEFAULT_REGRESSOR: RegressorKind = RegressorKind::Gbm;
+/// Below this many training pairs the correction is not fitted (pure analytical).
+const MIN_PAIRS: usize = 8;
+/// Largest correction applied, in log units (a factor of e^2 ~ 7.4).
+const MAX_LOG_CORRECTION: f64 = 2.0;
+/// Version of the saved-model format; loading another version is an error.
+pub const MODEL_FORMAT_VERSION: u32 = 1;
+
+/// Everything that defines a fitted hybrid, as saved by `gpucast train`. The residual
+/// regressor is refitted from the stored design matrix on load (deterministic for the
+/// seed), so the file is plain data.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct HybridState {
+    pub format: String,
+    pub version: u32,
+    pub gpucast_version: String,
+    pub model: String,
+    pub regressor: RegressorKind,
+    pub seed: u64,
+    pub features: Vec<String>,
+    pub categories: Vec<String>,
+    pub training_gpus: Vec<String>,
+    pub data_hash: String,
+    pub x: Vec<Vec<f64>>,
+    pub y: Vec<f64>,
+}
+
+pub struct Hybrid {
+    kind: RegressorKind,
+    seed: u64,
+    state: Option<HybridState>,
+    regressor: Option<Box<dyn Regressor>>,
+}
+
+impl Hybrid {
+    pub fn new(seed: u64) -> Self {
+        Self::with_regressor(DEFAULT_REGRESSOR, seed)
+    }
+    pub fn with_regressor(kind: RegressorKind, seed: u64) -> Self {
+        Hybrid {
+            kind,
+            seed,
+            state: None,
+            regressor: None,
+        }
+    }
+    pub fn state(&self) -> Option<&HybridState> {
+        self.state.as_ref()
+    }
+    /// Rebuild a fitted hybrid from its saved state.
+    pub fn from_state(state: HybridState) -> Result<Self> {
+        if state.format != "gpucast-model" || state.model != "hybrid" {
+            return Err(Error::msg("not a gpucast hybrid model file"));
+        }
+        if state.version != MODEL_FORMAT_VERSION {
+            return Err(Error::msg(format!(
+                "model file format version {} (written by gpucast {}), this gpucast reads version {MODEL_FORMAT_VERSION}: retrain it with `gpucast train`",
+                state.version, state.gpucast_version
+            )));
+        }
+        let mut h = Hybrid::with_regressor(state.regressor, state.seed);
+        h.regressor = fit_regressor(state.regressor, state.seed, &state.x, &state.y)?;
+        h.state = Some(state);
+        Ok(h)
+    }
+}
+
+fn fit_regressor(
+    kind: RegressorKind,
+    seed: u64,
+    x: &[Vec<f64>],
+    y: &[f64],
+) -> Result<Option<Box<dyn Regressor>>> {
+    if y.len() < MIN_PAIRS {
+        return Ok(None);
+    }
+    let width = x.first().map(|r| r.len()).unwrap_or(0);
+    if x.iter().any(|r| r.len() != width) {
+        return Err(Error::msg("model file: feature rows of different lengths"));
+    }
+    let flat: Vec<f64> = x.iter().flatten().copied().collect();
+    let xm =
+        Array2::from_shape_vec((y.len(), width), flat).map_err(|e| Error::msg(e.to_string()))?;
+    let mut reg = make(kind, seed);
+    reg.fit(&xm, &Array1::from(y.to_vec()))?;
+    Ok(Some(reg))
+}
+
+/// Sources a training run is projected from: the same work on the other training GPUs
+/// and the nearest other size of its kernel on its own GPU.
+fn training_sources<'a>(t: &Run, evidence: &Evidence<'a>) -> Vec<&'a Run> {
+    let mut out = evidence.same_work(t, &t.gpu);
+    let w = t.work().max(1.0).ln();
+    let nearest = evidence
+        .same_kernel_on(&t.gpu, t)
+        .into_iter()
+        .min_by(|a, b| {
+            (a.work().max(1.0).ln() - w)
+                .abs()
+                .total_cmp(&(b.work().max(1.0).ln() - w).abs())
+        });
+    out.extend(nearest);
+    out
+}
+
+/// A short, stable hash of the training data (what it was fitted on).
+pub fn data_hash(runs: &[Run]) -> String {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    for r in runs {
+        h.update(format!(
+            "{}|{}|{}|{:e}\n",
+            r.gpu, r.kernel, r.config, r.time_ms
+        ));
+    }
+    h.finalize()
+        .iter()
+        .take(8)
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+impl Model for Hybrid {
+    fn name(&self) -> String {
+        "hybrid".into()
+    }
+
+    fn fit(&mut self, train: &[Run], ctx: &Context) -> Result<()> {
+        let evidence = Evidence::new(train.iter());
+        let mut categories: Vec<String> = train.iter().filter_map(|r| r.category.clone()).collect();
+        categories.sort();
+        categories.dedup();
+        let (mut x, mut y) = (Vec::new(), Vec::new());
+        for t in train
+            .iter()
+            .filter(|r| !crate::data::validate::is_excluded(r))
+        {
+            let q = query_of(t);
+            let gt = ctx.gpu(&t.gpu)?;
+            for s in training_sources(t, &evidence) {
+                let gs = ctx.gpu(&s.gpu)?;
+                let p = project(s, &q, gs, gt, ctx)?;
+                x.push(vectors::pair(
+                    s,
+                    &q,
+                    gs,
+                    gt,
+                    &p.source,
+                    &p.target,
+                    &categories,
+                ));
+                y.push((t.time_ms / p.pred_ms).ln());
+            }
+        }
+        let mut gpus: Vec<String> = train.iter().map(|r| r.gpu.clone()).collect();
+        gpus.sort();
+        gpus.dedup();
+        let mut names: Vec<String> = vectors::PAIR_NAMES.iter().map(|s| s.to_string()).collect();
+        names.extend(categories.iter().map(|c| format!("category={c}")));
+        self.regressor = fit_regressor(self.kind, self.seed, &x, &y)?;
+        self.state = Some(HybridState {
+            format: "gpucast-model".into(),
+            version: MODEL_FORMAT_VERSION,
+            gpucast_version: env!("CARGO_PKG_VERSION").into(),
+            model: "hybrid".into(),
+            regressor: self.kind,
+            seed: self.seed,
+            features: names,
+            categories,
+            training_gpus: gpus,
+            data_hash: data_hash(train),
+            x,
+            y,
+        });
+        Ok(())
+    }
+
+    fn predict(
+        &self,
+        query: &Run,
+        evidence: &Evidence,
+        ctx: &Context,
+    ) -> Result<Option<Prediction>> {
+        let state = self
+            .state
+            .as_ref()
+            .ok_or_else(|| Error::msg("hybrid: predict before fit"))?;
+        let mut ps = projections(query, evidence, ctx)?;
+        if let Some(reg) = &self.regressor {
+            let gt = ctx.gpu(&query.gpu)?;
+            let rows: Vec<Vec<f64>> = ps
+                .iter()
+                .map(|(src, p)| -> Result<Vec<f64>> {
+                    let gs = ctx.gpu(&p.source_gpu)?;
+                    Ok(vectors::pair(
+                        src,
+                        query,
+                        gs,
+                        gt,
+                        &p.source,
+                        &p.target,
+                        &state.categories,
+                    ))
+                })
+                .collect::<Result<_>>()?;
+            if !rows.is_empty() {
+                let width = rows[0].len();
+                let xm = Array2::from_shape_vec((rows.len(), width), rows.concat())
+                    .map_err(|e| Error::msg(e.to_string()))?;
+                let corr = reg.predict(&xm)?;
+                for ((_, p), c) in ps.iter_mut().zip(corr.iter()) {
+                    let f = c.clamp(-MAX_LOG_CORRECTION, MAX_LOG_CORRECTION).exp();
+                    p.pred_ms *= f;
+                    p.pred_dram_ms *= f;
+                    p.pred_l2_ms *= f;
+                }
+            }
+        }
+        Ok(combine(ps.iter().map(|(_, p)| p)))
+    }
+}

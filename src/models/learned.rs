@@ -1,0 +1,81 @@
+//! Learned baselines (the study's ML setup): a regressor predicts log time from the
+//! workload and hardware features of a run on its GPU. No source measurement is used.
+
+use super::regressors::{make, Regressor, RegressorKind};
+use super::{Context, Evidence, Model, Prediction};
+use crate::data::Run;
+use crate::error::{Error, Result};
+use crate::features::{run_features, vectors};
+use ndarray::{Array1, Array2};
+
+pub struct Learned {
+    kind: RegressorKind,
+    seed: u64,
+    regressor: Option<Box<dyn Regressor>>,
+}
+
+impl Learned {
+    pub fn new(kind: RegressorKind, seed: u64) -> Self {
+        Learned {
+            kind,
+            seed,
+            regressor: None,
+        }
+    }
+}
+
+/// Workload + hardware feature rows for runs.
+fn design(runs: &[&Run], ctx: &Context) -> Result<Array2<f64>> {
+    let width = vectors::WORKLOAD_HARDWARE_NAMES.len();
+    let mut x = Array2::zeros((runs.len(), width));
+    for (i, r) in runs.iter().enumerate() {
+        let gpu = ctx.gpu(&r.gpu)?;
+        let f = run_features(r, gpu, &ctx.figures(gpu)?, ctx.catalog);
+        let v = vectors::workload_hardware(r, gpu, &f);
+        x.row_mut(i).assign(&Array1::from(v));
+    }
+    Ok(x)
+}
+
+impl Model for Learned {
+    fn name(&self) -> String {
+        self.kind.name().into()
+    }
+    fn fit(&mut self, train: &[Run], ctx: &Context) -> Result<()> {
+        let rows: Vec<&Run> = train.iter().collect();
+        if rows.is_empty() {
+            return Err(Error::msg(format!(
+                "{}: no training rows",
+                self.kind.name()
+            )));
+        }
+        let x = design(&rows, ctx)?;
+        let y = Array1::from_iter(rows.iter().map(|r| r.time_ms.ln()));
+        let mut reg = make(self.kind, self.seed);
+        reg.fit(&x, &y)?;
+        self.regressor = Some(reg);
+        Ok(())
+    }
+    fn predict(
+        &self,
+        query: &Run,
+        _evidence: &Evidence,
+        ctx: &Context,
+    ) -> Result<Option<Prediction>> {
+        let reg = self
+            .regressor
+            .as_ref()
+            .ok_or_else(|| Error::msg(format!("{}: predict before fit", self.kind.name())))?;
+        let x = design(&[query], ctx)?;
+        let log_t = reg.predict(&x)?[0];
+        let gpu = ctx.gpu(&query.gpu)?;
+        let f = run_features(query, gpu, &ctx.figures(gpu)?, ctx.catalog);
+        let t = log_t.clamp(-30.0, 30.0).exp();
+        Ok(Some(Prediction {
+            pred_ms: t,
+            lo_ms: t,
+            hi_ms: t,
+            bound: f.bound,
+        }))
+    }
+}

@@ -1,0 +1,136 @@
+//! Models: small traits in the spirit of linfa (`fit`, then `predict`).
+//!
+//! A model is fitted on training runs (in LOGO never a row of the target GPU) and
+//! predicts a query run (its `gpu` is the target; its time is unknown to the model)
+//! from the [`Evidence`]: the runs it may look at — the training runs, plus, in the
+//! new-kernel protocol, the query kernel's runs on other GPUs.
+
+pub mod analytical;
+pub mod hybrid;
+pub mod learned;
+pub mod regressors;
+
+use crate::catalog::{Catalog, Gpu};
+use crate::data::validate::is_excluded;
+use crate::data::Run;
+use crate::error::{Error, Result};
+use crate::features::{Bound, Calibration, Figures};
+use std::collections::HashMap;
+
+/// What a model needs besides data: the GPU catalog and where figures come from.
+pub struct Context<'a> {
+    pub catalog: &'a Catalog,
+    pub calibration: &'a Calibration,
+}
+
+impl Context<'_> {
+    pub fn gpu(&self, name: &str) -> Result<&Gpu> {
+        self.catalog.resolve_or_err(name)
+    }
+    pub fn figures(&self, gpu: &Gpu) -> Result<Figures> {
+        self.calibration.figures(gpu)
+    }
+}
+
+/// One prediction with its interval and the roof that limits it.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct Prediction {
+    pub pred_ms: f64,
+    pub lo_ms: f64,
+    pub hi_ms: f64,
+    pub bound: Bound,
+}
+
+/// Runs a model may consult, indexed by work and by (gpu, kernel).
+#[derive(Debug, Default)]
+pub struct Evidence<'a> {
+    by_work: HashMap<(&'a str, &'a str), Vec<&'a Run>>,
+    by_kernel: HashMap<(&'a str, &'a str), Vec<&'a Run>>,
+}
+
+impl<'a> Evidence<'a> {
+    /// Index `runs`, leaving out rows excluded by the validation rule.
+    pub fn new(runs: impl IntoIterator<Item = &'a Run>) -> Self {
+        let mut e = Evidence::default();
+        for r in runs {
+            if is_excluded(r) {
+                continue;
+            }
+            e.by_work
+                .entry((r.kernel.as_str(), r.config.as_str()))
+                .or_default()
+                .push(r);
+            e.by_kernel
+                .entry((r.gpu.as_str(), r.kernel.as_str()))
+                .or_default()
+                .push(r);
+        }
+        e
+    }
+    /// The same work measured on GPUs other than `target`.
+    pub fn same_work(&self, query: &Run, target: &str) -> Vec<&'a Run> {
+        self.by_work
+            .get(&(query.kernel.as_str(), query.config.as_str()))
+            .map(|v| v.iter().copied().filter(|r| r.gpu != target).collect())
+            .unwrap_or_default()
+    }
+    /// Other configurations of the same kernel on the same GPU.
+    pub fn same_kernel_on(&self, gpu: &str, query: &Run) -> Vec<&'a Run> {
+        self.by_kernel
+            .get(&(gpu, query.kernel.as_str()))
+            .map(|v| {
+                v.iter()
+                    .copied()
+                    .filter(|r| r.config != query.config)
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+}
+
+/// A fitted-or-not predictor of kernel time.
+pub trait Model: Send + Sync {
+    fn name(&self) -> String;
+    /// Learn from training runs (a no-op for purely analytical models).
+    fn fit(&mut self, train: &[Run], ctx: &Context) -> Result<()>;
+    /// Predict `query` on `query.gpu`; None when the model has nothing to go on
+    /// (e.g. no source GPU measured that work).
+    fn predict(
+        &self,
+        query: &Run,
+        evidence: &Evidence,
+        ctx: &Context,
+    ) -> Result<Option<Prediction>>;
+}
+
+/// Names accepted by `--model`.
+pub const MODEL_NAMES: &[&str] = &[
+    "analytical",
+    "analytical-study",
+    "hybrid",
+    "linear",
+    "ridge",
+    "lasso",
+    "tree",
+    "forest",
+    "svr",
+    "knn",
+    "gbm",
+];
+
+/// Build a model by name (`seed` makes learned models deterministic).
+pub fn by_name(name: &str, seed: u64) -> Result<Box<dyn Model>> {
+    use regressors::RegressorKind;
+    match name {
+        "analytical" => Ok(Box::new(analytical::Analytical::default())),
+        "analytical-study" => Ok(Box::new(analytical::AnalyticalStudy)),
+        "hybrid" => Ok(Box::new(hybrid::Hybrid::new(seed))),
+        other => match RegressorKind::parse(other) {
+            Some(kind) => Ok(Box::new(learned::Learned::new(kind, seed))),
+            None => Err(Error::msg(format!(
+                "unknown model '{other}' (known: {})",
+                MODEL_NAMES.join(", ")
+            ))),
+        },
+    }
+}

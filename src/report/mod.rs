@@ -1,0 +1,247 @@
+//! Reports: tables (text, markdown, CSV) and SVG plots of evaluations.
+
+pub mod plots;
+
+use crate::evaluation::{Evaluation, Metrics};
+use std::collections::BTreeMap;
+
+/// A simple table rendered as aligned text, markdown or CSV.
+#[derive(Debug, Clone, Default)]
+pub struct Table {
+    pub headers: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+}
+
+fn csv_cell(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+impl Table {
+    pub fn new(headers: &[&str]) -> Table {
+        Table {
+            headers: headers.iter().map(|s| s.to_string()).collect(),
+            rows: Vec::new(),
+        }
+    }
+    pub fn push(&mut self, row: Vec<String>) {
+        self.rows.push(row);
+    }
+    fn widths(&self) -> Vec<usize> {
+        let mut w: Vec<usize> = self.headers.iter().map(|h| h.chars().count()).collect();
+        for r in &self.rows {
+            for (i, c) in r.iter().enumerate() {
+                if i < w.len() {
+                    w[i] = w[i].max(c.chars().count());
+                }
+            }
+        }
+        w
+    }
+    /// Aligned plain text (numbers right-aligned, text left-aligned).
+    pub fn to_text(&self) -> String {
+        let w = self.widths();
+        let fmt_row = |cells: &[String]| {
+            cells
+                .iter()
+                .enumerate()
+                .map(|(i, c)| {
+                    let numeric = c.parse::<f64>().is_ok() || c.ends_with('%');
+                    if numeric {
+                        format!("{c:>width$}", width = w[i])
+                    } else {
+                        format!("{c:<width$}", width = w[i])
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join("  ")
+                .trim_end()
+                .to_string()
+        };
+        let mut out = fmt_row(&self.headers) + "\n";
+        out += &(w
+            .iter()
+            .map(|n| "-".repeat(*n))
+            .collect::<Vec<_>>()
+            .join("  ")
+            + "\n");
+        for r in &self.rows {
+            out += &(fmt_row(r) + "\n");
+        }
+        out
+    }
+    pub fn to_markdown(&self) -> String {
+        let mut out = format!("| {} |\n", self.headers.join(" | "));
+        out += &format!(
+            "|{}|\n",
+            self.headers
+                .iter()
+                .map(|_| "---")
+                .collect::<Vec<_>>()
+                .join("|")
+        );
+        for r in &self.rows {
+            out += &format!("| {} |\n", r.join(" | "));
+        }
+        out
+    }
+    pub fn to_csv(&self) -> String {
+        let mut out = self
+            .headers
+            .iter()
+            .map(|s| csv_cell(s))
+            .collect::<Vec<_>>()
+            .join(",")
+            + "\n";
+        for r in &self.rows {
+            out += &(r.iter().map(|s| csv_cell(s)).collect::<Vec<_>>().join(",") + "\n");
+        }
+        out
+    }
+}
+
+/// Format a percentage (already in percent).
+pub fn pct(x: f64) -> String {
+    if x.is_finite() {
+        format!("{x:.1}")
+    } else {
+        "-".into()
+    }
+}
+
+/// Format a fraction as a percentage.
+pub fn frac_pct(x: f64) -> String {
+    pct(100.0 * x)
+}
+
+pub const METRIC_HEADERS: [&str; 8] = [
+    "n",
+    "MAPE %",
+    "median APE %",
+    "median ratio",
+    "within 10 %",
+    "within 25 %",
+    "within 50 %",
+    "RMSE(log)",
+];
+
+pub fn metric_cells(m: &Metrics) -> Vec<String> {
+    vec![
+        m.n.to_string(),
+        pct(m.mape),
+        pct(m.median_ape),
+        if m.median_ratio.is_finite() {
+            format!("{:.2}", m.median_ratio)
+        } else {
+            "-".into()
+        },
+        frac_pct(m.within_10),
+        frac_pct(m.within_25),
+        frac_pct(m.within_50),
+        if m.rmse_log.is_finite() {
+            format!("{:.3}", m.rmse_log)
+        } else {
+            "-".into()
+        },
+    ]
+}
+
+/// One row per (model, target) with the metrics.
+pub fn results_table(eval: &Evaluation) -> Table {
+    let mut headers = vec!["model", "target"];
+    headers.extend(METRIC_HEADERS);
+    let mut t = Table::new(&headers);
+    for r in &eval.results {
+        let mut row = vec![r.model.clone(), r.target.clone()];
+        row.extend(metric_cells(&r.metrics));
+        t.push(row);
+    }
+    t
+}
+
+/// Per-kernel breakdown: one row per (model, kernel), pooled over targets.
+pub fn per_kernel_table(eval: &Evaluation) -> Table {
+    let mut headers = vec!["model", "kernel"];
+    headers.extend(METRIC_HEADERS);
+    let mut t = Table::new(&headers);
+    let mut groups: BTreeMap<(String, String), Vec<(f64, f64)>> = BTreeMap::new();
+    for r in &eval.records {
+        groups
+            .entry((r.model.clone(), r.kernel.clone()))
+            .or_default()
+            .push((r.pred_ms, r.measured_ms));
+    }
+    for ((model, kernel), pairs) in groups {
+        let mut row = vec![model, kernel];
+        row.extend(metric_cells(&Metrics::from_pairs(pairs)));
+        t.push(row);
+    }
+    t
+}
+
+/// Every scored prediction.
+pub fn records_table(eval: &Evaluation) -> Table {
+    let mut t = Table::new(&[
+        "model",
+        "target",
+        "kernel",
+        "config",
+        "measured_ms",
+        "pred_ms",
+        "pred_lo_ms",
+        "pred_hi_ms",
+        "bound",
+    ]);
+    for r in &eval.records {
+        t.push(vec![
+            r.model.clone(),
+            r.target.clone(),
+            r.kernel.clone(),
+            r.config.clone(),
+            format!("{:.6}", r.measured_ms),
+            format!("{:.6}", r.pred_ms),
+            format!("{:.6}", r.pred_lo_ms),
+            format!("{:.6}", r.pred_hi_ms),
+            r.bound.clone(),
+        ]);
+    }
+    t
+}
+
+/// Write `text` to `path` through a temporary file renamed into place.
+pub fn write_atomic(path: &std::path::Path, text: &str) -> crate::error::Result<()> {
+    use crate::error::Error;
+    use std::io::Write;
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => std::path::PathBuf::from("."),
+    };
+    std::fs::create_dir_all(&dir).map_err(|e| Error::file(dir.display(), e.to_string()))?;
+    let mut tmp = tempfile::NamedTempFile::new_in(&dir)
+        .map_err(|e| Error::file(path.display(), e.to_string()))?;
+    tmp.write_all(text.as_bytes())
+        .map_err(|e| Error::file(path.display(), e.to_string()))?;
+    tmp.persist(path)
+        .map_err(|e| Error::file(path.display(), e.to_string()))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_renders_three_ways() {
+        let mut t = Table::new(&["name", "value"]);
+        t.push(vec!["a,b".into(), "1.5".into()]);
+        assert_eq!(t.to_csv(), "name,value\n\"a,b\",1.5\n");
+        assert_eq!(
+            t.to_markdown(),
+            "| name | value |\n|---|---|\n| a,b | 1.5 |\n"
+        );
+        assert_eq!(t.to_text(), "name  value\n----  -----\na,b     1.5\n");
+    }
+}

@@ -1,0 +1,216 @@
+//! The `gpucast` binary end to end: exit codes, one-line errors, outputs.
+
+mod common;
+
+use common::*;
+use std::process::{Command, Output};
+
+fn gpucast(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_gpucast"))
+        .args(args)
+        .output()
+        .expect("run gpucast")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn every_command_has_help() {
+    for args in [
+        vec!["--help"],
+        vec!["data", "--help"],
+        vec!["data", "import", "--help"],
+        vec!["data", "validate", "--help"],
+        vec!["data", "show", "--help"],
+        vec!["gpus", "list", "--help"],
+        vec!["gpus", "show", "--help"],
+        vec!["predict", "--help"],
+        vec!["explain", "--help"],
+        vec!["evaluate", "--help"],
+        vec!["train", "--help"],
+        vec!["reproduce", "--help"],
+    ] {
+        let o = gpucast(&args);
+        assert!(o.status.success(), "{args:?}");
+        assert!(stdout(&o).contains("Usage:"), "{args:?}");
+    }
+}
+
+#[test]
+fn gpus_list_shows_at_least_40() {
+    let o = gpucast(&["gpus", "list", "--format", "csv"]);
+    assert!(o.status.success());
+    let lines = stdout(&o).lines().count() - 1;
+    assert!(lines >= 40, "{lines} GPUs");
+    let o = gpucast(&["gpus", "show", "tesla v100-pcie-32gb"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("sm_count = 80"));
+}
+
+#[test]
+fn bad_files_exit_nonzero_with_one_line() {
+    let (_d, p) = write_tmp(
+        "neg.csv",
+        "gpu,kernel,config,time_ms,flops,dram_bytes\nNVIDIA TITAN V,k,c,-1,0,0\n",
+    );
+    let o = gpucast(&["data", "validate", p.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("neg.csv: row 1, column 'time_ms'"), "{err}");
+
+    let (_d, p) = write_tmp(
+        "nobytes.csv",
+        "gpu,kernel,config,time_ms,flops\nNVIDIA TITAN V,k,c,1,0\n",
+    );
+    let o = gpucast(&["data", "validate", p.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("nobytes.csv: missing required column 'dram_bytes'"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn validate_reference_data_reports_flagged_rows() {
+    let Some(dir) = reference_data() else { return };
+    let o = gpucast(&["data", "validate", dir.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("NVIDIA GeForce GTX TITAN X"));
+    assert!(out.contains("flat_time="), "{out}");
+    assert!(out.contains("243 rows in 4 file(s)"), "{out}");
+}
+
+#[test]
+fn evaluate_json_follows_the_contract() {
+    let Some(dir) = reference_data() else { return };
+    let o = gpucast(&[
+        "evaluate",
+        "--protocol",
+        "logo",
+        "--model",
+        "analytical",
+        "--data",
+        dir.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("json");
+    assert_eq!(v["protocol"], "logo");
+    let results = v["results"].as_array().unwrap();
+    let targets: Vec<&str> = results
+        .iter()
+        .map(|r| r["target"].as_str().unwrap())
+        .collect();
+    assert!(targets.contains(&"NVIDIA TITAN V") && targets.contains(&"all"));
+    for r in results {
+        for key in [
+            "model",
+            "target",
+            "n",
+            "mape",
+            "median_ape",
+            "median_ratio",
+            "within_10",
+            "within_25",
+            "within_50",
+            "rmse_log",
+        ] {
+            assert!(!r[key].is_null(), "missing {key}");
+        }
+        assert!(r["within_50"].as_f64().unwrap() <= 1.0);
+    }
+}
+
+#[test]
+fn train_then_predict_and_reject_bad_model_files() {
+    let Some(dir) = reference_data() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let model = tmp.path().join("h.json");
+    let o = gpucast(&[
+        "train",
+        "--data",
+        dir.to_str().unwrap(),
+        "--model",
+        "hybrid",
+        "--out",
+        model.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let runs = dir.join("runs_2080ti.csv");
+    let out = tmp.path().join("pred.csv");
+    let o = gpucast(&[
+        "predict",
+        "--model",
+        model.to_str().unwrap(),
+        "--runs",
+        runs.to_str().unwrap(),
+        "--target",
+        "NVIDIA A100-SXM4-40GB",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&out).unwrap();
+    let header = text.lines().next().unwrap();
+    for col in [
+        "gpu",
+        "kernel",
+        "config",
+        "target_gpu",
+        "pred_ms",
+        "pred_lo_ms",
+        "pred_hi_ms",
+        "bound",
+        "model",
+    ] {
+        assert!(
+            header.split(',').any(|c| c == col),
+            "missing {col} in {header}"
+        );
+    }
+    assert_eq!(text.lines().count(), 1 + 63);
+
+    let bad = tmp.path().join("bad.json");
+    std::fs::write(&bad, "{ not json").unwrap();
+    let o = gpucast(&[
+        "predict",
+        "--model",
+        bad.to_str().unwrap(),
+        "--runs",
+        runs.to_str().unwrap(),
+        "--target",
+        "TITAN V",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("not a gpucast model file"),
+        "{}",
+        stderr(&o)
+    );
+
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&model).unwrap()).unwrap();
+    v["version"] = serde_json::json!(999);
+    let old = tmp.path().join("old.json");
+    std::fs::write(&old, v.to_string()).unwrap();
+    let o = gpucast(&[
+        "predict",
+        "--model",
+        old.to_str().unwrap(),
+        "--runs",
+        runs.to_str().unwrap(),
+        "--target",
+        "TITAN V",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("format version 999"), "{}", stderr(&o));
+}
