@@ -508,6 +508,9 @@ fn evaluate(a: EvaluateArgs, catalog: &Catalog) -> Result<()> {
         &|| pb.inc(1),
     )?;
     pb.finish_and_clear();
+    if let Some(p) = &a.predictions {
+        report::write_atomic(p, &report::records_table(&eval).to_csv())?;
+    }
     match a.format {
         Format::Json => print_json(&eval)?,
         f => {

@@ -194,6 +194,9 @@ pub struct EvaluateArgs {
     /// Also print the per-kernel breakdown (table/csv)
     #[arg(long)]
     pub per_kernel: bool,
+    /// Write every scored prediction (model, target, kernel, config, measured, predicted, interval, bound) to this CSV
+    #[arg(long, value_name = "FILE")]
+    pub predictions: Option<PathBuf>,
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
     #[command(flatten)]

@@ -15,7 +15,7 @@ use crate::occupancy::{occupancy, LaunchResources, Occupancy};
 
 /// A working set counts as L2-resident when it fits in this share of L2 (the rest of
 /// L2 holds other lines, and replacement is not perfect LRU).
-pub const L2_RESIDENT_FRACTION: f64 = 0.75;
+pub const L2_RESIDENT_FRACTION: f64 = 0.9;
 
 /// Everything the models know about one run's work on one GPU.
 #[derive(Debug, Clone, serde::Serialize)]
