@@ -35,7 +35,22 @@ pub enum Protocol {
         /// setup for Exp 3).
         #[serde(default)]
         smallest_only: bool,
+        /// What is known of a test kernel when predicting it on GPU T.
+        #[serde(default)]
+        known: KnownTestRuns,
     },
+}
+
+/// In the new-kernel protocol, the measurements of a test kernel a projection may use.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum KnownTestRuns {
+    /// The kernel measured on the other GPUs (a new kernel on this GPU).
+    #[default]
+    OtherGpus,
+    /// The kernel's smallest configuration on the same GPU (run once, small): it is
+    /// evidence, not scored; the larger configurations are predicted.
+    SmallestSize,
 }
 
 impl Protocol {
@@ -54,6 +69,7 @@ impl Protocol {
                 test_kernels: test_kernels
                     .unwrap_or_else(|| STUDY_TEST_KERNELS.iter().map(|s| s.to_string()).collect()),
                 smallest_only: false,
+                known: KnownTestRuns::OtherGpus,
             }),
             other => Err(Error::msg(format!(
                 "unknown protocol '{other}' (known: logo, new-size, new-kernel)"
@@ -243,6 +259,7 @@ fn folds<'a>(runs: &'a [&'a Run], protocol: &Protocol, sel: &Selection) -> Vec<F
         Protocol::NewKernel {
             test_kernels,
             smallest_only,
+            known,
         } => {
             let is_test = |r: &Run| test_kernels.iter().any(|k| *k == r.kernel);
             let smallest = |r: &Run| {
@@ -259,14 +276,16 @@ fn folds<'a>(runs: &'a [&'a Run], protocol: &Protocol, sel: &Selection) -> Vec<F
             let tests = runs
                 .iter()
                 .copied()
-                .filter(|r| is_test(r))
+                .filter(|r| is_test(r) && !(*known == KnownTestRuns::SmallestSize && smallest(r)))
                 .map(|q| {
                     let mut ev = train.clone();
-                    ev.extend(
-                        runs.iter()
-                            .copied()
-                            .filter(|r| r.kernel == q.kernel && r.gpu != q.gpu),
-                    );
+                    ev.extend(runs.iter().copied().filter(|r| {
+                        r.kernel == q.kernel
+                            && match known {
+                                KnownTestRuns::OtherGpus => r.gpu != q.gpu,
+                                KnownTestRuns::SmallestSize => r.gpu == q.gpu && smallest(r),
+                            }
+                    }));
                     (q, ev)
                 })
                 .collect();

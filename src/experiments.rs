@@ -14,6 +14,7 @@
 //! per_source = true                    # optional (logo): one source at a time, pooled
 //! test_kernels = ["matmul_tiled"]      # new-kernel
 //! smallest_only = false                # new-kernel: fit learned models on the smallest size only
+//! known_test_runs = "other-gpus"       # new-kernel: the test kernel on other GPUs | "smallest-size" on this GPU
 //! plots = true
 //! [published]                          # optional: figures to print beside ours
 //! source = "reference-results.md, Experiment 1"
@@ -58,6 +59,9 @@ pub struct Experiment {
     pub test_kernels: Option<Vec<String>>,
     #[serde(default)]
     pub smallest_only: bool,
+    /// new-kernel: what is known of a test kernel (other-gpus | smallest-size).
+    #[serde(default)]
+    pub known_test_runs: evaluation::KnownTestRuns,
     #[serde(default = "yes")]
     pub plots: bool,
     #[serde(default = "default_seed")]
@@ -116,8 +120,14 @@ impl Experiment {
 
     pub fn protocol(&self) -> Result<Protocol> {
         let mut p = Protocol::parse(&self.protocol, self.test_kernels.clone())?;
-        if let Protocol::NewKernel { smallest_only, .. } = &mut p {
+        if let Protocol::NewKernel {
+            smallest_only,
+            known,
+            ..
+        } = &mut p
+        {
             *smallest_only = self.smallest_only;
+            *known = self.known_test_runs;
         }
         Ok(p)
     }

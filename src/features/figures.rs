@@ -15,12 +15,14 @@ use std::path::Path;
 pub const SUSTAINED_DRAM_FRACTION: f64 = 0.85;
 /// Share of peak FP throughput a dense FMA loop sustains.
 pub const SUSTAINED_COMPUTE_FRACTION: f64 = 0.90;
-/// L2 bandwidth estimate when none is measured: 32 bytes per clock per SM (the order of
-/// the L2 slice bandwidth of Volta..Hopper, expressed per SM so it scales with the chip).
-pub const L2_BYTES_PER_CLOCK_PER_SM: f64 = 32.0;
+/// L2 bandwidth estimate when none is measured: 20 bytes per clock per SM, the order
+/// microbenchmarks report for Volta and Turing (Jia et al., "Dissecting the NVIDIA
+/// Volta/Turing GPU architecture via microbenchmarking": ~2.1 TB/s on a V100 with 80
+/// SMs at 1.38 GHz, ~1.3 TB/s on a T4 with 40 SMs at 1.59 GHz), per SM so it scales.
+pub const L2_BYTES_PER_CLOCK_PER_SM: f64 = 20.0;
 /// Back-to-back launch interval when none is measured (µs). The reference study's tiny
 /// kernels sit at 1.3-5.5 µs.
-pub const DEFAULT_LAUNCH_OVERHEAD_US: f64 = 2.5;
+pub const DEFAULT_LAUNCH_OVERHEAD_US: f64 = 1.5;
 /// Contended (same-address) atomic throughput, bytes of the study's accounting per clock:
 /// about 0.6 warp-aggregated atomics per L2 clock x 32 lanes x 8 bytes. Only its
 /// scaling with the clock matters for a projection; the constant decides when the

@@ -39,6 +39,11 @@ pub struct RunFeatures {
     /// waves / ceil(waves): the share of the last wave's slots doing work.
     pub tail_efficiency: Option<f64>,
     pub launch_floor_ms: f64,
+    /// Warps the grid keeps resident at once times the clock (warp-slots x GHz): the
+    /// throughput of a latency-bound kernel scales with it.
+    pub parallelism: Option<f64>,
+    /// Warps in the whole grid.
+    pub grid_warps: Option<f64>,
     /// Features the run's columns did not allow (e.g. "occupancy: no block_threads").
     pub missing: Vec<&'static str>,
 }
@@ -69,6 +74,12 @@ pub fn waves(grid_blocks: f64, sm_count: u32, blocks_per_sm: u32) -> (f64, f64) 
     let w = grid_blocks / slots;
     let tail = if w <= 0.0 { 1.0 } else { w / w.ceil() };
     (w, tail)
+}
+
+/// Resident warps across the GPU (capped by the grid's warps) times the clock in GHz.
+pub fn warp_parallelism(gpu: &Gpu, warps_per_sm: u32, grid_warps: f64) -> f64 {
+    let resident = (gpu.sm_count as f64 * warps_per_sm as f64).min(grid_warps.max(1.0));
+    resident * gpu.boost_clock_mhz / 1e3
 }
 
 /// The study's efficiency (eq. 5-11): measured performance over occupancy x roof, in
@@ -129,8 +140,18 @@ pub fn run_features(run: &Run, gpu: &Gpu, figs: &Figures, catalog: &Catalog) -> 
             (None, None)
         }
     };
+    let grid_warps = match (run.grid_blocks, run.block_threads) {
+        (Some(g), Some(b)) => Some(g * (b / gpu.warp_size as f64).ceil()),
+        _ => None,
+    };
+    let parallelism = match (grid_warps, occ) {
+        (Some(w), Some(o)) => Some(warp_parallelism(gpu, o.warps_per_sm, w)),
+        _ => None,
+    };
     RunFeatures {
         gpu: gpu.name.clone(),
+        parallelism,
+        grid_warps,
         intensity: roofline::arithmetic_intensity(run.flops, run.dram_bytes),
         working_set_bytes: working_set,
         fits_l2,

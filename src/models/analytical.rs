@@ -7,8 +7,8 @@
 //!   bytes / DRAM bandwidth), one source at a time (several sources: their mean).
 //! - [`Analytical`]: our projection (see [`project`]): the launch floor is an additive
 //!   term, the memory roof is the L2's when the working set fits in L2, contended
-//!   atomics have their own roof, the occupancy ratio is damped and waves are
-//!   quantized; several sources combine by a weighted geometric mean with weights from
+//!   atomics have their own roof, the share of time the roof does not explain scales
+//!   with warp parallelism (resident warps x clock) and waves are quantized; several sources combine by a weighted geometric mean with weights from
 //!   architectural similarity ([`similarity`]); the interval spans the sources and the
 //!   memory levels (hierarchical roofline).
 
@@ -18,9 +18,8 @@ use crate::data::Run;
 use crate::error::Result;
 use crate::features::{run_features, Bound, Figures, RunFeatures};
 
-/// Exponent on the occupancy ratio: latency hiding saturates, so occupancy matters
-/// less than proportionally (0 = ignore, 1 = the study's full ratio).
-pub const OCCUPANCY_EXPONENT: f64 = 0.5;
+/// Exponent on the reported occupancy ratio (the study's full ratio).
+pub const OCCUPANCY_EXPONENT: f64 = 1.0;
 /// Share of a source's time always attributed to work (a run measured at its floor
 /// still says something about its work).
 const MIN_BUSY_FRACTION: f64 = 0.05;
@@ -44,6 +43,11 @@ pub struct Projection {
     /// Source time above its launch floor.
     pub busy_source_ms: f64,
     pub roof_ratio: f64,
+    /// Share of the busy time the roof explains (eta).
+    pub roof_share: f64,
+    /// Time ratio of the latency-bound share (warp parallelism per grid warp).
+    pub latency_ratio: f64,
+    /// The study's occupancy ratio (reported; our blend uses warp parallelism instead).
     pub occupancy_ratio: f64,
     pub wave_ratio: f64,
     /// Source efficiency: roof / (occupancy x measured), the study's eq. 5-11.
@@ -83,33 +87,70 @@ fn memory_roof(f: &RunFeatures, level: Bound) -> f64 {
 }
 
 /// Project one source run onto the target GPU.
-pub fn project(src: &Run, query: &Run, gs: &Gpu, gt: &Gpu, ctx: &Context) -> Result<Projection> {
-    let (fs_figs, ft_figs): (Figures, Figures) = (ctx.figures(gs)?, ctx.figures(gt)?);
+///
+/// The source's busy time (measured minus its launch floor) is split by its
+/// efficiency at the binding roof, eta = roof / busy (clamped to [0, 1]): the part the
+/// roof explains scales with the roof ratio, the rest — latency the roof does not
+/// explain — with the ratio of warp parallelism (resident warps x clock) per grid warp.
+/// Geometrically: ratio = roof_ratio^eta x latency_ratio^(1 - eta). Across GPUs the
+/// work is described by the source run (the same work; the target's own row is never
+/// read); across sizes on one GPU by the query.
+pub fn project(
+    src: &Run,
+    query: &Run,
+    gs: &Gpu,
+    gt: &Gpu,
+    ctx: &Context,
+    evidence: &Evidence,
+) -> Result<Projection> {
+    let (mut fs_figs, ft_figs): (Figures, Figures) = (ctx.figures(gs)?, ctx.figures(gt)?);
+    // The source's floor from its own fastest run (when the catalog has no measured one).
+    if gs.launch_overhead_us.is_none() {
+        if let Some(f) = evidence.floor_ms(&gs.name) {
+            fs_figs.launch_ms = f;
+        }
+    }
+    let same_work = src.kernel == query.kernel && src.config == query.config;
+    let work = if same_work { src } else { query };
     let fs = run_features(src, gs, &fs_figs, ctx.catalog);
-    let ft = run_features(query, gt, &ft_figs, ctx.catalog);
+    let ft = run_features(work, gt, &ft_figs, ctx.catalog);
     let busy = (src.time_ms - fs.launch_floor_ms).max(MIN_BUSY_FRACTION * src.time_ms);
     let ratio = |a: f64, b: f64| if a > 0.0 && b > 0.0 { a / b } else { 1.0 };
-    // With no FLOPs and no bytes the work is latency: it scales with the clock.
+    let latency_ratio = match (fs.parallelism, ft.parallelism, fs.grid_warps, ft.grid_warps) {
+        (Some(ps), Some(pt), Some(ws), Some(wt)) => (wt / pt) / (ws / ps),
+        _ => gs.boost_clock_mhz / gt.boost_clock_mhz * ratio(work.work(), src.work()),
+    };
+    let eta = if fs.roof_ms > 0.0 {
+        (fs.roof_ms / busy).clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
     let roof_ratio = if fs.roof_ms > 0.0 && ft.roof_ms > 0.0 {
         ft.roof_ms / fs.roof_ms
     } else {
-        gs.boost_clock_mhz / gt.boost_clock_mhz
+        latency_ratio
     };
     let occ = |f: &RunFeatures| f.occupancy.map(|o| o.occupancy).unwrap_or(0.0);
     let occupancy_ratio = ratio(occ(&fs), occ(&ft)).powf(OCCUPANCY_EXPONENT);
     let tail = |f: &RunFeatures| f.tail_efficiency.unwrap_or(1.0);
     let wave_ratio = ratio(tail(&fs), tail(&ft));
-    let scale = occupancy_ratio * wave_ratio;
-    let pred = ft.launch_floor_ms + busy * roof_ratio * scale;
+    let blend = |roof: f64| roof.powf(eta) * latency_ratio.powf(1.0 - eta) * wave_ratio;
+    let pred = ft.launch_floor_ms + busy * blend(roof_ratio);
     let level_pred = |level: Bound| {
-        let r = ratio(memory_roof(&ft, level), fs.roof_ms);
-        ft.launch_floor_ms + busy * if fs.roof_ms > 0.0 { r } else { roof_ratio } * scale
+        let r = if fs.roof_ms > 0.0 {
+            ratio(memory_roof(&ft, level), fs.roof_ms)
+        } else {
+            roof_ratio
+        };
+        ft.launch_floor_ms + busy * blend(r)
     };
     Ok(Projection {
         source_gpu: gs.name.clone(),
         target_gpu: gt.name.clone(),
         source_ms: src.time_ms,
         efficiency: crate::features::efficiency(fs.roof_ms, occ(&fs).max(1e-9), src.time_ms),
+        roof_share: eta,
+        latency_ratio,
         busy_source_ms: busy,
         roof_ratio,
         occupancy_ratio,
@@ -151,7 +192,7 @@ pub fn projections<'a>(
     let gt = ctx.gpu(&query.gpu)?;
     sources(query, evidence)
         .into_iter()
-        .map(|s| Ok((s, project(s, query, ctx.gpu(&s.gpu)?, gt, ctx)?)))
+        .map(|s| Ok((s, project(s, query, ctx.gpu(&s.gpu)?, gt, ctx, evidence)?)))
         .collect()
 }
 

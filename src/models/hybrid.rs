@@ -40,6 +40,9 @@ pub struct HybridState {
     pub categories: Vec<String>,
     pub training_gpus: Vec<String>,
     pub data_hash: String,
+    /// Share of the learned correction applied (chosen by leave-one-GPU-out inside the
+    /// training GPUs; 0 = pure analytical).
+    pub shrinkage: f64,
     pub x: Vec<Vec<f64>>,
     pub y: Vec<f64>,
 }
@@ -105,6 +108,73 @@ fn fit_regressor(
     Ok(Some(reg))
 }
 
+/// Candidate shares of the correction.
+const SHRINKAGE_GRID: [f64; 5] = [0.0, 0.25, 0.5, 0.75, 1.0];
+
+/// How much of the learned correction to trust, chosen honestly inside the training
+/// data: each training GPU in turn is held out, the residual model is fitted on the
+/// pairs that do not touch it and scored on the pairs that target it; the share with
+/// the lowest mean absolute percentage error over all held-out pairs wins (ties go to
+/// the smaller share). With too few GPUs to hold one out, the correction is not used.
+fn choose_shrinkage(
+    kind: RegressorKind,
+    seed: u64,
+    x: &[Vec<f64>],
+    y: &[f64],
+    pair_gpus: &[(String, String)],
+    gpus: &[String],
+) -> Result<f64> {
+    let mut scored: Vec<(f64, f64)> = Vec::new(); // (predicted correction, actual residual)
+    for g in gpus {
+        let (mut xi, mut yi, mut xo, mut yo) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for ((row, &target), (s, t)) in x.iter().zip(y).zip(pair_gpus) {
+            if s != g && t != g {
+                xi.push(row.clone());
+                yi.push(target);
+            } else if t == g && s != g {
+                xo.push(row.clone());
+                yo.push(target);
+            }
+        }
+        if xo.is_empty() {
+            continue;
+        }
+        let Some(reg) = fit_regressor(kind, seed, &xi, &yi)? else {
+            continue;
+        };
+        let width = xo[0].len();
+        let xm = Array2::from_shape_vec((xo.len(), width), xo.concat())
+            .map_err(|e| Error::msg(e.to_string()))?;
+        let pred = reg.predict(&xm)?;
+        scored.extend(
+            pred.iter()
+                .map(|c| c.clamp(-MAX_LOG_CORRECTION, MAX_LOG_CORRECTION))
+                .zip(yo),
+        );
+    }
+    if scored.is_empty() {
+        return Ok(0.0);
+    }
+    let mape = |lambda: f64| {
+        scored
+            .iter()
+            .map(|(c, r)| ((lambda * c - r).exp() - 1.0).abs())
+            .sum::<f64>()
+    };
+    Ok(SHRINKAGE_GRID
+        .iter()
+        .copied()
+        .fold((0.0, f64::INFINITY), |best, l| {
+            let m = mape(l);
+            if m < best.1 - 1e-12 {
+                (l, m)
+            } else {
+                best
+            }
+        })
+        .0)
+}
+
 /// Sources a training run is projected from: the same work on the other training GPUs
 /// and the nearest other size of its kernel on its own GPU.
 fn training_sources<'a>(t: &Run, evidence: &Evidence<'a>) -> Vec<&'a Run> {
@@ -141,7 +211,11 @@ pub fn data_hash(runs: &[Run]) -> String {
 
 impl Model for Hybrid {
     fn name(&self) -> String {
-        "hybrid".into()
+        if self.kind == DEFAULT_REGRESSOR {
+            "hybrid".into()
+        } else {
+            format!("hybrid-{}", self.kind.name())
+        }
     }
 
     fn fit(&mut self, train: &[Run], ctx: &Context) -> Result<()> {
@@ -149,7 +223,7 @@ impl Model for Hybrid {
         let mut categories: Vec<String> = train.iter().filter_map(|r| r.category.clone()).collect();
         categories.sort();
         categories.dedup();
-        let (mut x, mut y) = (Vec::new(), Vec::new());
+        let (mut x, mut y, mut pair_gpus) = (Vec::new(), Vec::new(), Vec::new());
         for t in train
             .iter()
             .filter(|r| !crate::data::validate::is_excluded(r))
@@ -158,7 +232,7 @@ impl Model for Hybrid {
             let gt = ctx.gpu(&t.gpu)?;
             for s in training_sources(t, &evidence) {
                 let gs = ctx.gpu(&s.gpu)?;
-                let p = project(s, &q, gs, gt, ctx)?;
+                let p = project(s, &q, gs, gt, ctx, &evidence)?;
                 x.push(vectors::pair(
                     s,
                     &q,
@@ -169,6 +243,7 @@ impl Model for Hybrid {
                     &categories,
                 ));
                 y.push((t.time_ms / p.pred_ms).ln());
+                pair_gpus.push((s.gpu.clone(), t.gpu.clone()));
             }
         }
         let mut gpus: Vec<String> = train.iter().map(|r| r.gpu.clone()).collect();
@@ -176,8 +251,10 @@ impl Model for Hybrid {
         gpus.dedup();
         let mut names: Vec<String> = vectors::PAIR_NAMES.iter().map(|s| s.to_string()).collect();
         names.extend(categories.iter().map(|c| format!("category={c}")));
+        let shrinkage = choose_shrinkage(self.kind, self.seed, &x, &y, &pair_gpus, &gpus)?;
         self.regressor = fit_regressor(self.kind, self.seed, &x, &y)?;
         self.state = Some(HybridState {
+            shrinkage,
             format: "gpucast-model".into(),
             version: MODEL_FORMAT_VERSION,
             gpucast_version: env!("CARGO_PKG_VERSION").into(),
@@ -228,7 +305,8 @@ impl Model for Hybrid {
                     .map_err(|e| Error::msg(e.to_string()))?;
                 let corr = reg.predict(&xm)?;
                 for ((_, p), c) in ps.iter_mut().zip(corr.iter()) {
-                    let f = c.clamp(-MAX_LOG_CORRECTION, MAX_LOG_CORRECTION).exp();
+                    let f =
+                        (state.shrinkage * c.clamp(-MAX_LOG_CORRECTION, MAX_LOG_CORRECTION)).exp();
                     p.pred_ms *= f;
                     p.pred_dram_ms *= f;
                     p.pred_l2_ms *= f;

@@ -46,6 +46,7 @@ pub struct Prediction {
 pub struct Evidence<'a> {
     by_work: HashMap<(&'a str, &'a str), Vec<&'a Run>>,
     by_kernel: HashMap<(&'a str, &'a str), Vec<&'a Run>>,
+    fastest: HashMap<&'a str, f64>,
 }
 
 impl<'a> Evidence<'a> {
@@ -64,8 +65,15 @@ impl<'a> Evidence<'a> {
                 .entry((r.gpu.as_str(), r.kernel.as_str()))
                 .or_default()
                 .push(r);
+            let f = e.fastest.entry(r.gpu.as_str()).or_insert(f64::INFINITY);
+            *f = f.min(r.time_ms);
         }
         e
+    }
+    /// The fastest run measured on `gpu`: an upper bound of its launch floor, used as
+    /// that (source) GPU's floor. Never asked for the target.
+    pub fn floor_ms(&self, gpu: &str) -> Option<f64> {
+        self.fastest.get(gpu).copied()
     }
     /// The same work measured on GPUs other than `target`.
     pub fn same_work(&self, query: &Run, target: &str) -> Vec<&'a Run> {
@@ -125,6 +133,12 @@ pub fn by_name(name: &str, seed: u64) -> Result<Box<dyn Model>> {
         "analytical" => Ok(Box::new(analytical::Analytical::default())),
         "analytical-study" => Ok(Box::new(analytical::AnalyticalStudy)),
         "hybrid" => Ok(Box::new(hybrid::Hybrid::new(seed))),
+        h if h.starts_with("hybrid-") => match RegressorKind::parse(&h["hybrid-".len()..]) {
+            Some(kind) => Ok(Box::new(hybrid::Hybrid::with_regressor(kind, seed))),
+            None => Err(Error::msg(format!(
+                "unknown residual regressor in '{h}' (e.g. hybrid-forest)"
+            ))),
+        },
         other => match RegressorKind::parse(other) {
             Some(kind) => Ok(Box::new(learned::Learned::new(kind, seed))),
             None => Err(Error::msg(format!(
