@@ -261,7 +261,7 @@ fn folds<'a>(runs: &'a [&'a Run], protocol: &Protocol, sel: &Selection) -> Vec<F
             smallest_only,
             known,
         } => {
-            let is_test = |r: &Run| test_kernels.iter().any(|k| *k == r.kernel);
+            let is_test = |r: &Run| test_kernels.contains(&r.kernel);
             let smallest = |r: &Run| {
                 runs.iter()
                     .filter(|o| o.gpu == r.gpu && o.kernel == r.kernel)
@@ -307,9 +307,9 @@ pub fn query_of(run: &Run) -> Run {
 }
 
 /// Evaluate models under a protocol. `make` builds a fresh model by name per fold.
+/// The caller records which data it ran on in the result's `data`.
 pub fn evaluate(
     runs: &[Run],
-    data: &[String],
     protocol: &Protocol,
     selection: &Selection,
     model_names: &[String],
@@ -320,7 +320,6 @@ pub fn evaluate(
     let kept: Vec<&Run> = runs.iter().filter(|r| !is_excluded(r)).collect();
     let mut eval = Evaluation {
         protocol: protocol.name().into(),
-        data: data.to_vec(),
         excluded_rows: runs.len() - kept.len(),
         ..Evaluation::default()
     };

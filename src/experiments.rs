@@ -15,6 +15,7 @@
 //! test_kernels = ["matmul_tiled"]      # new-kernel
 //! smallest_only = false                # new-kernel: fit learned models on the smallest size only
 //! known_test_runs = "other-gpus"       # new-kernel: the test kernel on other GPUs | "smallest-size" on this GPU
+//! resources = "benchmarks_cuda/inspect/resources.csv"  # per-arch registers (our models)
 //! plots = true
 //! [published]                          # optional: figures to print beside ours
 //! source = "reference-results.md, Experiment 1"
@@ -62,6 +63,10 @@ pub struct Experiment {
     /// new-kernel: what is known of a test kernel (other-gpus | smallest-size).
     #[serde(default)]
     pub known_test_runs: evaluation::KnownTestRuns,
+    /// Per-architecture kernel resources (gpucast-bench inspect CSV), relative to the
+    /// directory gpucast runs in; target occupancy then uses the target arch's registers.
+    #[serde(default)]
+    pub resources: Option<PathBuf>,
     #[serde(default = "yes")]
     pub plots: bool,
     #[serde(default = "default_seed")]
@@ -214,6 +219,11 @@ pub fn run(
         (None, Some(p)) => Calibration::from_study_metrics(p, catalog)?,
         (None, None) => ours.clone(),
     };
+    let resources = exp
+        .resources
+        .as_deref()
+        .map(crate::features::KernelResources::from_csv)
+        .transpose()?;
     let seed = exp.seed;
     let (protocol, selection) = (exp.protocol()?, exp.selection(catalog)?);
     let mut evaluation = Evaluation::default();
@@ -230,10 +240,10 @@ pub fn run(
         let ctx = Context {
             catalog,
             calibration: cal,
+            resources: if is_study { None } else { resources.as_ref() },
         };
         let e = evaluation::evaluate(
             runs,
-            files,
             &protocol,
             &selection,
             &names,
@@ -242,7 +252,7 @@ pub fn run(
             progress,
         )?;
         evaluation.protocol = e.protocol;
-        evaluation.data = e.data;
+        evaluation.data = files.to_vec();
         evaluation.excluded_rows = e.excluded_rows;
         evaluation.results.extend(e.results);
         evaluation.records.extend(e.records);
@@ -395,11 +405,7 @@ pub fn write_outputs(
                 .map(|(k, v)| (k.to_string(), v))
                 .collect();
             let p = out.join(format!("{name}_pred_vs_measured_{}.svg", slug(t)));
-            plots::pred_vs_measured(
-                &p,
-                &format!("{}: predicted vs measured on {t}", o.experiment.title),
-                &series,
-            )?;
+            plots::pred_vs_measured(&p, &format!("{name}: predicted vs measured, {t}"), &series)?;
             written.push(p);
         }
         let mut ape: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
@@ -411,7 +417,7 @@ pub fn write_outputs(
         let series: Vec<(String, Vec<f64>)> =
             ape.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
         let p = out.join(format!("{name}_error_cdf.svg"));
-        plots::error_cdf(&p, &format!("{}: error CDF", o.experiment.title), &series)?;
+        plots::error_cdf(&p, &format!("{name}: error CDF"), &series)?;
         written.push(p);
     }
     let _ = (runs, catalog);
@@ -444,7 +450,7 @@ pub fn roofline_plots(runs: &[Run], catalog: &Catalog, out: &Path) -> Result<Vec
             .iter()
             .filter(|r| r.gpu == g && !is_excluded(r))
             .map(|r| {
-                let f = run_features(r, gpu, &figs, catalog);
+                let f = run_features(r, gpu, &figs, catalog, None);
                 let gflops = r.flops / (r.time_ms * 1e-3) / 1e9;
                 (
                     r.kernel.clone(),

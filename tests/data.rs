@@ -14,7 +14,7 @@ fn csv_parquet_round_trip_keeps_values_and_unknown_columns() {
     assert_eq!(t.extra.get_column_names()[0].as_str(), "my_note");
     let pq = dir.path().join("runs.parquet");
     data::write(&t, &pq).unwrap();
-    let back = data::load(&[pq.clone()]).unwrap();
+    let back = data::load(std::slice::from_ref(&pq)).unwrap();
     assert_eq!(back.len(), 2);
     for (a, b) in t.runs.iter().zip(&back.runs) {
         assert_eq!(
@@ -201,7 +201,7 @@ fn reference_files_import_with_their_row_counts_and_titan_x_flagged() {
             "{file}: original columns kept"
         );
     }
-    let mut t = data::load(&[dir.clone()]).unwrap();
+    let mut t = data::load(std::slice::from_ref(&dir)).unwrap();
     assert_eq!(t.len(), 243);
     let rep = data::validate(&mut t, &catalog).unwrap();
     let tx = rep

@@ -238,6 +238,13 @@ fn calibration(
     })
 }
 
+fn kernel_resources(f: &FiguresArgs) -> Result<Option<gpucast::features::KernelResources>> {
+    f.resources
+        .as_deref()
+        .map(gpucast::features::KernelResources::from_csv)
+        .transpose()
+}
+
 fn load_model(spec: &str, seed: u64) -> Result<Box<dyn Model>> {
     if spec.ends_with(".json") {
         let text = std::fs::read_to_string(spec).map_err(|e| Error::file(spec, e.to_string()))?;
@@ -257,9 +264,11 @@ fn predict(a: PredictArgs, catalog: &Catalog) -> Result<()> {
     let (mut table, _) = load(&a.runs, catalog)?;
     let target = catalog.resolve_or_err(&a.target)?.name.clone();
     let cal = calibration(&a.figures, &a.model, &a.runs, catalog)?;
+    let resources = kernel_resources(&a.figures)?;
     let ctx = Context {
         catalog,
         calibration: &cal,
+        resources: resources.as_ref(),
     };
     let mut model = load_model(&a.model, a.seed)?;
     if !a.model.ends_with(".json") {
@@ -393,9 +402,11 @@ fn explain(a: ExplainArgs, catalog: &Catalog) -> Result<()> {
         ))
     })?;
     let cal = calibration(&a.figures, "analytical", &a.runs, catalog)?;
+    let resources = kernel_resources(&a.figures)?;
     let ctx = Context {
         catalog,
         calibration: &cal,
+        resources: resources.as_ref(),
     };
     let mut q = evaluation::query_of(row);
     q.gpu = target.clone();
@@ -487,9 +498,11 @@ fn evaluate(a: EvaluateArgs, catalog: &Catalog) -> Result<()> {
         &a.data,
         catalog,
     )?;
+    let resources = kernel_resources(&a.figures)?;
     let ctx = Context {
         catalog,
         calibration: &cal,
+        resources: resources.as_ref(),
     };
     let pb = progress_bar(
         (evaluation::fold_count(&table.runs, &protocol, &Default::default()) * a.model.len())
@@ -497,9 +510,8 @@ fn evaluate(a: EvaluateArgs, catalog: &Catalog) -> Result<()> {
         protocol.name(),
     );
     let seed = a.seed;
-    let eval = evaluation::evaluate(
+    let mut eval = evaluation::evaluate(
         &table.runs,
-        &table.files,
         &protocol,
         &Default::default(),
         &a.model,
@@ -508,6 +520,7 @@ fn evaluate(a: EvaluateArgs, catalog: &Catalog) -> Result<()> {
         &|| pb.inc(1),
     )?;
     pb.finish_and_clear();
+    eval.data = table.files.clone();
     if let Some(p) = &a.predictions {
         report::write_atomic(p, &report::records_table(&eval).to_csv())?;
     }
@@ -556,9 +569,11 @@ fn train(a: TrainArgs, catalog: &Catalog) -> Result<()> {
     }
     let (table, _) = load(&a.data, catalog)?;
     let cal = calibration(&a.figures, &a.model, &a.data, catalog)?;
+    let resources = kernel_resources(&a.figures)?;
     let ctx = Context {
         catalog,
         calibration: &cal,
+        resources: resources.as_ref(),
     };
     let mut m = hybrid::Hybrid::new(a.seed);
     m.fit(&table.runs, &ctx)?;

@@ -129,6 +129,11 @@ pub struct FiguresArgs {
     /// one beside the data, if any)
     #[arg(long, value_name = "FILE")]
     pub study_metrics: Option<PathBuf>,
+    /// Per-architecture kernel resources (`gpucast-bench inspect --format csv`, e.g.
+    /// benchmarks_cuda/inspect/resources.csv): target occupancy then uses the registers
+    /// of each kernel as compiled for the target's architecture
+    #[arg(long, value_name = "FILE")]
+    pub resources: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]

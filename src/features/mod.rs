@@ -56,15 +56,95 @@ pub fn is_atomic(run: &Run) -> bool {
         .is_some_and(|c| c.to_ascii_lowercase().contains("atomic"))
 }
 
+/// Registers and static shared memory of each kernel as compiled for each
+/// architecture (`gpucast-bench inspect` CSV: kernel, arch, regs_per_thread,
+/// static_smem_bytes, ...). When given, a run's occupancy on a GPU uses the resources
+/// of its kernel compiled for that GPU's architecture instead of the run's own columns.
+#[derive(Debug, Clone, Default)]
+pub struct KernelResources {
+    by_kernel_arch: std::collections::HashMap<(String, String), (u32, u32)>,
+}
+
+impl KernelResources {
+    pub fn from_csv(path: &std::path::Path) -> crate::error::Result<KernelResources> {
+        use crate::error::Error;
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Error::file(path.display(), e.to_string()))?;
+        let mut lines = text.lines().filter(|l| !l.starts_with('#'));
+        let header: Vec<&str> = lines.next().unwrap_or("").split(',').collect();
+        let col = |name: &str| {
+            header.iter().position(|h| h.trim() == name).ok_or_else(|| {
+                Error::file(
+                    path.display(),
+                    format!("missing column '{name}' (expected gpucast-bench inspect CSV)"),
+                )
+            })
+        };
+        let (k, a, r, sm) = (
+            col("kernel")?,
+            col("arch")?,
+            col("regs_per_thread")?,
+            col("static_smem_bytes")?,
+        );
+        let mut out = KernelResources::default();
+        for (i, line) in lines.enumerate() {
+            let cells: Vec<&str> = line.split(',').collect();
+            let num = |c: usize, name: &str| -> crate::error::Result<u32> {
+                cells
+                    .get(c)
+                    .and_then(|v| v.trim().parse().ok())
+                    .ok_or_else(|| {
+                        Error::cell(
+                            path.display(),
+                            i + 1,
+                            name,
+                            format!("expected a whole number in '{line}'"),
+                        )
+                    })
+            };
+            let (Some(kernel), Some(arch)) = (cells.get(k), cells.get(a)) else {
+                continue;
+            };
+            out.by_kernel_arch.insert(
+                (kernel.trim().to_string(), arch.trim().to_string()),
+                (num(r, "regs_per_thread")?, num(sm, "static_smem_bytes")?),
+            );
+        }
+        Ok(out)
+    }
+    pub fn len(&self) -> usize {
+        self.by_kernel_arch.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.by_kernel_arch.is_empty()
+    }
+    /// (registers per thread, static shared bytes) of `kernel` compiled for `arch`.
+    pub fn get(&self, kernel: &str, arch: &str) -> Option<(u32, u32)> {
+        self.by_kernel_arch
+            .get(&(kernel.to_string(), arch.to_string()))
+            .copied()
+    }
+}
+
 /// Occupancy of the run's launch on `gpu` (None when block size is unknown or the
 /// launch cannot be resident, e.g. too many registers for that architecture).
-pub fn run_occupancy(run: &Run, gpu: &Gpu, catalog: &Catalog) -> Option<Occupancy> {
+pub fn run_occupancy(
+    run: &Run,
+    gpu: &Gpu,
+    catalog: &Catalog,
+    resources: Option<&KernelResources>,
+) -> Option<Occupancy> {
     let block = run.block_threads?;
-    let res = LaunchResources {
+    let mut res = LaunchResources {
         block_threads: block as u32,
         regs_per_thread: run.regs_per_thread.unwrap_or(0.0) as u32,
         smem_per_block: run.smem_per_block.unwrap_or(0.0) as u32,
     };
+    if let Some((regs, smem)) = resources.and_then(|r| r.get(&run.kernel, &gpu.sm_arch())) {
+        res.regs_per_thread = regs;
+        // the run's own figure may include dynamic shared memory: keep the larger
+        res.smem_per_block = res.smem_per_block.max(smem);
+    }
     occupancy(&catalog.limits(gpu), &res).ok()
 }
 
@@ -92,7 +172,13 @@ pub fn efficiency(roof_ms: f64, occupancy: f64, measured_ms: f64) -> f64 {
 }
 
 /// Compute the features of `run`'s work on `gpu` with the given figures.
-pub fn run_features(run: &Run, gpu: &Gpu, figs: &Figures, catalog: &Catalog) -> RunFeatures {
+pub fn run_features(
+    run: &Run,
+    gpu: &Gpu,
+    figs: &Figures,
+    catalog: &Catalog,
+    resources: Option<&KernelResources>,
+) -> RunFeatures {
     let mut missing = Vec::new();
     let working_set = match run.working_set_bytes {
         Some(w) => w,
@@ -126,7 +212,7 @@ pub fn run_features(run: &Run, gpu: &Gpu, figs: &Figures, catalog: &Catalog) -> 
         |best, c| if c.0 > best.0 { c } else { best },
     );
 
-    let occ = run_occupancy(run, gpu, catalog);
+    let occ = run_occupancy(run, gpu, catalog, resources);
     if run.block_threads.is_none() {
         missing.push("occupancy (no block_threads)");
     }

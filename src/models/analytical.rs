@@ -20,6 +20,8 @@ use crate::features::{run_features, Bound, Figures, RunFeatures};
 
 /// Exponent on the reported occupancy ratio (the study's full ratio).
 pub const OCCUPANCY_EXPONENT: f64 = 1.0;
+/// A fastest run longer than this (10 µs) says nothing about the launch floor.
+pub const MAX_LAUNCH_FLOOR_MS: f64 = 0.01;
 /// Share of a source's time always attributed to work (a run measured at its floor
 /// still says something about its work).
 const MIN_BUSY_FRACTION: f64 = 0.05;
@@ -104,16 +106,20 @@ pub fn project(
     evidence: &Evidence,
 ) -> Result<Projection> {
     let (mut fs_figs, ft_figs): (Figures, Figures) = (ctx.figures(gs)?, ctx.figures(gt)?);
-    // The source's floor from its own fastest run (when the catalog has no measured one).
+    // The source's floor from its own fastest run (when the catalog has no measured
+    // one), if that run is short enough to be a launch floor at all.
     if gs.launch_overhead_us.is_none() {
-        if let Some(f) = evidence.floor_ms(&gs.name) {
+        if let Some(f) = evidence
+            .floor_ms(&gs.name)
+            .filter(|f| *f <= MAX_LAUNCH_FLOOR_MS)
+        {
             fs_figs.launch_ms = f;
         }
     }
     let same_work = src.kernel == query.kernel && src.config == query.config;
     let work = if same_work { src } else { query };
-    let fs = run_features(src, gs, &fs_figs, ctx.catalog);
-    let ft = run_features(work, gt, &ft_figs, ctx.catalog);
+    let fs = run_features(src, gs, &fs_figs, ctx.catalog, ctx.resources);
+    let ft = run_features(work, gt, &ft_figs, ctx.catalog, ctx.resources);
     let busy = (src.time_ms - fs.launch_floor_ms).max(MIN_BUSY_FRACTION * src.time_ms);
     let ratio = |a: f64, b: f64| if a > 0.0 && b > 0.0 { a / b } else { 1.0 };
     let latency_ratio = match (fs.parallelism, ft.parallelism, fs.grid_warps, ft.grid_warps) {
@@ -255,7 +261,7 @@ pub fn project_study(src: &Run, query: &Run, gs: &Gpu, gt: &Gpu, ctx: &Context) 
     let (rs, rt) = (roof(src, gs, &fs), roof(query, gt, &ft));
     let roof_ratio = if rs > 0.0 && rt > 0.0 { rt / rs } else { 1.0 };
     let occ = |r: &Run, g: &Gpu| {
-        crate::features::run_occupancy(r, g, ctx.catalog)
+        crate::features::run_occupancy(r, g, ctx.catalog, ctx.resources)
             .map(|o| o.occupancy)
             .unwrap_or(0.0)
     };
@@ -289,7 +295,7 @@ impl Model for AnalyticalStudy {
         let lo = preds.iter().copied().fold(f64::INFINITY, f64::min);
         let hi = preds.iter().copied().fold(0.0, f64::max);
         let figs = ctx.figures(gt)?;
-        let f = run_features(query, gt, &figs, ctx.catalog);
+        let f = run_features(query, gt, &figs, ctx.catalog, ctx.resources);
         let bound = if f.compute_ms >= f.dram_ms && f.compute_ms > 0.0 {
             Bound::Compute
         } else {

@@ -30,7 +30,7 @@ fn design(runs: &[&Run], ctx: &Context) -> Result<Array2<f64>> {
     let mut x = Array2::zeros((runs.len(), width));
     for (i, r) in runs.iter().enumerate() {
         let gpu = ctx.gpu(&r.gpu)?;
-        let f = run_features(r, gpu, &ctx.figures(gpu)?, ctx.catalog);
+        let f = run_features(r, gpu, &ctx.figures(gpu)?, ctx.catalog, ctx.resources);
         let v = vectors::workload_hardware(r, gpu, &f);
         x.row_mut(i).assign(&Array1::from(v));
     }
@@ -69,7 +69,7 @@ impl Model for Learned {
         let x = design(&[query], ctx)?;
         let log_t = reg.predict(&x)?[0];
         let gpu = ctx.gpu(&query.gpu)?;
-        let f = run_features(query, gpu, &ctx.figures(gpu)?, ctx.catalog);
+        let f = run_features(query, gpu, &ctx.figures(gpu)?, ctx.catalog, ctx.resources);
         let t = log_t.clamp(-30.0, 30.0).exp();
         Ok(Some(Prediction {
             pred_ms: t,

@@ -21,6 +21,8 @@ use std::collections::HashMap;
 pub struct Context<'a> {
     pub catalog: &'a Catalog,
     pub calibration: &'a Calibration,
+    /// Per-architecture kernel resources (from `gpucast-bench inspect`), when supplied.
+    pub resources: Option<&'a crate::features::KernelResources>,
 }
 
 impl Context<'_> {
@@ -130,7 +132,7 @@ pub const MODEL_NAMES: &[&str] = &[
 pub fn by_name(name: &str, seed: u64) -> Result<Box<dyn Model>> {
     use regressors::RegressorKind;
     match name {
-        "analytical" => Ok(Box::new(analytical::Analytical::default())),
+        "analytical" => Ok(Box::new(analytical::Analytical)),
         "analytical-study" => Ok(Box::new(analytical::AnalyticalStudy)),
         "hybrid" => Ok(Box::new(hybrid::Hybrid::new(seed))),
         h if h.starts_with("hybrid-") => match RegressorKind::parse(&h["hybrid-".len()..]) {
