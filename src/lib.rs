@@ -14,6 +14,7 @@ pub mod experiments;
 pub mod features;
 pub mod models;
 pub mod occupancy;
+pub mod output;
 pub mod report;
 
 pub use error::{Error, Result};

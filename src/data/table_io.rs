@@ -394,30 +394,23 @@ pub fn to_frame(table: &RunsTable) -> Result<DataFrame> {
     DataFrame::new(n, cols).map_err(|e| Error::msg(format!("building output table: {e}")))
 }
 
-/// Write `df` to `path` (CSV or Parquet by extension) through a temporary file in the
-/// same directory, renamed into place, so an interrupted write never leaves half a file.
+/// Write `df` to `path` (CSV or Parquet by extension), atomically, so an interrupted
+/// write never leaves half a file.
 pub fn write_frame(df: &mut DataFrame, path: &Path) -> Result<()> {
     let name = &path.display().to_string();
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
+    let parquet = match extension(path).as_deref() {
+        Some("parquet") => true,
+        Some("csv") => false,
+        _ => return Err(Error::file(name, "output must end in .csv or .parquet")),
     };
-    std::fs::create_dir_all(&dir).map_err(|e| Error::file(dir.display(), e.to_string()))?;
-    let mut tmp =
-        tempfile::NamedTempFile::new_in(&dir).map_err(|e| Error::file(name, e.to_string()))?;
-    let res = match extension(path).as_deref() {
-        Some("parquet") => ParquetWriter::new(tmp.as_file_mut()).finish(df).map(|_| ()),
-        Some("csv") => CsvWriter::new(tmp.as_file_mut())
-            .include_header(true)
-            .finish(df),
-        _ => {
-            return Err(Error::file(name, "output must end in .csv or .parquet"));
-        }
-    };
-    res.map_err(|e| Error::file(name, format!("cannot write: {e}")))?;
-    tmp.persist(path)
-        .map_err(|e| Error::file(name, e.to_string()))?;
-    Ok(())
+    crate::output::write_atomic_with(path, |file| {
+        let res = if parquet {
+            ParquetWriter::new(file).finish(df).map(|_| ())
+        } else {
+            CsvWriter::new(file).include_header(true).finish(df)
+        };
+        res.map_err(|e| Error::file(name, format!("cannot write: {e}")))
+    })
 }
 
 /// Write a runs table to CSV or Parquet (atomically).

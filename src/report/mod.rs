@@ -211,23 +211,7 @@ pub fn records_table(eval: &Evaluation) -> Table {
     t
 }
 
-/// Write `text` to `path` through a temporary file renamed into place.
-pub fn write_atomic(path: &std::path::Path, text: &str) -> crate::error::Result<()> {
-    use crate::error::Error;
-    use std::io::Write;
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => std::path::PathBuf::from("."),
-    };
-    std::fs::create_dir_all(&dir).map_err(|e| Error::file(dir.display(), e.to_string()))?;
-    let mut tmp = tempfile::NamedTempFile::new_in(&dir)
-        .map_err(|e| Error::file(path.display(), e.to_string()))?;
-    tmp.write_all(text.as_bytes())
-        .map_err(|e| Error::file(path.display(), e.to_string()))?;
-    tmp.persist(path)
-        .map_err(|e| Error::file(path.display(), e.to_string()))?;
-    Ok(())
-}
+pub use crate::output::write_atomic;
 
 #[cfg(test)]
 mod tests {

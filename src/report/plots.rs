@@ -9,7 +9,6 @@
 //! "no data" note in the plotting area.
 
 use std::fmt::Display;
-use std::io::Write;
 use std::path::Path;
 
 use plotters::coord::ranged1d::{Ranged, ValueFormatter};
@@ -18,6 +17,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use crate::error::{Error, Result};
+use crate::output::write_atomic;
 
 /// Canvas size in pixels.
 const SIZE: (u32, u32) = (900, 650);
@@ -370,33 +370,6 @@ type DrawResult = std::result::Result<(), DrawingAreaErrorKind<std::io::Error>>;
 
 fn render_error(path: &Path, e: impl Display) -> Error {
     Error::file(path.display(), format!("cannot render chart: {e}"))
-}
-
-/// Writes `contents` to `path` through a temporary file in the same directory and a rename,
-/// creating the directory first if needed.
-fn write_atomic(path: &Path, contents: &str) -> Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    std::fs::create_dir_all(dir)
-        .map_err(|e| Error::file(path.display(), format!("cannot create directory: {e}")))?;
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)
-        .map_err(|e| Error::file(path.display(), format!("cannot create temporary file: {e}")))?;
-    tmp.write_all(contents.as_bytes())
-        .and_then(|()| tmp.flush())
-        .map_err(|e| Error::file(path.display(), format!("cannot write: {e}")))?;
-    // Temporary files are private (0600); a chart should be as readable as any other output.
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        tmp.as_file()
-            .set_permissions(std::fs::Permissions::from_mode(0o644))
-            .map_err(|e| Error::file(path.display(), format!("cannot set permissions: {e}")))?;
-    }
-    tmp.persist(path)
-        .map_err(|e| Error::file(path.display(), format!("cannot write: {}", e.error)))?;
-    Ok(())
 }
 
 /// A point label: the text, the data point and the text anchor's offset from it in pixels
