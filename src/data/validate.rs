@@ -2,10 +2,10 @@
 //! warnings (rows kept, the `flags` column says why).
 //!
 //! Warnings and the exclusion rule (see [`is_excluded`]):
-//! - `flat_time:<F>x` — within one (gpu, kernel) the time stays within 10 % while the
-//!   work (max of FLOPs and DRAM bytes) grows by F >= 4 (e.g. the TITAN X conv2d rows).
-//!   A plateau over 4x can be honest (a launch floor, an L2-resident working set); one
-//!   over >= 16x (three sizes or more) is not, and such rows are excluded.
+//! - `flat_time:<F>x` — within one (gpu, kernel) another row has F >= 4 times the work
+//!   (max of FLOPs and DRAM bytes) but less than F^0.25 times the time (e.g. the TITAN X
+//!   conv2d rows). Over 4x this can be honest (a launch floor, an L2-resident working
+//!   set); over F >= 16x it is not, and such rows are excluded.
 //! - `below_launch_floor` — time below 1 µs, faster than any back-to-back launch rate
 //!   measured on NVIDIA GPUs (the reference study's floor is 1.3-5.5 µs). Kept.
 //! - `above_peak_bandwidth` — DRAM bytes / time above 1.05 x the GPU's peak bandwidth
@@ -28,8 +28,9 @@ const OWN_FLAGS: [&str; 5] = [
     "above_peak_flops",
     "single_gpu",
 ];
-/// Time tolerance for "does not grow".
-const FLAT_TOLERANCE: f64 = 1.10;
+/// "Does not grow": the time grows by less than (work growth)^0.25 (2x for 16x the work),
+/// far less than any roof or latency model allows outside a launch floor.
+const FLAT_GROWTH_EXPONENT: f64 = 0.25;
 /// Work growth at which a flat time is flagged / excluded.
 const FLAT_FLAG_FACTOR: f64 = 4.0;
 const FLAT_EXCLUDE_FACTOR: f64 = 16.0;
@@ -123,29 +124,24 @@ fn flag_flat_time(runs: &mut [Run]) {
                 .push(i);
         }
     }
-    for idx in groups.values_mut() {
-        idx.sort_by(|&a, &b| runs[a].work().total_cmp(&runs[b].work()));
-        // A plateau: consecutive rows (by work) whose times stay within the tolerance
-        // of the plateau's first row.
-        let mut start = 0;
-        while start < idx.len() {
-            let t0 = runs[idx[start]].time_ms;
-            let mut end = start + 1;
-            while end < idx.len() {
-                let t = runs[idx[end]].time_ms;
-                if t <= t0 * FLAT_TOLERANCE && t >= t0 / FLAT_TOLERANCE {
-                    end += 1;
-                } else {
-                    break;
+    // The largest work growth over which each row's time failed to grow.
+    let mut growth = vec![0.0f64; runs.len()];
+    for idx in groups.values() {
+        for &a in idx {
+            for &b in idx {
+                let g = runs[b].work() / runs[a].work();
+                if g >= FLAT_FLAG_FACTOR
+                    && runs[b].time_ms / runs[a].time_ms < g.powf(FLAT_GROWTH_EXPONENT)
+                {
+                    growth[a] = growth[a].max(g);
+                    growth[b] = growth[b].max(g);
                 }
             }
-            let growth = runs[idx[end - 1]].work() / runs[idx[start]].work();
-            if end - start >= 2 && growth >= FLAT_FLAG_FACTOR {
-                for &i in &idx[start..end] {
-                    runs[i].flags.push(format!("flat_time:{}x", growth.round()));
-                }
-            }
-            start = end;
+        }
+    }
+    for (r, g) in runs.iter_mut().zip(growth) {
+        if g > 0.0 {
+            r.flags.push(format!("flat_time:{}x", g.round()));
         }
     }
 }

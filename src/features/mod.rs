@@ -148,11 +148,13 @@ pub fn run_occupancy(
     occupancy(&catalog.limits(gpu), &res).ok()
 }
 
-/// Waves and tail efficiency of a grid on a GPU at an occupancy.
+/// Waves and tail efficiency of a grid on a GPU at an occupancy. A grid of one wave or
+/// less has no tail to waste (it is short of parallelism instead, which
+/// [`warp_parallelism`] accounts for), so its tail efficiency is 1.
 pub fn waves(grid_blocks: f64, sm_count: u32, blocks_per_sm: u32) -> (f64, f64) {
     let slots = (sm_count as f64) * (blocks_per_sm.max(1) as f64);
     let w = grid_blocks / slots;
-    let tail = if w <= 0.0 { 1.0 } else { w / w.ceil() };
+    let tail = if w <= 1.0 { 1.0 } else { w / w.ceil() };
     (w, tail)
 }
 
@@ -268,6 +270,9 @@ mod tests {
         assert!((t - 2.5 / 3.0).abs() < 1e-12);
         let (w, t) = waves(80.0, 10, 4);
         assert!((w - 2.0).abs() < 1e-12 && (t - 1.0).abs() < 1e-12);
+        // 0.4 waves: short of parallelism, no tail
+        let (w, t) = waves(16.0, 10, 4);
+        assert!((w - 0.4).abs() < 1e-12 && (t - 1.0).abs() < 1e-12);
     }
 
     #[test]

@@ -93,7 +93,7 @@ fn memory_roof(f: &RunFeatures, level: Bound) -> f64 {
 /// The source's busy time (measured minus its launch floor) is split by its
 /// efficiency at the binding roof, eta = roof / busy (clamped to [0, 1]): the part the
 /// roof explains scales with the roof ratio, the rest — latency the roof does not
-/// explain — with the ratio of warp parallelism (resident warps x clock) per grid warp.
+/// explain — with work over warp parallelism (resident warps x clock).
 /// Geometrically: ratio = roof_ratio^eta x latency_ratio^(1 - eta). Across GPUs the
 /// work is described by the source run (the same work; the target's own row is never
 /// read); across sizes on one GPU by the query.
@@ -122,9 +122,12 @@ pub fn project(
     let ft = run_features(work, gt, &ft_figs, ctx.catalog, ctx.resources);
     let busy = (src.time_ms - fs.launch_floor_ms).max(MIN_BUSY_FRACTION * src.time_ms);
     let ratio = |a: f64, b: f64| if a > 0.0 && b > 0.0 { a / b } else { 1.0 };
-    let latency_ratio = match (fs.parallelism, ft.parallelism, fs.grid_warps, ft.grid_warps) {
-        (Some(ps), Some(pt), Some(ws), Some(wt)) => (wt / pt) / (ws / ps),
-        _ => gs.boost_clock_mhz / gt.boost_clock_mhz * ratio(work.work(), src.work()),
+    // Latency-bound time ~ work / parallelism (per-thread work grows with the problem
+    // in e.g. a matmul, so the work, not the warp count, is what scales).
+    let work_ratio = ratio(work.work(), src.work());
+    let latency_ratio = match (fs.parallelism, ft.parallelism) {
+        (Some(ps), Some(pt)) => work_ratio * ps / pt,
+        _ => work_ratio * gs.boost_clock_mhz / gt.boost_clock_mhz,
     };
     let eta = if fs.roof_ms > 0.0 {
         (fs.roof_ms / busy).clamp(0.0, 1.0)
