@@ -90,6 +90,10 @@ pub struct Metrics {
     pub within_25: f64,
     pub within_50: f64,
     pub rmse_log: f64,
+    /// Share of measurements inside the predicted [lo, hi] interval (an extension of
+    /// the contract: how honest the interval is).
+    #[serde(default)]
+    pub interval_coverage: f64,
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -119,6 +123,7 @@ impl Metrics {
                 within_25: f64::NAN,
                 within_50: f64::NAN,
                 rmse_log: f64::NAN,
+                interval_coverage: f64::NAN,
             };
         }
         let ape: Vec<f64> = pairs.iter().map(|(p, t)| (p - t).abs() / t).collect();
@@ -133,7 +138,22 @@ impl Metrics {
             within_50: within(0.50),
             rmse_log: (pairs.iter().map(|(p, t)| (p / t).ln().powi(2)).sum::<f64>() / n as f64)
                 .sqrt(),
+            interval_coverage: f64::NAN,
         }
+    }
+
+    /// Metrics of scored predictions, with the interval coverage.
+    pub fn from_records<'r>(records: impl IntoIterator<Item = &'r Record>) -> Metrics {
+        let recs: Vec<&Record> = records.into_iter().collect();
+        let mut m = Metrics::from_pairs(recs.iter().map(|r| (r.pred_ms, r.measured_ms)));
+        if !recs.is_empty() {
+            let inside = recs
+                .iter()
+                .filter(|r| r.pred_lo_ms <= r.measured_ms && r.measured_ms <= r.pred_hi_ms)
+                .count();
+            m.interval_coverage = inside as f64 / recs.len() as f64;
+        }
+        m
     }
 }
 
@@ -344,11 +364,7 @@ pub fn evaluate(
         targets.sort();
         targets.dedup();
         for t in targets.iter().map(String::as_str).chain(["all"]) {
-            let m = Metrics::from_pairs(
-                recs.iter()
-                    .filter(|r| t == "all" || r.target == t)
-                    .map(|r| (r.pred_ms, r.measured_ms)),
-            );
+            let m = Metrics::from_records(recs.iter().filter(|r| t == "all" || r.target == t));
             eval.results.push(ResultRow {
                 model: name.clone(),
                 target: t.to_string(),

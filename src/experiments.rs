@@ -201,6 +201,64 @@ fn calibration_named(
     }
 }
 
+/// Figures and facts the models of one evaluation use.
+pub struct ModelSetup<'a> {
+    pub catalog: &'a Catalog,
+    /// Figures for our models.
+    pub ours: &'a Calibration,
+    /// Figures for `analytical-study` (the study's own, to reproduce it).
+    pub study: &'a Calibration,
+    /// Per-architecture kernel resources for our models.
+    pub resources: Option<&'a crate::features::KernelResources>,
+    pub seed: u64,
+}
+
+/// Evaluate several models under one protocol, `analytical-study` with the study's
+/// figures and every other model with ours; results keep the order of `names`.
+pub fn evaluate_models(
+    runs: &[Run],
+    protocol: &Protocol,
+    selection: &Selection,
+    names: &[String],
+    setup: ModelSetup,
+    progress: &dyn Fn(),
+) -> Result<Evaluation> {
+    let mut evaluation = Evaluation::default();
+    for is_study in [true, false] {
+        let group: Vec<String> = names
+            .iter()
+            .filter(|m| (m.as_str() == "analytical-study") == is_study)
+            .cloned()
+            .collect();
+        if group.is_empty() {
+            continue;
+        }
+        let ctx = Context {
+            catalog: setup.catalog,
+            calibration: if is_study { setup.study } else { setup.ours },
+            resources: if is_study { None } else { setup.resources },
+        };
+        let seed = setup.seed;
+        let e = evaluation::evaluate(
+            runs,
+            protocol,
+            selection,
+            &group,
+            &|n| models::by_name(n, seed),
+            &ctx,
+            progress,
+        )?;
+        evaluation.protocol = e.protocol;
+        evaluation.excluded_rows = e.excluded_rows;
+        evaluation.results.extend(e.results);
+        evaluation.records.extend(e.records);
+        evaluation.unpredicted.extend(e.unpredicted);
+    }
+    let order = |m: &str| names.iter().position(|x| x == m).unwrap_or(usize::MAX);
+    evaluation.results.sort_by_key(|r| order(&r.model));
+    Ok(evaluation)
+}
+
 /// Run one experiment on loaded, validated runs. `analytical-study` uses the
 /// experiment's `study_calibration` (the study's own figures when the data ships
 /// them); every other model uses `calibration` (catalog-only by default).
@@ -224,43 +282,22 @@ pub fn run(
         .as_deref()
         .map(crate::features::KernelResources::from_csv)
         .transpose()?;
-    let seed = exp.seed;
     let (protocol, selection) = (exp.protocol()?, exp.selection(catalog)?);
-    let mut evaluation = Evaluation::default();
-    for (cal, is_study) in [(&study, true), (&ours, false)] {
-        let names: Vec<String> = exp
-            .models
-            .iter()
-            .filter(|m| (m.as_str() == "analytical-study") == is_study)
-            .cloned()
-            .collect();
-        if names.is_empty() {
-            continue;
-        }
-        let ctx = Context {
+    let mut evaluation = evaluate_models(
+        runs,
+        &protocol,
+        &selection,
+        &exp.models,
+        ModelSetup {
             catalog,
-            calibration: cal,
-            resources: if is_study { None } else { resources.as_ref() },
-        };
-        let e = evaluation::evaluate(
-            runs,
-            &protocol,
-            &selection,
-            &names,
-            &|n| models::by_name(n, seed),
-            &ctx,
-            progress,
-        )?;
-        evaluation.protocol = e.protocol;
-        evaluation.data = files.to_vec();
-        evaluation.excluded_rows = e.excluded_rows;
-        evaluation.results.extend(e.results);
-        evaluation.records.extend(e.records);
-        evaluation.unpredicted.extend(e.unpredicted);
-    }
-    // Keep the experiment's model order.
-    let order = |m: &str| exp.models.iter().position(|x| x == m).unwrap_or(usize::MAX);
-    evaluation.results.sort_by_key(|r| order(&r.model));
+            ours: &ours,
+            study: &study,
+            resources: resources.as_ref(),
+            seed: exp.seed,
+        },
+        progress,
+    )?;
+    evaluation.data = files.to_vec();
     Ok(Outcome {
         experiment: exp.clone(),
         evaluation,

@@ -79,6 +79,41 @@ fn analytical_logo_stays_within_40_percent_per_gpu() {
 }
 
 #[test]
+fn hybrid_interval_covers_most_measurements() {
+    let Some((runs, catalog)) = reference() else {
+        return;
+    };
+    let res = resources();
+    let ctx = Context {
+        catalog: &catalog,
+        calibration: &Calibration::Spec,
+        resources: Some(&res),
+    };
+    let e = evaluation::evaluate(
+        &runs,
+        &Protocol::Logo,
+        &Selection::default(),
+        &["hybrid".to_string()],
+        &|n| models::by_name(n, 42),
+        &ctx,
+        &|| {},
+    )
+    .unwrap();
+    let all = e.results.iter().find(|r| r.target == "all").unwrap();
+    // a 90 % interval from held-out errors of the training GPUs
+    assert!(
+        all.metrics.interval_coverage >= 0.8,
+        "coverage {}",
+        all.metrics.interval_coverage
+    );
+    assert!(
+        all.metrics.mape <= 30.0,
+        "pooled hybrid MAPE {}",
+        all.metrics.mape
+    );
+}
+
+#[test]
 fn study_algorithm_reproduces_experiment_1() {
     let Some((runs, catalog)) = reference() else {
         return;

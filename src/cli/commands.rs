@@ -454,11 +454,8 @@ fn explain(a: ExplainArgs, catalog: &Catalog) -> Result<()> {
             p.efficiency
         );
         println!(
-            "  roof ratio {:.4}  occupancy ratio^{} {:.4}  wave ratio {:.4}",
-            p.roof_ratio,
-            analytical::OCCUPANCY_EXPONENT,
-            p.occupancy_ratio,
-            p.wave_ratio
+            "  roof share (eta) {:.3}: time ratio = roof ratio {:.4}^eta x latency ratio {:.4}^(1-eta) x wave ratio {:.4}  (the study's occupancy ratio: {:.4})",
+            p.roof_share, p.roof_ratio, p.latency_ratio, p.wave_ratio, p.occupancy_ratio
         );
         println!(
             "  projection {:.6} ms  (with DRAM roof {:.6}, with L2 roof {:.6})  weight {:.3}",
@@ -491,32 +488,27 @@ fn evaluate(a: EvaluateArgs, catalog: &Catalog) -> Result<()> {
     for m in &a.model {
         models::by_name(m, a.seed)?;
     }
-    let study = a.model.iter().any(|m| m == "analytical-study");
-    let cal = calibration(
-        &a.figures,
-        if study { "analytical-study" } else { "" },
-        &a.data,
-        catalog,
-    )?;
+    let ours = calibration(&a.figures, "", &a.data, catalog)?;
+    let study = calibration(&a.figures, "analytical-study", &a.data, catalog)?;
     let resources = kernel_resources(&a.figures)?;
-    let ctx = Context {
-        catalog,
-        calibration: &cal,
-        resources: resources.as_ref(),
-    };
+    let selection = Default::default();
     let pb = progress_bar(
-        (evaluation::fold_count(&table.runs, &protocol, &Default::default()) * a.model.len())
-            as u64,
+        (evaluation::fold_count(&table.runs, &protocol, &selection) * a.model.len()) as u64,
         protocol.name(),
     );
-    let seed = a.seed;
-    let mut eval = evaluation::evaluate(
+    let setup = gpucast::experiments::ModelSetup {
+        catalog,
+        ours: &ours,
+        study: &study,
+        resources: resources.as_ref(),
+        seed: a.seed,
+    };
+    let mut eval = gpucast::experiments::evaluate_models(
         &table.runs,
         &protocol,
-        &Default::default(),
+        &selection,
         &a.model,
-        &|name| models::by_name(name, seed),
-        &ctx,
+        setup,
         &|| pb.inc(1),
     )?;
     pb.finish_and_clear();
@@ -540,9 +532,10 @@ fn evaluate(a: EvaluateArgs, catalog: &Catalog) -> Result<()> {
                     .map(|(m, n)| format!("{m}: {n}"))
                     .collect();
                 println!(
-                    "\nprotocol {}; calibration {}; {} rows, {} excluded by the validation rule{}",
+                    "\nprotocol {}; calibration {} (analytical-study: {}); {} rows, {} excluded by the validation rule{}",
                     protocol.name(),
-                    cal.name(),
+                    ours.name(),
+                    study.name(),
                     rep.rows,
                     eval.excluded_rows,
                     if missing.is_empty() {

@@ -18,8 +18,6 @@ use crate::data::Run;
 use crate::error::Result;
 use crate::features::{run_features, Bound, Figures, RunFeatures};
 
-/// Exponent on the reported occupancy ratio (the study's full ratio).
-pub const OCCUPANCY_EXPONENT: f64 = 1.0;
 /// A fastest run longer than this (10 µs) says nothing about the launch floor.
 pub const MAX_LAUNCH_FLOOR_MS: f64 = 0.01;
 /// Share of a source's time always attributed to work (a run measured at its floor
@@ -140,7 +138,7 @@ pub fn project(
         latency_ratio
     };
     let occ = |f: &RunFeatures| f.occupancy.map(|o| o.occupancy).unwrap_or(0.0);
-    let occupancy_ratio = ratio(occ(&fs), occ(&ft)).powf(OCCUPANCY_EXPONENT);
+    let occupancy_ratio = ratio(occ(&fs), occ(&ft));
     let tail = |f: &RunFeatures| f.tail_efficiency.unwrap_or(1.0);
     let wave_ratio = ratio(tail(&fs), tail(&ft));
     let blend = |roof: f64| roof.powf(eta) * latency_ratio.powf(1.0 - eta) * wave_ratio;

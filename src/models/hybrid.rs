@@ -43,6 +43,10 @@ pub struct HybridState {
     /// Share of the learned correction applied (chosen by leave-one-GPU-out inside the
     /// training GPUs; 0 = pure analytical).
     pub shrinkage: f64,
+    /// Quantiles of the held-out log errors ln(measured / predicted): the prediction
+    /// interval is [pred x e^lo, pred x e^hi], widened to the memory-level bounds.
+    #[serde(default)]
+    pub interval_log: (f64, f64),
     pub x: Vec<Vec<f64>>,
     pub y: Vec<f64>,
 }
@@ -108,6 +112,8 @@ fn fit_regressor(
     Ok(Some(reg))
 }
 
+/// Quantiles of held-out errors that bound the prediction interval (a 90 % interval).
+const INTERVAL_QUANTILES: (f64, f64) = (0.05, 0.95);
 /// Candidate shares of the correction.
 const SHRINKAGE_GRID: [f64; 5] = [0.0, 0.25, 0.5, 0.75, 1.0];
 
@@ -116,6 +122,8 @@ const SHRINKAGE_GRID: [f64; 5] = [0.0, 0.25, 0.5, 0.75, 1.0];
 /// pairs that do not touch it and scored on the pairs that target it; the share with
 /// the lowest mean absolute percentage error over all held-out pairs wins (ties go to
 /// the smaller share). With too few GPUs to hold one out, the correction is not used.
+/// Also returns the held-out log errors left after the chosen correction: they set the
+/// prediction interval.
 fn choose_shrinkage(
     kind: RegressorKind,
     seed: u64,
@@ -123,7 +131,7 @@ fn choose_shrinkage(
     y: &[f64],
     pair_gpus: &[(String, String)],
     gpus: &[String],
-) -> Result<f64> {
+) -> Result<(f64, Vec<f64>)> {
     let mut scored: Vec<(f64, f64)> = Vec::new(); // (predicted correction, actual residual)
     for g in gpus {
         let (mut xi, mut yi, mut xo, mut yo) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
@@ -153,7 +161,9 @@ fn choose_shrinkage(
         );
     }
     if scored.is_empty() {
-        return Ok(0.0);
+        // No GPU could be held out: no correction; the interval comes from the
+        // in-sample residuals of the analytical projection.
+        return Ok((0.0, y.to_vec()));
     }
     let mape = |lambda: f64| {
         scored
@@ -161,7 +171,7 @@ fn choose_shrinkage(
             .map(|(c, r)| ((lambda * c - r).exp() - 1.0).abs())
             .sum::<f64>()
     };
-    Ok(SHRINKAGE_GRID
+    let lambda = SHRINKAGE_GRID
         .iter()
         .copied()
         .fold((0.0, f64::INFINITY), |best, l| {
@@ -172,7 +182,19 @@ fn choose_shrinkage(
                 best
             }
         })
-        .0)
+        .0;
+    Ok((lambda, scored.iter().map(|(c, r)| r - lambda * c).collect()))
+}
+
+/// Quantile of `v` (linear interpolation), `q` in [0, 1].
+fn quantile(mut v: Vec<f64>, q: f64) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    v.sort_by(f64::total_cmp);
+    let pos = q * (v.len() - 1) as f64;
+    let (i, frac) = (pos.floor() as usize, pos.fract());
+    v[i] + frac * (v[(i + 1).min(v.len() - 1)] - v[i])
 }
 
 /// Sources a training run is projected from: the same work on the other training GPUs
@@ -251,10 +273,16 @@ impl Model for Hybrid {
         gpus.dedup();
         let mut names: Vec<String> = vectors::PAIR_NAMES.iter().map(|s| s.to_string()).collect();
         names.extend(categories.iter().map(|c| format!("category={c}")));
-        let shrinkage = choose_shrinkage(self.kind, self.seed, &x, &y, &pair_gpus, &gpus)?;
+        let (shrinkage, held_out) =
+            choose_shrinkage(self.kind, self.seed, &x, &y, &pair_gpus, &gpus)?;
+        let interval_log = (
+            quantile(held_out.clone(), INTERVAL_QUANTILES.0),
+            quantile(held_out, INTERVAL_QUANTILES.1),
+        );
         self.regressor = fit_regressor(self.kind, self.seed, &x, &y)?;
         self.state = Some(HybridState {
             shrinkage,
+            interval_log,
             format: "gpucast-model".into(),
             version: MODEL_FORMAT_VERSION,
             gpucast_version: env!("CARGO_PKG_VERSION").into(),
@@ -313,6 +341,11 @@ impl Model for Hybrid {
                 }
             }
         }
-        Ok(combine(ps.iter().map(|(_, p)| p)))
+        Ok(combine(ps.iter().map(|(_, p)| p)).map(|mut p| {
+            let (lo, hi) = state.interval_log;
+            p.lo_ms = p.lo_ms.min(p.pred_ms * lo.exp());
+            p.hi_ms = p.hi_ms.max(p.pred_ms * hi.exp());
+            p
+        }))
     }
 }

@@ -117,7 +117,7 @@ pub fn frac_pct(x: f64) -> String {
     pct(100.0 * x)
 }
 
-pub const METRIC_HEADERS: [&str; 8] = [
+pub const METRIC_HEADERS: [&str; 9] = [
     "n",
     "MAPE %",
     "median APE %",
@@ -126,6 +126,7 @@ pub const METRIC_HEADERS: [&str; 8] = [
     "within 25 %",
     "within 50 %",
     "RMSE(log)",
+    "in interval %",
 ];
 
 pub fn metric_cells(m: &Metrics) -> Vec<String> {
@@ -146,6 +147,7 @@ pub fn metric_cells(m: &Metrics) -> Vec<String> {
         } else {
             "-".into()
         },
+        frac_pct(m.interval_coverage),
     ]
 }
 
@@ -167,16 +169,16 @@ pub fn per_kernel_table(eval: &Evaluation) -> Table {
     let mut headers = vec!["model", "kernel"];
     headers.extend(METRIC_HEADERS);
     let mut t = Table::new(&headers);
-    let mut groups: BTreeMap<(String, String), Vec<(f64, f64)>> = BTreeMap::new();
+    let mut groups: BTreeMap<(String, String), Vec<&crate::evaluation::Record>> = BTreeMap::new();
     for r in &eval.records {
         groups
             .entry((r.model.clone(), r.kernel.clone()))
             .or_default()
-            .push((r.pred_ms, r.measured_ms));
+            .push(r);
     }
-    for ((model, kernel), pairs) in groups {
+    for ((model, kernel), recs) in groups {
         let mut row = vec![model, kernel];
-        row.extend(metric_cells(&Metrics::from_pairs(pairs)));
+        row.extend(metric_cells(&Metrics::from_records(recs)));
         t.push(row);
     }
     t
