@@ -5,7 +5,10 @@
 //! runs only: every pair of training GPUs that measured the same work, plus each
 //! training run projected from the nearest other size of its kernel on its own GPU
 //! (so the correction also learns size scaling). Its target is
-//! ln(measured / projected). Deterministic for a seed.
+//! ln(measured / projected). How much of the correction is applied is chosen by
+//! leave-one-GPU-out inside the training GPUs (0 when it does not generalize), and the
+//! held-out errors left after it give a 90 % prediction interval. Deterministic for a
+//! seed.
 
 use super::analytical::{combine, project, projections};
 use super::regressors::{make, Regressor, RegressorKind};
