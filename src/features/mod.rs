@@ -112,12 +112,6 @@ impl KernelResources {
         }
         Ok(out)
     }
-    pub fn len(&self) -> usize {
-        self.by_kernel_arch.len()
-    }
-    pub fn is_empty(&self) -> bool {
-        self.by_kernel_arch.is_empty()
-    }
     /// (registers per thread, static shared bytes) of `kernel` compiled for `arch`.
     pub fn get(&self, kernel: &str, arch: &str) -> Option<(u32, u32)> {
         self.by_kernel_arch
@@ -273,6 +267,28 @@ mod tests {
         // 0.4 waves: short of parallelism, no tail
         let (w, t) = waves(16.0, 10, 4);
         assert!((w - 0.4).abs() < 1e-12 && (t - 1.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn kernel_resources_from_inspect_csv() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("r.csv");
+        std::fs::write(&p, "kernel,arch,regs_per_thread,static_smem_bytes,spill_stores\nk,sm_70,32,8192,0\nk,sm_75,42,8192,0\n").unwrap();
+        let r = KernelResources::from_csv(&p).unwrap();
+        assert_eq!(r.get("k", "sm_75"), Some((42, 8192)));
+        assert_eq!(r.get("k", "sm_80"), None);
+        std::fs::write(
+            &p,
+            "kernel,arch,regs_per_thread,static_smem_bytes\nk,sm_70,many,0\n",
+        )
+        .unwrap();
+        let e = KernelResources::from_csv(&p).unwrap_err().to_string();
+        assert!(e.contains("row 1, column 'regs_per_thread'"), "{e}");
+        std::fs::write(&p, "kernel,arch\n").unwrap();
+        assert!(KernelResources::from_csv(&p)
+            .unwrap_err()
+            .to_string()
+            .contains("missing column 'regs_per_thread'"));
     }
 
     #[test]
