@@ -214,3 +214,57 @@ fn train_then_predict_and_reject_bad_model_files() {
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("format version 999"), "{}", stderr(&o));
 }
+
+#[test]
+fn a_user_catalog_adds_a_gpu_that_does_not_exist_yet() {
+    let Some(dir) = reference_data() else { return };
+    // SYNTHETIC catalog entry: a GPU that does not exist.
+    let toml = r#"
+[[gpu]]
+name = "Future X1"
+vendor = "NVIDIA"
+arch = "Future"
+compute_capability = "13.0"
+sm_count = 200
+boost_clock_mhz = 2000.0
+fp32_gflops = 102400.0
+cores_per_sm = 128
+mem_bandwidth_gbs = 8000.0
+l2_bytes = 134217728
+regs_per_sm = 65536
+max_threads_per_sm = 2048
+max_blocks_per_sm = 32
+smem_per_sm = 233472
+warp_size = 32
+"#;
+    let (_d, cat) = write_tmp("future.toml", toml);
+    let runs = dir.join("runs_titanv.csv");
+    let o = gpucast(&[
+        "--gpus",
+        cat.to_str().unwrap(),
+        "predict",
+        "--runs",
+        runs.to_str().unwrap(),
+        "--target",
+        "future x1",
+        "--format",
+        "json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let rows = v.as_array().unwrap();
+    assert_eq!(rows.len(), 60);
+    assert!(rows
+        .iter()
+        .all(|r| r["target_gpu"] == "Future X1" && r["pred_ms"].as_f64().unwrap() > 0.0));
+    // without the file the name is unknown: one line, non-zero exit
+    let o = gpucast(&[
+        "predict",
+        "--runs",
+        runs.to_str().unwrap(),
+        "--target",
+        "future x1",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(stderr(&o).trim().lines().count(), 1);
+}
