@@ -374,10 +374,12 @@ pub fn write_outputs(
         .map(|(m, n)| format!("{m} {n}"))
         .collect();
     let mut md = format!(
-        "# {}\n\nProtocol `{}`; calibration `{}`; data: {}.\n",
+        "# {}\n\nProtocol `{}`; figures `{}` (analytical-study: `{}`); kernel resources: {}; data: {}.\n",
         o.experiment.title,
         o.evaluation.protocol,
         o.experiment.calibration,
+        o.experiment.study_calibration.as_deref().unwrap_or("study, when gpu_metrics.json is beside the data"),
+        o.experiment.resources.as_ref().map(|p| p.display().to_string()).unwrap_or_else(|| "the runs' own columns".into()),
         o.evaluation.data.join(", ")
     );
     md += &format!(
