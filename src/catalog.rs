@@ -81,6 +81,10 @@ pub struct Gpu {
     /// Where the measured figures come from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub measured_source: Option<String>,
+    /// Other measured figures (e.g. `gpucast-bench calibrate`'s copy, triad, shared
+    /// memory bandwidths and atomic rates), kept for reference: `[gpu.measured]`.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub measured: std::collections::BTreeMap<String, f64>,
 }
 
 fn default_warp_size() -> u32 {
@@ -424,13 +428,52 @@ impl Catalog {
 
     /// Merges a user's catalog file: a GPU whose name equals (case-insensitively)
     /// an existing GPU's name or alias replaces it; other GPUs are added. `[[cc]]`
-    /// entries replace the same compute capability or are added.
+    /// entries replace the same compute capability or are added. A `[[gpu]]` entry
+    /// naming a known GPU may be partial (e.g. the measured fields written by
+    /// `gpucast-bench calibrate`): its fields are laid over the known entry.
     pub fn merge_file(&mut self, path: &Path) -> Result<()> {
         let origin = path.display().to_string();
         let text = std::fs::read_to_string(path)
             .map_err(|e| Error::file(&origin, format!("cannot read: {e}")))?;
+        let text = self.overlay_known(&text, &origin)?;
         let other = Catalog::from_toml_str(&text, &origin)?;
         self.merge(other, &origin)
+    }
+
+    /// Complete each `[[gpu]]` entry that names a known GPU with that GPU's fields
+    /// (the entry's own fields win); returns the completed file as TOML text.
+    fn overlay_known(&self, text: &str, origin: &str) -> Result<String> {
+        let mut doc: toml::Table = toml::from_str(text).map_err(|e| {
+            Error::file(
+                origin,
+                format!(
+                    "not a valid catalog TOML file: {}",
+                    one_line(&e.to_string())
+                ),
+            )
+        })?;
+        if let Some(toml::Value::Array(entries)) = doc.get_mut("gpu") {
+            for entry in entries.iter_mut() {
+                let Some(table) = entry.as_table_mut() else {
+                    continue;
+                };
+                let Some(known) = table
+                    .get("name")
+                    .and_then(|n| n.as_str())
+                    .and_then(|n| self.resolve(n))
+                else {
+                    continue;
+                };
+                let mut base = toml::Table::try_from(known)
+                    .map_err(|e| Error::file(origin, format!("internal: {e}")))?;
+                for (k, v) in std::mem::take(table) {
+                    base.insert(k, v);
+                }
+                base.insert("name".into(), toml::Value::String(known.name.clone()));
+                *table = base;
+            }
+        }
+        toml::to_string(&doc).map_err(|e| Error::file(origin, format!("internal: {e}")))
     }
 
     /// Merges another catalog (see [`Catalog::merge_file`]).

@@ -268,3 +268,50 @@ warp_size = 32
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(stderr(&o).trim().lines().count(), 1);
 }
+
+#[test]
+fn a_partial_calibration_file_lays_measured_figures_over_a_known_gpu() {
+    let Some(dir) = reference_data() else { return };
+    // The shape `gpucast-bench calibrate` writes; figures from the study's own
+    // device_calibration_titanv.json (measured on the TITAN V, outside its runs).
+    let toml = r#"
+[[gpu]]
+name = "NVIDIA TITAN V"
+compute_capability = "7.0"
+sm_count = 80
+sustained_bandwidth_gbs = 609.9
+sustained_fp32_gflops = 13480.1
+measured.copy_bandwidth_gbs = 609.9
+measured_source = "reference study calibration/device_calibration_titanv.json"
+"#;
+    let (_d, cal) = write_tmp("cal.toml", toml);
+    let o = gpucast(&["--gpus", cal.to_str().unwrap(), "gpus", "show", "titan v"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("sustained_bandwidth_gbs = 609.9") && out.contains("l2_bytes = 4718592"),
+        "{out}"
+    );
+    let o = gpucast(&[
+        "--gpus",
+        cal.to_str().unwrap(),
+        "evaluate",
+        "--protocol",
+        "logo",
+        "--model",
+        "analytical",
+        "--data",
+        dir.to_str().unwrap(),
+        "--target-calibration",
+        "measured",
+        "--format",
+        "json",
+    ]);
+    // Only the TITAN V has measured figures: the other targets must say so.
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains("has no measured 'sustained_bandwidth_gbs'"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -229,8 +229,9 @@ pub fn to_toml(info: &crate::device::DeviceInfo, m: &[Measured], opts: &RunOptio
         info.compute_capability.0, info.compute_capability.1
     ));
     s.push_str(&format!("sm_count = {}\n", info.sm_count));
+    // The clock NVML reports at calibration time (not necessarily the rated boost clock).
     if let Some(c) = info.sm_clock_mhz {
-        s.push_str(&format!("boost_clock_mhz = {c}\n"));
+        s.push_str(&format!("measured.sm_clock_mhz = {c}\n"));
     }
     let get = |f: &str| m.iter().find(|x| x.field == f).and_then(|x| x.value);
     let best_bw = ["copy_bandwidth_gbs", "triad_bandwidth_gbs"]
@@ -240,10 +241,21 @@ pub fn to_toml(info: &crate::device::DeviceInfo, m: &[Measured], opts: &RunOptio
     if let Some(b) = best_bw {
         s.push_str(&format!("sustained_bandwidth_gbs = {b:.1}\n"));
     }
+    // Fields of the catalog format go in plainly; the others under `measured.`.
+    const CATALOG_FIELDS: [&str; 3] = [
+        "l2_bandwidth_gbs",
+        "sustained_fp32_gflops",
+        "launch_overhead_us",
+    ];
     for x in m {
         if let Some(v) = x.value {
             let digits = if v < 100.0 { 3 } else { 1 };
-            s.push_str(&format!("{} = {:.*}\n", x.field, digits, v));
+            let key = if CATALOG_FIELDS.contains(&x.field.as_str()) {
+                x.field.to_string()
+            } else {
+                format!("measured.{}", x.field)
+            };
+            s.push_str(&format!("{key} = {v:.digits$}\n"));
         }
     }
     s.push_str(&format!(
@@ -297,6 +309,8 @@ mod tests {
         let g = &v["gpu"][0];
         assert_eq!(g["name"].as_str().unwrap(), "Synthetic GPU (test)");
         assert!(g["sustained_bandwidth_gbs"].as_float().unwrap() > 0.0);
+        assert!(g["measured"]["copy_bandwidth_gbs"].as_float().unwrap() > 0.0);
+        assert!(g["launch_overhead_us"].as_float().unwrap() > 0.0);
         assert!(g.get("sustained_fp64_gflops").is_none());
         assert!(g["measured_source"]
             .as_str()
