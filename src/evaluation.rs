@@ -212,9 +212,11 @@ pub struct Selection {
     pub per_source: bool,
 }
 
-/// A fold: what to fit on, what to predict, what evidence the predictions may use.
+/// A fold: the runs models are fitted on, the runs every prediction may consult, and
+/// the test runs, each with the extra runs only its own prediction may consult.
 struct Fold<'a> {
     fit: Vec<Run>,
+    evidence: Vec<&'a Run>,
     tests: Vec<(&'a Run, Vec<&'a Run>)>,
 }
 
@@ -247,8 +249,9 @@ fn logo_folds<'a>(runs: &'a [&'a Run], sel: &Selection) -> Vec<Fold<'a>> {
                     .iter()
                     .copied()
                     .filter(|r| r.gpu == *t)
-                    .map(|r| (r, train.clone()))
+                    .map(|r| (r, Vec::new()))
                     .collect(),
+                evidence: train,
             });
         }
     }
@@ -273,7 +276,8 @@ fn folds<'a>(runs: &'a [&'a Run], protocol: &Protocol, sel: &Selection) -> Vec<F
                 runs.iter().copied().partition(|r| largest(r));
             vec![Fold {
                 fit: train.iter().map(|r| (*r).clone()).collect(),
-                tests: test.into_iter().map(|r| (r, train.clone())).collect(),
+                tests: test.into_iter().map(|r| (r, Vec::new())).collect(),
+                evidence: train,
             }]
         }
         Protocol::NewKernel {
@@ -298,18 +302,25 @@ fn folds<'a>(runs: &'a [&'a Run], protocol: &Protocol, sel: &Selection) -> Vec<F
                 .copied()
                 .filter(|r| is_test(r) && !(*known == KnownTestRuns::SmallestSize && smallest(r)))
                 .map(|q| {
-                    let mut ev = train.clone();
-                    ev.extend(runs.iter().copied().filter(|r| {
-                        r.kernel == q.kernel
-                            && match known {
-                                KnownTestRuns::OtherGpus => r.gpu != q.gpu,
-                                KnownTestRuns::SmallestSize => r.gpu == q.gpu && smallest(r),
-                            }
-                    }));
-                    (q, ev)
+                    let known_runs = runs
+                        .iter()
+                        .copied()
+                        .filter(|r| {
+                            r.kernel == q.kernel
+                                && match known {
+                                    KnownTestRuns::OtherGpus => r.gpu != q.gpu,
+                                    KnownTestRuns::SmallestSize => r.gpu == q.gpu && smallest(r),
+                                }
+                        })
+                        .collect();
+                    (q, known_runs)
                 })
                 .collect();
-            vec![Fold { fit, tests }]
+            vec![Fold {
+                fit,
+                evidence: train,
+                tests,
+            }]
         }
     }
 }
@@ -350,9 +361,18 @@ pub fn evaluate(
         for fold in &folds {
             let mut model = make(name)?;
             model.fit(&fold.fit, ctx)?;
-            for (run, ev) in &fold.tests {
-                let evidence = Evidence::new(ev.iter().copied());
-                match model.predict(&query_of(run), &evidence, ctx)? {
+            // Index the shared evidence once per fold; only tests with extra runs of
+            // their own get an index of their own.
+            let shared = Evidence::new(fold.evidence.iter().copied());
+            for (run, extra) in &fold.tests {
+                let own;
+                let evidence = if extra.is_empty() {
+                    &shared
+                } else {
+                    own = Evidence::new(fold.evidence.iter().chain(extra).copied());
+                    &own
+                };
+                match model.predict(&query_of(run), evidence, ctx)? {
                     Some(p) => recs.push(record(name, run, &p)),
                     None => missing += 1,
                 }
