@@ -207,8 +207,26 @@ pub fn normalize_name(name: &str) -> String {
     s
 }
 
+/// Parse catalog TOML text (syntax only).
+fn parse_doc(text: &str, origin: &str) -> Result<toml::Table> {
+    toml::from_str(text).map_err(|e| {
+        Error::file(
+            origin,
+            format!(
+                "not a valid catalog TOML file: {}",
+                one_line(&e.to_string())
+            ),
+        )
+    })
+}
+
 fn parse_file(text: &str, origin: &str) -> Result<(Vec<Gpu>, Vec<ComputeCapability>)> {
-    let file: CatalogFile = toml::from_str(text).map_err(|e| {
+    parse_table(parse_doc(text, origin)?, origin)
+}
+
+/// Typed, validated GPUs and compute capabilities of a parsed catalog document.
+fn parse_table(doc: toml::Table, origin: &str) -> Result<(Vec<Gpu>, Vec<ComputeCapability>)> {
+    let file: CatalogFile = doc.try_into().map_err(|e: toml::de::Error| {
         Error::file(
             origin,
             format!(
@@ -435,23 +453,15 @@ impl Catalog {
         let origin = path.display().to_string();
         let text = std::fs::read_to_string(path)
             .map_err(|e| Error::file(&origin, format!("cannot read: {e}")))?;
-        let text = self.overlay_known(&text, &origin)?;
-        let other = Catalog::from_toml_str(&text, &origin)?;
-        self.merge(other, &origin)
+        let mut doc = parse_doc(&text, &origin)?;
+        self.overlay_known(&mut doc, &origin)?;
+        let (gpus, ccs) = parse_table(doc, &origin)?;
+        self.merge(Catalog { gpus, ccs }, &origin)
     }
 
     /// Complete each `[[gpu]]` entry that names a known GPU with that GPU's fields
-    /// (the entry's own fields win); returns the completed file as TOML text.
-    fn overlay_known(&self, text: &str, origin: &str) -> Result<String> {
-        let mut doc: toml::Table = toml::from_str(text).map_err(|e| {
-            Error::file(
-                origin,
-                format!(
-                    "not a valid catalog TOML file: {}",
-                    one_line(&e.to_string())
-                ),
-            )
-        })?;
+    /// (the entry's own fields win).
+    fn overlay_known(&self, doc: &mut toml::Table, origin: &str) -> Result<()> {
         if let Some(toml::Value::Array(entries)) = doc.get_mut("gpu") {
             for entry in entries.iter_mut() {
                 let Some(table) = entry.as_table_mut() else {
@@ -473,7 +483,7 @@ impl Catalog {
                 *table = base;
             }
         }
-        toml::to_string(&doc).map_err(|e| Error::file(origin, format!("internal: {e}")))
+        Ok(())
     }
 
     /// Merges another catalog (see [`Catalog::merge_file`]).

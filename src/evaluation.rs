@@ -397,9 +397,31 @@ pub fn evaluate(
 }
 
 /// Number of folds a protocol makes on these runs (for progress bars).
-pub fn fold_count(runs: &[Run], protocol: &Protocol, selection: &Selection) -> usize {
-    let kept: Vec<&Run> = runs.iter().filter(|r| !is_excluded(r)).collect();
-    folds(&kept, protocol, selection).len()
+pub fn fold_count(runs: &[Run], protocol: &Protocol, sel: &Selection) -> usize {
+    if *protocol != Protocol::Logo {
+        return 1;
+    }
+    // Mirrors `logo_folds` without building the folds.
+    let gpus: BTreeSet<&str> = runs
+        .iter()
+        .filter(|r| !is_excluded(r))
+        .map(|r| r.gpu.as_str())
+        .collect();
+    let listed = |list: &Option<Vec<String>>, g: &str| {
+        list.as_ref().is_none_or(|l| l.iter().any(|x| x == g))
+    };
+    gpus.iter()
+        .filter(|t| listed(&sel.targets, t))
+        .map(|t| {
+            if sel.per_source {
+                gpus.iter()
+                    .filter(|g| *g != t && listed(&sel.sources, g))
+                    .count()
+            } else {
+                1
+            }
+        })
+        .sum()
 }
 
 fn record(model: &str, run: &Run, p: &Prediction) -> Record {

@@ -179,15 +179,10 @@ pub fn sources<'a>(query: &Run, evidence: &Evidence<'a>) -> Vec<&'a Run> {
     if !same.is_empty() {
         return same;
     }
-    let mut sizes = evidence.same_kernel_on(&query.gpu, query);
-    let w = query.work().max(1.0).ln();
-    sizes.sort_by(|a, b| {
-        (a.work().max(1.0).ln() - w)
-            .abs()
-            .total_cmp(&(b.work().max(1.0).ln() - w).abs())
-    });
-    sizes.truncate(1);
-    sizes
+    evidence
+        .nearest_size(&query.gpu, query)
+        .into_iter()
+        .collect()
 }
 
 /// All projections of `query`, each with its source run.

@@ -204,16 +204,7 @@ fn quantile(mut v: Vec<f64>, q: f64) -> f64 {
 /// and the nearest other size of its kernel on its own GPU.
 fn training_sources<'a>(t: &Run, evidence: &Evidence<'a>) -> Vec<&'a Run> {
     let mut out = evidence.same_work(t, &t.gpu);
-    let w = t.work().max(1.0).ln();
-    let nearest = evidence
-        .same_kernel_on(&t.gpu, t)
-        .into_iter()
-        .min_by(|a, b| {
-            (a.work().max(1.0).ln() - w)
-                .abs()
-                .total_cmp(&(b.work().max(1.0).ln() - w).abs())
-        });
-    out.extend(nearest);
+    out.extend(evidence.nearest_size(&t.gpu, t));
     out
 }
 

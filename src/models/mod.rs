@@ -84,17 +84,17 @@ impl<'a> Evidence<'a> {
             .map(|v| v.iter().copied().filter(|r| r.gpu != target).collect())
             .unwrap_or_default()
     }
-    /// Other configurations of the same kernel on the same GPU.
-    pub fn same_kernel_on(&self, gpu: &str, query: &Run) -> Vec<&'a Run> {
+    /// The other configuration of the same kernel on `gpu` closest in (log) work to
+    /// `query`'s: the source of a size projection.
+    pub fn nearest_size(&self, gpu: &str, query: &Run) -> Option<&'a Run> {
+        let w = query.work().max(1.0).ln();
+        let distance = |r: &Run| (r.work().max(1.0).ln() - w).abs();
         self.by_kernel
-            .get(&(gpu, query.kernel.as_str()))
-            .map(|v| {
-                v.iter()
-                    .copied()
-                    .filter(|r| r.config != query.config)
-                    .collect()
-            })
-            .unwrap_or_default()
+            .get(&(gpu, query.kernel.as_str()))?
+            .iter()
+            .copied()
+            .filter(|r| r.config != query.config)
+            .min_by(|a, b| distance(a).total_cmp(&distance(b)))
     }
 }
 
