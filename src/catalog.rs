@@ -1043,7 +1043,14 @@ warp_size = 32
             assert_eq!(t.smem_alloc_unit, if ma >= 8 { 128 } else { 256 }, "{cc}");
             assert!(t.max_smem_per_block + t.reserved_smem_per_block <= t.smem_per_sm);
         }
-        assert_eq!(c.compute_capability("sm_89").unwrap().max_blocks_per_sm, 24);
+        // cudaOccMaxBlocksPerMultiprocessor in cuda_occupancy.h (CUDA 12.9).
+        for (cc, blocks) in [("sm_89", 24), ("9.0", 32), ("10.0", 32), ("12.0", 24)] {
+            assert_eq!(
+                c.compute_capability(cc).unwrap().max_blocks_per_sm,
+                blocks,
+                "{cc}"
+            );
+        }
         assert_eq!(c.compute_capability("86").unwrap().max_blocks_per_sm, 16);
         assert_eq!(
             c.compute_capability("7.5").unwrap().smem_carveout_kb,
