@@ -266,3 +266,59 @@ fn hybrid_is_deterministic_for_a_seed() {
     assert!(a.len() > 40);
     assert_eq!(a, fit(7));
 }
+
+#[test]
+fn hybrid_residual_share_is_a_fixed_diagnostic() {
+    let Some((runs, catalog)) = reference() else {
+        return;
+    };
+    let ctx = Context {
+        catalog: &catalog,
+        calibration: &Calibration::Spec,
+        resources: None,
+    };
+    let target = "NVIDIA GeForce RTX 2080 Ti";
+    let train: Vec<Run> = runs.iter().filter(|r| r.gpu != target).cloned().collect();
+    let ev = Evidence::new(train.iter());
+    let predict = |name: &str| {
+        let mut m = models::by_name(name, 42).unwrap();
+        assert_eq!(m.name(), name);
+        m.fit(&train, &ctx).unwrap();
+        runs.iter()
+            .filter(|r| r.gpu == target)
+            .filter_map(|r| m.predict(&evaluation::query_of(r), &ev, &ctx).unwrap())
+            .map(|p| p.pred_ms)
+            .collect::<Vec<f64>>()
+    };
+    let analytical = predict("analytical");
+    assert!(analytical.len() > 40);
+    // Share 0: exactly the analytical projection; share 1: the full correction moves it.
+    assert_eq!(predict("hybrid@0"), analytical);
+    let forced = predict("hybrid-forest@1");
+    assert_eq!(forced.len(), analytical.len());
+    let moved = forced
+        .iter()
+        .zip(&analytical)
+        .filter(|(f, a)| (*f / *a - 1.0).abs() > 0.01)
+        .count();
+    assert!(
+        moved * 2 > analytical.len(),
+        "only {moved} predictions moved"
+    );
+}
+
+#[test]
+fn hybrid_names_parse_or_fail_clearly() {
+    for ok in ["hybrid", "hybrid-forest", "hybrid@0.25", "hybrid-ridge@1"] {
+        assert_eq!(models::by_name(ok, 1).unwrap().name(), ok);
+    }
+    for (bad, says) in [
+        ("hybrid@1.5", "outside 0..1"),
+        ("hybrid@x", "must be a number"),
+        ("hybrid-nope", "unknown residual regressor"),
+        ("hybrid-nope@0.5", "unknown residual regressor"),
+    ] {
+        let err = models::by_name(bad, 1).err().expect(bad).to_string();
+        assert!(err.contains(says), "{bad}: {err}");
+    }
+}

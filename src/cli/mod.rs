@@ -185,7 +185,10 @@ pub struct EvaluateArgs {
     /// logo, new-size or new-kernel
     #[arg(long, default_value = "logo")]
     pub protocol: String,
-    /// Model names, comma-separated (e.g. analytical,hybrid)
+    /// Model names, comma-separated (e.g. analytical,hybrid). hybrid-REGRESSOR picks the
+    /// residual's regressor (hybrid-forest); hybrid@SHARE fixes the share of the learned
+    /// correction applied (0..1) instead of choosing it inside the training GPUs: a
+    /// diagnostic
     #[arg(long, default_value = "analytical", value_delimiter = ',')]
     pub model: Vec<String>,
     /// Runs files or directories

@@ -57,6 +57,9 @@ pub struct HybridState {
 pub struct Hybrid {
     kind: RegressorKind,
     seed: u64,
+    /// Share of the correction fixed by the user (`hybrid@0.5`) instead of chosen by
+    /// leave-one-GPU-out: a diagnostic, to see what the correction does when forced.
+    fixed_share: Option<f64>,
     state: Option<HybridState>,
     regressor: Option<Box<dyn Regressor>>,
 }
@@ -69,9 +72,20 @@ impl Hybrid {
         Hybrid {
             kind,
             seed,
+            fixed_share: None,
             state: None,
             regressor: None,
         }
+    }
+    /// Apply this share of the learned correction instead of choosing it (0..=1).
+    pub fn with_fixed_share(mut self, share: f64) -> Result<Self> {
+        if !(0.0..=1.0).contains(&share) {
+            return Err(Error::msg(format!(
+                "hybrid residual share {share} is outside 0..1"
+            )));
+        }
+        self.fixed_share = Some(share);
+        Ok(self)
     }
     pub fn state(&self) -> Option<&HybridState> {
         self.state.as_ref()
@@ -126,7 +140,8 @@ const SHRINKAGE_GRID: [f64; 5] = [0.0, 0.25, 0.5, 0.75, 1.0];
 /// the lowest mean absolute percentage error over all held-out pairs wins (ties go to
 /// the smaller share). With too few GPUs to hold one out, the correction is not used.
 /// Also returns the held-out log errors left after the chosen correction: they set the
-/// prediction interval.
+/// prediction interval. A `fixed` share is used as given (its held-out errors still set
+/// the interval).
 fn choose_shrinkage(
     kind: RegressorKind,
     seed: u64,
@@ -134,6 +149,7 @@ fn choose_shrinkage(
     y: &[f64],
     pair_gpus: &[(String, String)],
     gpus: &[String],
+    fixed: Option<f64>,
 ) -> Result<(f64, Vec<f64>)> {
     let mut scored: Vec<(f64, f64)> = Vec::new(); // (predicted correction, actual residual)
     for g in gpus {
@@ -166,7 +182,7 @@ fn choose_shrinkage(
     if scored.is_empty() {
         // No GPU could be held out: no correction; the interval comes from the
         // in-sample residuals of the analytical projection.
-        return Ok((0.0, y.to_vec()));
+        return Ok((fixed.unwrap_or(0.0), y.to_vec()));
     }
     let mape = |lambda: f64| {
         scored
@@ -174,18 +190,20 @@ fn choose_shrinkage(
             .map(|(c, r)| ((lambda * c - r).exp() - 1.0).abs())
             .sum::<f64>()
     };
-    let lambda = SHRINKAGE_GRID
-        .iter()
-        .copied()
-        .fold((0.0, f64::INFINITY), |best, l| {
-            let m = mape(l);
-            if m < best.1 - 1e-12 {
-                (l, m)
-            } else {
-                best
-            }
-        })
-        .0;
+    let lambda = fixed.unwrap_or_else(|| {
+        SHRINKAGE_GRID
+            .iter()
+            .copied()
+            .fold((0.0, f64::INFINITY), |best, l| {
+                let m = mape(l);
+                if m < best.1 - 1e-12 {
+                    (l, m)
+                } else {
+                    best
+                }
+            })
+            .0
+    });
     Ok((lambda, scored.iter().map(|(c, r)| r - lambda * c).collect()))
 }
 
@@ -227,10 +245,14 @@ pub fn data_hash(runs: &[Run]) -> String {
 
 impl Model for Hybrid {
     fn name(&self) -> String {
-        if self.kind == DEFAULT_REGRESSOR {
-            "hybrid".into()
+        let base = if self.kind == DEFAULT_REGRESSOR {
+            "hybrid".to_string()
         } else {
             format!("hybrid-{}", self.kind.name())
+        };
+        match self.fixed_share {
+            Some(share) => format!("{base}@{share}"),
+            None => base,
         }
     }
 
@@ -267,8 +289,15 @@ impl Model for Hybrid {
         gpus.dedup();
         let mut names: Vec<String> = vectors::PAIR_NAMES.iter().map(|s| s.to_string()).collect();
         names.extend(categories.iter().map(|c| format!("category={c}")));
-        let (shrinkage, held_out) =
-            choose_shrinkage(self.kind, self.seed, &x, &y, &pair_gpus, &gpus)?;
+        let (shrinkage, held_out) = choose_shrinkage(
+            self.kind,
+            self.seed,
+            &x,
+            &y,
+            &pair_gpus,
+            &gpus,
+            self.fixed_share,
+        )?;
         let interval_log = (
             quantile(held_out.clone(), INTERVAL_QUANTILES.0),
             quantile(held_out, INTERVAL_QUANTILES.1),

@@ -134,13 +134,9 @@ pub fn by_name(name: &str, seed: u64) -> Result<Box<dyn Model>> {
     match name {
         "analytical" => Ok(Box::new(analytical::Analytical)),
         "analytical-study" => Ok(Box::new(analytical::AnalyticalStudy)),
-        "hybrid" => Ok(Box::new(hybrid::Hybrid::new(seed))),
-        h if h.starts_with("hybrid-") => match RegressorKind::parse(&h["hybrid-".len()..]) {
-            Some(kind) => Ok(Box::new(hybrid::Hybrid::with_regressor(kind, seed))),
-            None => Err(Error::msg(format!(
-                "unknown residual regressor in '{h}' (e.g. hybrid-forest)"
-            ))),
-        },
+        h if h == "hybrid" || h.starts_with("hybrid-") || h.starts_with("hybrid@") => {
+            Ok(Box::new(hybrid_by_name(h, seed)?))
+        }
         other => match RegressorKind::parse(other) {
             Some(kind) => Ok(Box::new(learned::Learned::new(kind, seed))),
             None => Err(Error::msg(format!(
@@ -148,5 +144,38 @@ pub fn by_name(name: &str, seed: u64) -> Result<Box<dyn Model>> {
                 MODEL_NAMES.join(", ")
             ))),
         },
+    }
+}
+
+/// `hybrid[-REGRESSOR][@SHARE]`: the residual regressor (default gbm) and, as a
+/// diagnostic, a fixed share of the correction instead of the one chosen by
+/// leave-one-GPU-out inside the training GPUs.
+fn hybrid_by_name(name: &str, seed: u64) -> Result<hybrid::Hybrid> {
+    use regressors::RegressorKind;
+    let (base, share) = match name.split_once('@') {
+        Some((b, s)) => (
+            b,
+            Some(s.parse::<f64>().map_err(|_| {
+                Error::msg(format!(
+                    "'{name}': the residual share after '@' must be a number in 0..1 (e.g. hybrid@0.5)"
+                ))
+            })?),
+        ),
+        None => (name, None),
+    };
+    let h = match base.strip_prefix("hybrid-") {
+        None => hybrid::Hybrid::new(seed),
+        Some(r) => match RegressorKind::parse(r) {
+            Some(kind) => hybrid::Hybrid::with_regressor(kind, seed),
+            None => {
+                return Err(Error::msg(format!(
+                    "unknown residual regressor in '{name}' (e.g. hybrid-forest)"
+                )))
+            }
+        },
+    };
+    match share {
+        Some(s) => h.with_fixed_share(s),
+        None => Ok(h),
     }
 }
