@@ -195,6 +195,9 @@ pub struct Evaluation {
     /// Test rows a model could not predict (model -> count).
     #[serde(skip)]
     pub unpredicted: Vec<(String, usize)>,
+    /// What fitting decided, per model and fold (model, fold, summary), for models
+    /// that say (e.g. the hybrid's residual share).
+    pub fit_summaries: Vec<(String, String, String)>,
 }
 
 /// Which GPUs a LOGO evaluation scores and learns from (the study's Exp 1 scores one
@@ -215,6 +218,8 @@ pub struct Selection {
 /// A fold: the runs models are fitted on, the runs every prediction may consult, and
 /// the test runs, each with the extra runs only its own prediction may consult.
 struct Fold<'a> {
+    /// What the fold holds out, for reports ("NVIDIA TITAN V", "largest sizes", ...).
+    label: String,
     fit: Vec<Run>,
     evidence: Vec<&'a Run>,
     tests: Vec<(&'a Run, Vec<&'a Run>)>,
@@ -244,6 +249,11 @@ fn logo_folds<'a>(runs: &'a [&'a Run], sel: &Selection) -> Vec<Fold<'a>> {
                 .filter(|r| group.contains(&r.gpu.as_str()))
                 .collect();
             out.push(Fold {
+                label: if sel.per_source {
+                    format!("{t} from {}", group.join(" + "))
+                } else {
+                    t.to_string()
+                },
                 fit: train.iter().map(|r| (*r).clone()).collect(),
                 tests: runs
                     .iter()
@@ -275,6 +285,7 @@ fn folds<'a>(runs: &'a [&'a Run], protocol: &Protocol, sel: &Selection) -> Vec<F
             let (test, train): (Vec<&Run>, Vec<&Run>) =
                 runs.iter().copied().partition(|r| largest(r));
             vec![Fold {
+                label: "largest sizes".into(),
                 fit: train.iter().map(|r| (*r).clone()).collect(),
                 tests: test.into_iter().map(|r| (r, Vec::new())).collect(),
                 evidence: train,
@@ -317,6 +328,7 @@ fn folds<'a>(runs: &'a [&'a Run], protocol: &Protocol, sel: &Selection) -> Vec<F
                 })
                 .collect();
             vec![Fold {
+                label: format!("kernels {}", test_kernels.join(",")),
                 fit,
                 evidence: train,
                 tests,
@@ -361,6 +373,10 @@ pub fn evaluate(
         for fold in &folds {
             let mut model = make(name)?;
             model.fit(&fold.fit, ctx)?;
+            if let Some(s) = model.fit_summary() {
+                eval.fit_summaries
+                    .push((name.clone(), fold.label.clone(), s));
+            }
             // Index the shared evidence once per fold; only tests with extra runs of
             // their own get an index of their own.
             let shared = Evidence::new(fold.evidence.iter().copied());

@@ -253,6 +253,7 @@ pub fn evaluate_models(
         evaluation.results.extend(e.results);
         evaluation.records.extend(e.records);
         evaluation.unpredicted.extend(e.unpredicted);
+        evaluation.fit_summaries.extend(e.fit_summaries);
     }
     let order = |m: &str| names.iter().position(|x| x == m).unwrap_or(usize::MAX);
     evaluation.results.sort_by_key(|r| order(&r.model));
@@ -394,6 +395,9 @@ pub fn write_outputs(
             )
         }
     );
+    for line in report::fit_summary_lines(&o.evaluation) {
+        md += &format!("Fitted: {line}.\n\n");
+    }
     if let Some(p) = &o.experiment.published {
         md += &format!("## Ours beside the published figures ({})\n\n", p.source);
     } else {

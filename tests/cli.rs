@@ -315,3 +315,27 @@ measured_source = "reference study calibration/device_calibration_titanv.json"
         stderr(&o)
     );
 }
+
+#[test]
+fn evaluate_says_what_the_hybrid_fit_decided() {
+    let Some(dir) = reference_data() else { return };
+    let o = gpucast(&[
+        "evaluate",
+        "--model",
+        "hybrid,hybrid@0.25",
+        "--data",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    // Four LOGO folds (one per GPU); the fixed share is reported as fixed.
+    assert!(
+        out.contains("fitted: hybrid@0.25: residual share 0.25 (fixed) in 4 folds"),
+        "{out}"
+    );
+    let chosen = out
+        .lines()
+        .find(|l| l.starts_with("fitted: hybrid: residual share"))
+        .unwrap_or_else(|| panic!("no summary for hybrid in {out}"));
+    assert!(chosen.contains("chosen by leave-one-GPU-out"), "{chosen}");
+}

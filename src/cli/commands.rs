@@ -547,6 +547,9 @@ fn evaluate(a: EvaluateArgs, catalog: &Catalog) -> Result<()> {
                         )
                     }
                 );
+                for line in report::fit_summary_lines(&eval) {
+                    println!("fitted: {line}");
+                }
             }
         }
     }

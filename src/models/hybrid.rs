@@ -322,6 +322,19 @@ impl Model for Hybrid {
         Ok(())
     }
 
+    fn fit_summary(&self) -> Option<String> {
+        let s = self.state.as_ref()?;
+        Some(format!(
+            "residual share {} ({})",
+            s.shrinkage,
+            if self.fixed_share.is_some() {
+                "fixed"
+            } else {
+                "chosen by leave-one-GPU-out inside the training GPUs"
+            }
+        ))
+    }
+
     fn predict(
         &self,
         query: &Run,

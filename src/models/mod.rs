@@ -103,6 +103,11 @@ pub trait Model: Send + Sync {
     fn name(&self) -> String;
     /// Learn from training runs (a no-op for purely analytical models).
     fn fit(&mut self, train: &[Run], ctx: &Context) -> Result<()>;
+    /// One line on what fitting decided that a reader of the results should know
+    /// (e.g. the hybrid's residual share); None when there is nothing to say.
+    fn fit_summary(&self) -> Option<String> {
+        None
+    }
     /// Predict `query` on `query.gpu`; None when the model has nothing to go on
     /// (e.g. no source GPU measured that work).
     fn predict(

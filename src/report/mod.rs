@@ -152,6 +152,36 @@ pub fn metric_cells(m: &Metrics) -> Vec<String> {
 }
 
 /// One row per (model, target) with the metrics.
+/// What fitting decided, one line per model: the summary once when every fold agrees,
+/// else per fold ("hybrid: residual share 0 (...) in all 4 folds").
+pub fn fit_summary_lines(eval: &Evaluation) -> Vec<String> {
+    let mut models: Vec<&str> = eval
+        .fit_summaries
+        .iter()
+        .map(|(m, _, _)| m.as_str())
+        .collect();
+    models.dedup();
+    models
+        .into_iter()
+        .map(|m| {
+            let folds: Vec<(&str, &str)> = eval
+                .fit_summaries
+                .iter()
+                .filter(|(x, _, _)| x == m)
+                .map(|(_, f, s)| (f.as_str(), s.as_str()))
+                .collect();
+            if folds.iter().all(|(_, s)| *s == folds[0].1) {
+                let n = folds.len();
+                let plural = if n == 1 { "" } else { "s" };
+                format!("{m}: {} in {n} fold{plural}", folds[0].1)
+            } else {
+                let each: Vec<String> = folds.iter().map(|(f, s)| format!("{f}: {s}")).collect();
+                format!("{m}: {}", each.join("; "))
+            }
+        })
+        .collect()
+}
+
 pub fn results_table(eval: &Evaluation) -> Table {
     let mut headers = vec!["model", "target"];
     headers.extend(METRIC_HEADERS);
