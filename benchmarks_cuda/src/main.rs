@@ -510,3 +510,52 @@ fn main() {
     };
     std::process::exit(code);
 }
+
+#[cfg(test)]
+mod campaign_script_tests {
+    use super::Cli;
+    use clap::Parser;
+
+    /// Every gpucast-bench command the campaign script would run (printed by its dry
+    /// run) must parse with this CLI: the script and the runner cannot drift apart
+    /// unnoticed before the next GPU is lent.
+    #[test]
+    fn campaign_dry_run_commands_parse() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let out = tempfile::tempdir().unwrap();
+        let o = std::process::Command::new("bash")
+            .arg(root.join("scripts/campaign.sh"))
+            .args(["all", out.path().to_str().unwrap(), "BENCH"])
+            .env("DRY_RUN", "1")
+            .env("GPUCAST_COMMIT", "test")
+            .output()
+            .expect("bash");
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let text = String::from_utf8_lossy(&o.stdout);
+        let mut commands = 0;
+        let mut subcommands = std::collections::BTreeSet::new();
+        for line in text.lines() {
+            // printf %q escapes commas; no argument holds a space.
+            let words: Vec<String> = line
+                .split_whitespace()
+                .map(|w| w.replace('\\', ""))
+                .collect();
+            let Some(at) = words.iter().position(|w| w == "BENCH") else {
+                continue;
+            };
+            let args = &words[at..];
+            if let Err(e) = Cli::try_parse_from(args) {
+                panic!("campaign.sh runs a command this CLI rejects: {line}\n{e}");
+            }
+            subcommands.insert(args[1].clone());
+            commands += 1;
+        }
+        // probe + calibrate + suite + 4 partitions + 40 co-runs + one ncu per kernel
+        assert!(commands >= 47 + 30, "only {commands} commands");
+        let want: std::collections::BTreeSet<String> = ["calibrate", "corun", "run"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        assert_eq!(subcommands, want);
+    }
+}
