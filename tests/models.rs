@@ -27,6 +27,15 @@ fn reference() -> Option<(Vec<Run>, Catalog)> {
     Some((t.runs, catalog))
 }
 
+/// Catalog-only figures, the runs' own register counts.
+fn spec_context(catalog: &Catalog) -> Context<'_> {
+    Context {
+        catalog,
+        calibration: &Calibration::Spec,
+        resources: None,
+    }
+}
+
 fn mape_by_target(
     runs: &[Run],
     catalog: &Catalog,
@@ -181,11 +190,7 @@ fn logo_never_shows_the_target_to_the_model() {
     data::validate(&mut t, &catalog).unwrap();
     let seen = Arc::new(Mutex::new(Vec::new()));
     let s2 = seen.clone();
-    let ctx = Context {
-        catalog: &catalog,
-        calibration: &Calibration::Spec,
-        resources: None,
-    };
+    let ctx = spec_context(&catalog);
     let e = evaluation::evaluate(
         &t.runs,
         &Protocol::Logo,
@@ -217,11 +222,7 @@ NVIDIA TITAN V,stream,N=1,2.0,0,1e9,1e9\n";
     let catalog = Catalog::builtin();
     let mut t = data::load(&[p]).unwrap();
     data::validate(&mut t, &catalog).unwrap();
-    let ctx = Context {
-        catalog: &catalog,
-        calibration: &Calibration::Spec,
-        resources: None,
-    };
+    let ctx = spec_context(&catalog);
     let ev = Evidence::new(t.runs.iter());
     let mut q = evaluation::query_of(&t.runs[0]);
     q.gpu = "NVIDIA H100 SXM5 80GB".into();
@@ -247,11 +248,7 @@ fn hybrid_is_deterministic_for_a_seed() {
     let Some((runs, catalog)) = reference() else {
         return;
     };
-    let ctx = Context {
-        catalog: &catalog,
-        calibration: &Calibration::Spec,
-        resources: None,
-    };
+    let ctx = spec_context(&catalog);
     let fit = |seed| {
         let mut h = gpucast::models::hybrid::Hybrid::new(seed);
         h.fit(&runs, &ctx).unwrap();
@@ -272,11 +269,7 @@ fn hybrid_residual_share_is_a_fixed_diagnostic() {
     let Some((runs, catalog)) = reference() else {
         return;
     };
-    let ctx = Context {
-        catalog: &catalog,
-        calibration: &Calibration::Spec,
-        resources: None,
-    };
+    let ctx = spec_context(&catalog);
     let target = "NVIDIA GeForce RTX 2080 Ti";
     let train: Vec<Run> = runs.iter().filter(|r| r.gpu != target).cloned().collect();
     let ev = Evidence::new(train.iter());
