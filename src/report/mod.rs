@@ -151,9 +151,8 @@ pub fn metric_cells(m: &Metrics) -> Vec<String> {
     ]
 }
 
-/// One row per (model, target) with the metrics.
-/// What fitting decided, one line per model: the summary once when every fold agrees,
-/// else per fold ("hybrid: residual share 0 (...) in all 4 folds").
+/// What fitting decided, one line per model: the summary once when every fold agrees
+/// ("hybrid: residual share 0 (...) in 4 folds"), else per fold.
 pub fn fit_summary_lines(eval: &Evaluation) -> Vec<String> {
     let mut models: Vec<&str> = eval
         .fit_summaries
@@ -182,6 +181,7 @@ pub fn fit_summary_lines(eval: &Evaluation) -> Vec<String> {
         .collect()
 }
 
+/// One row per (model, target) with the metrics.
 pub fn results_table(eval: &Evaluation) -> Table {
     let mut headers = vec!["model", "target"];
     headers.extend(METRIC_HEADERS);
@@ -248,6 +248,27 @@ pub use crate::output::write_atomic;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fit_summaries_collapse_only_when_folds_agree() {
+        let e = |m: &str, f: &str, s: &str| (m.to_string(), f.to_string(), s.to_string());
+        let eval = Evaluation {
+            fit_summaries: vec![
+                e("hybrid", "A", "share 0"),
+                e("hybrid", "B", "share 0"),
+                e("hybrid-forest", "A", "share 0"),
+                e("hybrid-forest", "B", "share 0.25"),
+            ],
+            ..Evaluation::default()
+        };
+        assert_eq!(
+            fit_summary_lines(&eval),
+            vec![
+                "hybrid: share 0 in 2 folds".to_string(),
+                "hybrid-forest: A: share 0; B: share 0.25".to_string(),
+            ]
+        );
+    }
 
     #[test]
     fn table_renders_three_ways() {
