@@ -28,12 +28,16 @@ CORUN_SETS=${CORUN_SETS:-40}
 TRIALS=${TRIALS:-10}
 DRY_RUN=${DRY_RUN:-0}
 
+# One command of the campaign. A failure (e.g. `run` exits 2 when some configurations
+# wrote error rows) is reported and counted, and the campaign goes on; the script
+# exits 1 at the end if any command failed.
+FAILED=0
 run() {
   if [ "$DRY_RUN" = 1 ]; then
     printf '%q ' "$@"
     echo
   else
-    "$@"
+    "$@" || { echo "campaign: exit $? from: $*" >&2; FAILED=$((FAILED + 1)); }
   fi
 }
 
@@ -130,7 +134,7 @@ ncu_step() {
       "$BENCH" run --kernels "$k" --trials 1 --warmup 0 --min-trial-ms 0.000001 --no-verify --no-progress \
       --out "$DIR/ncu/$k.runs.csv" > "$DIR/ncu/$k.csv.tmp" 2> "$DIR/ncu/$k.log" \
       && mv "$DIR/ncu/$k.csv.tmp" "$DIR/ncu/$k.csv" \
-      || echo "campaign: ncu failed for $k (see $DIR/ncu/$k.log)" >&2
+      || { echo "campaign: ncu failed for $k (see $DIR/ncu/$k.log)" >&2; FAILED=$((FAILED + 1)); }
   done
 }
 
@@ -144,4 +148,5 @@ case "$STEP" in
   all) probe; calibrate; suite; partitions; corun; ncu_step ;;
   *) echo "campaign: unknown step '$STEP' (probe|calibrate|suite|partitions|corun|ncu|all)" >&2; exit 2 ;;
 esac
-echo "campaign: $STEP done -> $DIR"
+echo "campaign: $STEP done -> $DIR ($FAILED failed commands)"
+[ "$FAILED" = 0 ]
