@@ -225,30 +225,39 @@ struct Fold<'a> {
     tests: Vec<(&'a Run, Vec<&'a Run>)>,
 }
 
-fn logo_folds<'a>(runs: &'a [&'a Run], sel: &Selection) -> Vec<Fold<'a>> {
-    let gpus: BTreeSet<&str> = runs.iter().map(|r| r.gpu.as_str()).collect();
+/// The LOGO folds as (target GPU, training GPUs): each selected target with every
+/// other selected source GPU, or one fold per source with `per_source`.
+fn logo_groups<'g>(gpus: &BTreeSet<&'g str>, sel: &Selection) -> Vec<(&'g str, Vec<&'g str>)> {
     let listed = |list: &Option<Vec<String>>, g: &str| {
         list.as_ref().is_none_or(|l| l.iter().any(|x| x == g))
     };
     let mut out = Vec::new();
-    for t in gpus.iter().filter(|g| listed(&sel.targets, g)) {
+    for &t in gpus.iter().filter(|g| listed(&sel.targets, g)) {
         let sources: Vec<&str> = gpus
             .iter()
             .copied()
-            .filter(|g| g != t && listed(&sel.sources, g))
+            .filter(|g| *g != t && listed(&sel.sources, g))
             .collect();
-        let groups: Vec<Vec<&str>> = if sel.per_source {
-            sources.iter().map(|s| vec![*s]).collect()
+        if sel.per_source {
+            out.extend(sources.into_iter().map(|s| (t, vec![s])));
         } else {
-            vec![sources]
-        };
-        for group in groups {
+            out.push((t, sources));
+        }
+    }
+    out
+}
+
+fn logo_folds<'a>(runs: &'a [&'a Run], sel: &Selection) -> Vec<Fold<'a>> {
+    let gpus: BTreeSet<&str> = runs.iter().map(|r| r.gpu.as_str()).collect();
+    logo_groups(&gpus, sel)
+        .into_iter()
+        .map(|(t, group)| {
             let train: Vec<&Run> = runs
                 .iter()
                 .copied()
                 .filter(|r| group.contains(&r.gpu.as_str()))
                 .collect();
-            out.push(Fold {
+            Fold {
                 label: if sel.per_source {
                     format!("{t} from {}", group.join(" + "))
                 } else {
@@ -258,14 +267,13 @@ fn logo_folds<'a>(runs: &'a [&'a Run], sel: &Selection) -> Vec<Fold<'a>> {
                 tests: runs
                     .iter()
                     .copied()
-                    .filter(|r| r.gpu == *t)
+                    .filter(|r| r.gpu == t)
                     .map(|r| (r, Vec::new()))
                     .collect(),
                 evidence: train,
-            });
-        }
-    }
-    out
+            }
+        })
+        .collect()
 }
 
 fn folds<'a>(runs: &'a [&'a Run], protocol: &Protocol, sel: &Selection) -> Vec<Fold<'a>> {
@@ -417,27 +425,12 @@ pub fn fold_count(runs: &[Run], protocol: &Protocol, sel: &Selection) -> usize {
     if *protocol != Protocol::Logo {
         return 1;
     }
-    // Mirrors `logo_folds` without building the folds.
     let gpus: BTreeSet<&str> = runs
         .iter()
         .filter(|r| !is_excluded(r))
         .map(|r| r.gpu.as_str())
         .collect();
-    let listed = |list: &Option<Vec<String>>, g: &str| {
-        list.as_ref().is_none_or(|l| l.iter().any(|x| x == g))
-    };
-    gpus.iter()
-        .filter(|t| listed(&sel.targets, t))
-        .map(|t| {
-            if sel.per_source {
-                gpus.iter()
-                    .filter(|g| *g != t && listed(&sel.sources, g))
-                    .count()
-            } else {
-                1
-            }
-        })
-        .sum()
+    logo_groups(&gpus, sel).len()
 }
 
 fn record(model: &str, run: &Run, p: &Prediction) -> Record {
