@@ -102,10 +102,31 @@ impl Hybrid {
             )));
         }
         let mut h = Hybrid::with_regressor(state.regressor, state.seed);
-        h.regressor = fit_regressor(state.regressor, state.seed, &state.x, &state.y)?;
+        h.regressor = correction(
+            state.regressor,
+            state.seed,
+            state.shrinkage,
+            &state.x,
+            &state.y,
+        )?;
         h.state = Some(state);
         Ok(h)
     }
+}
+
+/// The residual regressor a fitted hybrid applies: none when its share is 0 (the
+/// correction would be multiplied by e^0, so fitting and querying it is wasted work).
+fn correction(
+    kind: RegressorKind,
+    seed: u64,
+    share: f64,
+    x: &[Vec<f64>],
+    y: &[f64],
+) -> Result<Option<Box<dyn Regressor>>> {
+    if share == 0.0 {
+        return Ok(None);
+    }
+    fit_regressor(kind, seed, x, y)
 }
 
 fn fit_regressor(
@@ -302,7 +323,7 @@ impl Model for Hybrid {
             quantile(held_out.clone(), INTERVAL_QUANTILES.0),
             quantile(held_out, INTERVAL_QUANTILES.1),
         );
-        self.regressor = fit_regressor(self.kind, self.seed, &x, &y)?;
+        self.regressor = correction(self.kind, self.seed, shrinkage, &x, &y)?;
         self.state = Some(HybridState {
             shrinkage,
             interval_log,
