@@ -278,11 +278,7 @@ pub fn run(
         (None, Some(p)) => Calibration::from_study_metrics(p, catalog)?,
         (None, None) => ours.clone(),
     };
-    let resources = exp
-        .resources
-        .as_deref()
-        .map(crate::features::KernelResources::from_csv)
-        .transpose()?;
+    let resources = crate::features::KernelResources::load(exp.resources.as_deref())?;
     let (protocol, selection) = (exp.protocol()?, exp.selection(catalog)?);
     let mut evaluation = evaluate_models(
         runs,
@@ -355,13 +351,7 @@ fn write(path: &Path, text: &str, written: &mut Vec<PathBuf>) -> Result<()> {
 }
 
 /// Write an experiment's tables (and plots) under `out`.
-pub fn write_outputs(
-    o: &Outcome,
-    runs: &[Run],
-    catalog: &Catalog,
-    out: &Path,
-    with_plots: bool,
-) -> Result<Vec<PathBuf>> {
+pub fn write_outputs(o: &Outcome, out: &Path, with_plots: bool) -> Result<Vec<PathBuf>> {
     let name = &o.experiment.name;
     let mut written = Vec::new();
     let cmp = comparison_table(o);
@@ -463,7 +453,6 @@ pub fn write_outputs(
         plots::error_cdf(&p, &format!("{name}: error CDF"), &series)?;
         written.push(p);
     }
-    let _ = (runs, catalog);
     Ok(written)
 }
 

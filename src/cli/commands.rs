@@ -238,13 +238,6 @@ fn calibration(
     })
 }
 
-fn kernel_resources(f: &FiguresArgs) -> Result<Option<gpucast::features::KernelResources>> {
-    f.resources
-        .as_deref()
-        .map(gpucast::features::KernelResources::from_csv)
-        .transpose()
-}
-
 fn load_model(spec: &str, seed: u64) -> Result<Box<dyn Model>> {
     if spec.ends_with(".json") {
         let text = std::fs::read_to_string(spec).map_err(|e| Error::file(spec, e.to_string()))?;
@@ -264,7 +257,7 @@ fn predict(a: PredictArgs, catalog: &Catalog) -> Result<()> {
     let (mut table, _) = load(&a.runs, catalog)?;
     let target = catalog.resolve_or_err(&a.target)?.name.clone();
     let cal = calibration(&a.figures, &a.model, &a.runs, catalog)?;
-    let resources = kernel_resources(&a.figures)?;
+    let resources = gpucast::features::KernelResources::load(a.figures.resources.as_deref())?;
     let ctx = Context {
         catalog,
         calibration: &cal,
@@ -402,7 +395,7 @@ fn explain(a: ExplainArgs, catalog: &Catalog) -> Result<()> {
         ))
     })?;
     let cal = calibration(&a.figures, "analytical", &a.runs, catalog)?;
-    let resources = kernel_resources(&a.figures)?;
+    let resources = gpucast::features::KernelResources::load(a.figures.resources.as_deref())?;
     let ctx = Context {
         catalog,
         calibration: &cal,
@@ -490,7 +483,7 @@ fn evaluate(a: EvaluateArgs, catalog: &Catalog) -> Result<()> {
     }
     let ours = calibration(&a.figures, "", &a.data, catalog)?;
     let study = calibration(&a.figures, "analytical-study", &a.data, catalog)?;
-    let resources = kernel_resources(&a.figures)?;
+    let resources = gpucast::features::KernelResources::load(a.figures.resources.as_deref())?;
     let selection = Default::default();
     let pb = progress_bar(
         (evaluation::fold_count(&table.runs, &protocol, &selection) * a.model.len()) as u64,
@@ -565,7 +558,7 @@ fn train(a: TrainArgs, catalog: &Catalog) -> Result<()> {
     }
     let (table, _) = load(&a.data, catalog)?;
     let cal = calibration(&a.figures, &a.model, &a.data, catalog)?;
-    let resources = kernel_resources(&a.figures)?;
+    let resources = gpucast::features::KernelResources::load(a.figures.resources.as_deref())?;
     let ctx = Context {
         catalog,
         calibration: &cal,
@@ -643,13 +636,7 @@ fn reproduce(a: ReproduceArgs, catalog: &Catalog) -> Result<()> {
     let t_models = t0.elapsed().as_secs_f64() - t_load;
     let mut written = Vec::new();
     for o in &outcomes {
-        written.extend(experiments::write_outputs(
-            o,
-            &table.runs,
-            catalog,
-            &a.out,
-            !a.no_plots,
-        )?);
+        written.extend(experiments::write_outputs(o, &a.out, !a.no_plots)?);
     }
     if !a.no_plots {
         written.extend(experiments::roofline_plots(&table.runs, catalog, &a.out)?);

@@ -112,6 +112,11 @@ impl KernelResources {
         }
         Ok(out)
     }
+    /// The resources file when one is named (`--resources`, an experiment's
+    /// `resources =`), else None.
+    pub fn load(path: Option<&std::path::Path>) -> crate::error::Result<Option<KernelResources>> {
+        path.map(KernelResources::from_csv).transpose()
+    }
     /// (registers per thread, static shared bytes) of `kernel` compiled for `arch`.
     pub fn get(&self, kernel: &str, arch: &str) -> Option<(u32, u32)> {
         self.by_kernel_arch

@@ -8,9 +8,10 @@
 //! - [`Analytical`]: our projection (see [`project`]): the launch floor is an additive
 //!   term, the memory roof is the L2's when the working set fits in L2, contended
 //!   atomics have their own roof, the share of time the roof does not explain scales
-//!   with warp parallelism (resident warps x clock) and waves are quantized; several sources combine by a weighted geometric mean with weights from
-//!   architectural similarity ([`similarity`]); the interval spans the sources and the
-//!   memory levels (hierarchical roofline).
+//!   with warp parallelism (resident warps x clock) and waves are quantized; several
+//!   sources combine by a weighted geometric mean with weights from architectural
+//!   similarity ([`similarity`]); the interval spans the sources and the memory levels
+//!   (hierarchical roofline).
 
 use super::{Context, Evidence, Model, Prediction};
 use crate::catalog::Gpu;
