@@ -12,6 +12,13 @@ fn gpucast(args: &[&str]) -> Output {
         .expect("run gpucast")
 }
 
+/// Run gpucast, require success (showing its stderr otherwise) and return its stdout.
+fn gpucast_ok(args: &[&str]) -> String {
+    let o = gpucast(args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    stdout(&o)
+}
+
 fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
@@ -47,9 +54,8 @@ fn gpus_list_shows_at_least_40() {
     assert!(o.status.success());
     let lines = stdout(&o).lines().count() - 1;
     assert!(lines >= 40, "{lines} GPUs");
-    let o = gpucast(&["gpus", "show", "tesla v100-pcie-32gb"]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    assert!(stdout(&o).contains("sm_count = 80"));
+    let printed = gpucast_ok(&["gpus", "show", "tesla v100-pcie-32gb"]);
+    assert!(printed.contains("sm_count = 80"));
 }
 
 #[test]
@@ -80,9 +86,7 @@ fn bad_files_exit_nonzero_with_one_line() {
 #[test]
 fn validate_reference_data_reports_flagged_rows() {
     let Some(dir) = reference_data() else { return };
-    let o = gpucast(&["data", "validate", dir.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let out = stdout(&o);
+    let out = gpucast_ok(&["data", "validate", dir.to_str().unwrap()]);
     assert!(out.contains("NVIDIA GeForce GTX TITAN X"));
     assert!(out.contains("flat_time="), "{out}");
     assert!(out.contains("243 rows in 4 file(s)"), "{out}");
@@ -91,7 +95,7 @@ fn validate_reference_data_reports_flagged_rows() {
 #[test]
 fn evaluate_json_follows_the_contract() {
     let Some(dir) = reference_data() else { return };
-    let o = gpucast(&[
+    let printed = gpucast_ok(&[
         "evaluate",
         "--protocol",
         "logo",
@@ -102,8 +106,7 @@ fn evaluate_json_follows_the_contract() {
         "--format",
         "json",
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("json");
+    let v: serde_json::Value = serde_json::from_str(&printed).expect("json");
     assert_eq!(v["protocol"], "logo");
     let results = v["results"].as_array().unwrap();
     let targets: Vec<&str> = results
@@ -135,7 +138,7 @@ fn train_then_predict_and_reject_bad_model_files() {
     let Some(dir) = reference_data() else { return };
     let tmp = tempfile::tempdir().unwrap();
     let model = tmp.path().join("h.json");
-    let o = gpucast(&[
+    gpucast_ok(&[
         "train",
         "--data",
         dir.to_str().unwrap(),
@@ -144,10 +147,9 @@ fn train_then_predict_and_reject_bad_model_files() {
         "--out",
         model.to_str().unwrap(),
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
     let runs = dir.join("runs_2080ti.csv");
     let out = tmp.path().join("pred.csv");
-    let o = gpucast(&[
+    gpucast_ok(&[
         "predict",
         "--model",
         model.to_str().unwrap(),
@@ -158,7 +160,6 @@ fn train_then_predict_and_reject_bad_model_files() {
         "--out",
         out.to_str().unwrap(),
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
     let text = std::fs::read_to_string(&out).unwrap();
     let header = text.lines().next().unwrap();
     for col in [
@@ -239,7 +240,7 @@ warp_size = 32
 "#;
     let (_d, cat) = write_tmp("future.toml", toml);
     let runs = dir.join("runs_titanv.csv");
-    let o = gpucast(&[
+    let printed = gpucast_ok(&[
         "--gpus",
         cat.to_str().unwrap(),
         "predict",
@@ -250,8 +251,7 @@ warp_size = 32
         "--format",
         "json",
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&printed).unwrap();
     let rows = v.as_array().unwrap();
     assert_eq!(rows.len(), 60);
     assert!(rows
@@ -285,9 +285,7 @@ measured.copy_bandwidth_gbs = 609.9
 measured_source = "reference study calibration/device_calibration_titanv.json"
 "#;
     let (_d, cal) = write_tmp("cal.toml", toml);
-    let o = gpucast(&["--gpus", cal.to_str().unwrap(), "gpus", "show", "titan v"]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let out = stdout(&o);
+    let out = gpucast_ok(&["--gpus", cal.to_str().unwrap(), "gpus", "show", "titan v"]);
     assert!(
         out.contains("sustained_bandwidth_gbs = 609.9") && out.contains("l2_bytes = 4718592"),
         "{out}"
@@ -319,15 +317,13 @@ measured_source = "reference study calibration/device_calibration_titanv.json"
 #[test]
 fn evaluate_says_what_the_hybrid_fit_decided() {
     let Some(dir) = reference_data() else { return };
-    let o = gpucast(&[
+    let out = gpucast_ok(&[
         "evaluate",
         "--model",
         "hybrid,hybrid@0.25",
         "--data",
         dir.to_str().unwrap(),
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let out = stdout(&o);
     // Four LOGO folds (one per GPU); the fixed share is reported as fixed.
     assert!(
         out.contains("fitted: hybrid@0.25: residual share 0.25 (fixed) in 4 folds"),
