@@ -19,6 +19,13 @@ fn gpucast_ok(args: &[&str]) -> String {
     stdout(&o)
 }
 
+/// Run gpucast, require exit code 1 (showing its stdout otherwise) and return its stderr.
+fn gpucast_err(args: &[&str]) -> String {
+    let o = gpucast(args);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    stderr(&o)
+}
+
 fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
@@ -64,9 +71,7 @@ fn bad_files_exit_nonzero_with_one_line() {
         "neg.csv",
         "gpu,kernel,config,time_ms,flops,dram_bytes\nNVIDIA TITAN V,k,c,-1,0,0\n",
     );
-    let o = gpucast(&["data", "validate", p.to_str().unwrap()]);
-    assert_eq!(o.status.code(), Some(1));
-    let err = stderr(&o);
+    let err = gpucast_err(&["data", "validate", p.to_str().unwrap()]);
     assert_eq!(err.trim().lines().count(), 1, "{err}");
     assert!(err.contains("neg.csv: row 1, column 'time_ms'"), "{err}");
 
@@ -74,12 +79,10 @@ fn bad_files_exit_nonzero_with_one_line() {
         "nobytes.csv",
         "gpu,kernel,config,time_ms,flops\nNVIDIA TITAN V,k,c,1,0\n",
     );
-    let o = gpucast(&["data", "validate", p.to_str().unwrap()]);
-    assert_eq!(o.status.code(), Some(1));
+    let err = gpucast_err(&["data", "validate", p.to_str().unwrap()]);
     assert!(
-        stderr(&o).contains("nobytes.csv: missing required column 'dram_bytes'"),
-        "{}",
-        stderr(&o)
+        err.contains("nobytes.csv: missing required column 'dram_bytes'"),
+        "{err}"
     );
 }
 
@@ -182,7 +185,7 @@ fn train_then_predict_and_reject_bad_model_files() {
 
     let bad = tmp.path().join("bad.json");
     std::fs::write(&bad, "{ not json").unwrap();
-    let o = gpucast(&[
+    let err = gpucast_err(&[
         "predict",
         "--model",
         bad.to_str().unwrap(),
@@ -191,19 +194,14 @@ fn train_then_predict_and_reject_bad_model_files() {
         "--target",
         "TITAN V",
     ]);
-    assert_eq!(o.status.code(), Some(1));
-    assert!(
-        stderr(&o).contains("not a gpucast model file"),
-        "{}",
-        stderr(&o)
-    );
+    assert!(err.contains("not a gpucast model file"), "{err}");
 
     let mut v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&model).unwrap()).unwrap();
     v["version"] = serde_json::json!(999);
     let old = tmp.path().join("old.json");
     std::fs::write(&old, v.to_string()).unwrap();
-    let o = gpucast(&[
+    let err = gpucast_err(&[
         "predict",
         "--model",
         old.to_str().unwrap(),
@@ -212,8 +210,7 @@ fn train_then_predict_and_reject_bad_model_files() {
         "--target",
         "TITAN V",
     ]);
-    assert_eq!(o.status.code(), Some(1));
-    assert!(stderr(&o).contains("format version 999"), "{}", stderr(&o));
+    assert!(err.contains("format version 999"), "{err}");
 }
 
 #[test]
@@ -258,15 +255,14 @@ warp_size = 32
         .iter()
         .all(|r| r["target_gpu"] == "Future X1" && r["pred_ms"].as_f64().unwrap() > 0.0));
     // without the file the name is unknown: one line, non-zero exit
-    let o = gpucast(&[
+    let err = gpucast_err(&[
         "predict",
         "--runs",
         runs.to_str().unwrap(),
         "--target",
         "future x1",
     ]);
-    assert_eq!(o.status.code(), Some(1));
-    assert_eq!(stderr(&o).trim().lines().count(), 1);
+    assert_eq!(err.trim().lines().count(), 1);
 }
 
 #[test]
@@ -290,7 +286,8 @@ measured_source = "reference study calibration/device_calibration_titanv.json"
         out.contains("sustained_bandwidth_gbs = 609.9") && out.contains("l2_bytes = 4718592"),
         "{out}"
     );
-    let o = gpucast(&[
+    // Only the TITAN V has measured figures: the other targets must say so.
+    let err = gpucast_err(&[
         "--gpus",
         cal.to_str().unwrap(),
         "evaluate",
@@ -305,12 +302,9 @@ measured_source = "reference study calibration/device_calibration_titanv.json"
         "--format",
         "json",
     ]);
-    // Only the TITAN V has measured figures: the other targets must say so.
-    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
     assert!(
-        stderr(&o).contains("has no measured 'sustained_bandwidth_gbs'"),
-        "{}",
-        stderr(&o)
+        err.contains("has no measured 'sustained_bandwidth_gbs'"),
+        "{err}"
     );
 }
 
