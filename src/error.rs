@@ -16,7 +16,17 @@ pub enum Error {
     /// A problem with a whole file (unreadable, missing column, bad TOML, ...).
     #[error("{file}: {message}")]
     File { file: String, message: String },
-    /// Anything else (bad argument, unknown model, ...).
+    /// Bad usage: an argument or name the command cannot take (exit code 2).
+    #[error("{0}")]
+    Usage(String),
+    /// A saved model file that cannot be used.
+    #[error("{0}")]
+    ModelFile(String),
+    /// Writing to standard output failed (a closed pipe is not an error: see
+    /// [`Error::is_broken_pipe`]).
+    #[error("writing output: {0}")]
+    Io(#[from] std::io::Error),
+    /// Anything else.
     #[error("{0}")]
     Msg(String),
 }
@@ -43,6 +53,24 @@ impl Error {
     }
     pub fn msg(message: impl Into<String>) -> Self {
         Error::Msg(message.into())
+    }
+    pub fn usage(message: impl Into<String>) -> Self {
+        Error::Usage(message.into())
+    }
+    pub fn model_file(message: impl Into<String>) -> Self {
+        Error::ModelFile(message.into())
+    }
+    /// The process exit code for this error: 2 for bad usage, 1 for bad input.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Error::Usage(_) => 2,
+            _ => 1,
+        }
+    }
+    /// Whether this is a write to a closed pipe (`gpucast ... | head`): the reader
+    /// has what it wanted, so the command ends quietly with exit code 0.
+    pub fn is_broken_pipe(&self) -> bool {
+        matches!(self, Error::Io(e) if e.kind() == std::io::ErrorKind::BrokenPipe)
     }
 }
 

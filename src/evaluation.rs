@@ -11,9 +11,9 @@
 //! reported.
 
 use crate::data::validate::is_excluded;
-use crate::data::Run;
+use crate::data::{query_of, Run};
 use crate::error::{Error, Result};
-use crate::models::{Context, Evidence, Model, Prediction};
+use crate::models::{Context, Evidence, Fit, Prediction};
 use std::collections::BTreeSet;
 
 /// The study's Exp 3 test kernels.
@@ -24,12 +24,30 @@ pub const STUDY_TEST_KERNELS: [&str; 4] = [
     "vector_add_divergent",
 ];
 
+fn study_test_kernels() -> Vec<String> {
+    STUDY_TEST_KERNELS.iter().map(|s| s.to_string()).collect()
+}
+
+/// The protocols by name (what `--protocol` takes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ProtocolKind {
+    /// Leave one GPU out: each GPU in turn is the target
+    Logo,
+    /// Hold out the largest configuration of each (GPU, kernel)
+    NewSize,
+    /// Hold out whole kernels (projected from their runs on other GPUs)
+    NewKernel,
+}
+
+/// A protocol with its settings. In an experiment file:
+/// `protocol = { name = "new-kernel", test_kernels = ["matmul_tiled"], known = "smallest-size" }`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "kebab-case", tag = "name")]
+#[serde(rename_all = "kebab-case", tag = "name", deny_unknown_fields)]
 pub enum Protocol {
     Logo,
     NewSize,
     NewKernel {
+        #[serde(default = "study_test_kernels")]
         test_kernels: Vec<String>,
         /// Fit on the smallest configuration of each (GPU, kernel) only (the study's ML
         /// setup for Exp 3).
@@ -61,20 +79,36 @@ impl Protocol {
             Protocol::NewKernel { .. } => "new-kernel",
         }
     }
-    pub fn parse(name: &str, test_kernels: Option<Vec<String>>) -> Result<Protocol> {
-        match name {
-            "logo" => Ok(Protocol::Logo),
-            "new-size" => Ok(Protocol::NewSize),
-            "new-kernel" => Ok(Protocol::NewKernel {
-                test_kernels: test_kernels
-                    .unwrap_or_else(|| STUDY_TEST_KERNELS.iter().map(|s| s.to_string()).collect()),
+    /// The protocol `kind` with its defaults (`test_kernels`: the study's four).
+    pub fn new(kind: ProtocolKind, test_kernels: Option<Vec<String>>) -> Protocol {
+        match kind {
+            ProtocolKind::Logo => Protocol::Logo,
+            ProtocolKind::NewSize => Protocol::NewSize,
+            ProtocolKind::NewKernel => Protocol::NewKernel {
+                test_kernels: test_kernels.unwrap_or_else(study_test_kernels),
                 smallest_only: false,
                 known: KnownTestRuns::OtherGpus,
-            }),
-            other => Err(Error::msg(format!(
-                "unknown protocol '{other}' (known: logo, new-size, new-kernel)"
-            ))),
+            },
         }
+    }
+
+    /// Check the protocol against the data: test kernels must exist (a typo would
+    /// otherwise give an empty table).
+    pub fn check(&self, runs: &[Run]) -> Result<()> {
+        if let Protocol::NewKernel { test_kernels, .. } = self {
+            for k in test_kernels {
+                if !runs.iter().any(|r| &r.kernel == k) {
+                    let mut known: Vec<&str> = runs.iter().map(|r| r.kernel.as_str()).collect();
+                    known.sort();
+                    known.dedup();
+                    return Err(Error::usage(format!(
+                        "test kernel '{k}' is not in the data (kernels: {})",
+                        known.join(", ")
+                    )));
+                }
+            }
+        }
+        Ok(())
     }
 }
 
@@ -196,13 +230,14 @@ pub struct Evaluation {
     #[serde(skip)]
     pub unpredicted: Vec<(String, usize)>,
     /// What fitting decided, per model and fold (model, fold, summary), for models
-    /// that say (e.g. the hybrid's residual share).
+    /// that say (e.g. the hybrid's correction share).
     pub fit_summaries: Vec<(String, String, String)>,
 }
 
 /// Which GPUs a LOGO evaluation scores and learns from (the study's Exp 1 scores one
-/// target from one source at a time). Names are catalog-resolved by the caller.
+/// target from one source at a time). Names are resolved with [`Selection::resolved`].
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Selection {
     /// Score only these targets (default: every GPU in turn).
     #[serde(default)]
@@ -213,6 +248,36 @@ pub struct Selection {
     /// One fold per (target, source) instead of all sources together.
     #[serde(default)]
     pub per_source: bool,
+}
+
+impl Selection {
+    /// The same selection with every GPU name as the catalog spells it, checked against
+    /// the data (a GPU the data lacks would otherwise give an empty table).
+    pub fn resolved(&self, catalog: &crate::catalog::Catalog, runs: &[Run]) -> Result<Selection> {
+        let resolve = |l: &Option<Vec<String>>| -> Result<Option<Vec<String>>> {
+            l.as_ref()
+                .map(|v| {
+                    v.iter()
+                        .map(|g| {
+                            let name = catalog.resolve_or_err(g)?.name.clone();
+                            if runs.iter().any(|r| r.gpu == name) {
+                                Ok(name)
+                            } else {
+                                Err(Error::usage(format!(
+                                    "GPU '{name}' has no rows in the data"
+                                )))
+                            }
+                        })
+                        .collect()
+                })
+                .transpose()
+        };
+        Ok(Selection {
+            targets: resolve(&self.targets)?,
+            sources: resolve(&self.sources)?,
+            per_source: self.per_source,
+        })
+    }
 }
 
 /// A fold: the runs models are fitted on, the runs every prediction may consult, and
@@ -345,26 +410,14 @@ fn folds<'a>(runs: &'a [&'a Run], protocol: &Protocol, sel: &Selection) -> Vec<F
     }
 }
 
-/// The query a model sees: the run without its measurement.
-pub fn query_of(run: &Run) -> Run {
-    Run {
-        time_ms: f64::NAN,
-        time_std_ms: None,
-        time_min_ms: None,
-        time_median_ms: None,
-        time_cv: None,
-        ..run.clone()
-    }
-}
-
-/// Evaluate models under a protocol. `make` builds a fresh model by name per fold.
-/// The caller records which data it ran on in the result's `data`.
+/// Evaluate models (any [`Fit`]: a [`crate::models::ModelSpec`] or your own) under a
+/// protocol: each model is fitted afresh per fold. The caller records which data it
+/// ran on in the result's `data`.
 pub fn evaluate(
     runs: &[Run],
     protocol: &Protocol,
     selection: &Selection,
-    model_names: &[String],
-    make: &dyn Fn(&str) -> Result<Box<dyn Model>>,
+    models: &[&dyn Fit],
     ctx: &Context,
     progress: &dyn Fn(),
 ) -> Result<Evaluation> {
@@ -375,12 +428,12 @@ pub fn evaluate(
         ..Evaluation::default()
     };
     let folds = folds(&kept, protocol, selection);
-    for name in model_names {
+    for spec in models {
+        let name = &spec.name();
         let mut missing = 0;
         let mut recs = Vec::new();
         for fold in &folds {
-            let mut model = make(name)?;
-            model.fit(&fold.fit, ctx)?;
+            let model = spec.fit(&fold.fit, ctx)?;
             if let Some(s) = model.fit_summary() {
                 eval.fit_summaries
                     .push((name.clone(), fold.label.clone(), s));

@@ -5,18 +5,16 @@
 //! ```toml
 //! name = "exp1-new-gpu"
 //! title = "Experiment 1: same kernel and configuration, new GPU"
-//! protocol = "logo"                    # logo | new-size | new-kernel
+//! protocol = { name = "logo" }         # logo | new-size | new-kernel (+ test_kernels, known, smallest_only)
 //! models = ["analytical-study", "analytical", "hybrid", "forest"]
 //! calibration = "spec"                 # our models: spec | measured
 //! study_calibration = "study"          # analytical-study: study (gpu_metrics.json beside the data) | spec
-//! targets = ["TITAN V"]                # optional (logo)
-//! sources = ["RTX 2080 Ti", "RTX 4070"] # optional (logo)
-//! per_source = true                    # optional (logo): one source at a time, pooled
-//! test_kernels = ["matmul_tiled"]      # new-kernel
-//! smallest_only = false                # new-kernel: fit learned models on the smallest size only
-//! known_test_runs = "other-gpus"       # new-kernel: the test kernel on other GPUs | "smallest-size" on this GPU
-//! resources = "benchmarks_cuda/inspect/resources.csv"  # per-arch registers (our models)
+//! resources = "../benchmarks_cuda/inspect/resources.csv"  # per-arch registers, relative to this file
 //! plots = true
+//! [selection]                          # optional (logo)
+//! targets = ["TITAN V"]
+//! sources = ["RTX 2080 Ti", "RTX 4070"]
+//! per_source = true                    # one source at a time, pooled
 //! [published]                          # optional: figures to print beside ours
 //! source = "reference-results.md, Experiment 1"
 //! [published.models.analytical-study]
@@ -29,8 +27,8 @@ use crate::catalog::Catalog;
 use crate::data::{validate::is_excluded, Run};
 use crate::error::{Error, Result};
 use crate::evaluation::{self, Evaluation, Metrics, Protocol, Selection};
-use crate::features::{roofline, run_features, Calibration};
-use crate::models::{self, Context};
+use crate::features::{roofline, run_features, Calibration, FiguresSource, KernelResources};
+use crate::models::{Context, ModelSpec};
 use crate::report::{self, pct, plots, Table};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -41,30 +39,20 @@ use std::time::Instant;
 pub struct Experiment {
     pub name: String,
     pub title: String,
-    pub protocol: String,
+    pub protocol: Protocol,
     pub models: Vec<String>,
-    /// Figures for our models: spec (catalog), measured.
-    #[serde(default = "default_calibration")]
-    pub calibration: String,
+    /// Which GPUs are scored and learned from (logo).
+    #[serde(default)]
+    pub selection: Selection,
+    /// Figures for our models.
+    #[serde(default)]
+    pub calibration: FiguresSource,
     /// Figures for `analytical-study` (default: the study's gpu_metrics.json beside the
     /// data when there is one, else `calibration`).
     #[serde(default)]
-    pub study_calibration: Option<String>,
-    #[serde(default)]
-    pub targets: Option<Vec<String>>,
-    #[serde(default)]
-    pub sources: Option<Vec<String>>,
-    #[serde(default)]
-    pub per_source: bool,
-    #[serde(default)]
-    pub test_kernels: Option<Vec<String>>,
-    #[serde(default)]
-    pub smallest_only: bool,
-    /// new-kernel: what is known of a test kernel (other-gpus | smallest-size).
-    #[serde(default)]
-    pub known_test_runs: evaluation::KnownTestRuns,
+    pub study_calibration: Option<FiguresSource>,
     /// Per-architecture kernel resources (gpucast-bench inspect CSV), relative to the
-    /// directory gpucast runs in; target occupancy then uses the target arch's registers.
+    /// experiment file; target occupancy then uses the target arch's registers.
     #[serde(default)]
     pub resources: Option<PathBuf>,
     #[serde(default = "yes")]
@@ -75,9 +63,6 @@ pub struct Experiment {
     pub published: Option<Published>,
 }
 
-fn default_calibration() -> String {
-    "spec".into()
-}
 fn yes() -> bool {
     true
 }
@@ -106,52 +91,32 @@ pub struct PublishedFigures {
 }
 
 impl Experiment {
+    /// Read an experiment file; model names are checked and `resources` is made
+    /// relative to the file's directory (so reproduce runs from any directory).
     pub fn load(path: &Path) -> Result<Experiment> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| Error::file(path.display(), e.to_string()))?;
-        let e: Experiment = toml::from_str(&text).map_err(|e| {
+        let mut e: Experiment = toml::from_str(&text).map_err(|e| {
             Error::file(
                 path.display(),
                 e.to_string().lines().collect::<Vec<_>>().join(" "),
             )
         })?;
-        for m in &e.models {
-            models::by_name(m, 0).map_err(|err| Error::file(path.display(), err.to_string()))?;
-        }
-        Protocol::parse(&e.protocol, None)
+        e.model_specs()
             .map_err(|err| Error::file(path.display(), err.to_string()))?;
+        if let Some(r) = &e.resources {
+            let dir = path.parent().unwrap_or(Path::new("."));
+            e.resources = Some(dir.join(r));
+        }
         Ok(e)
     }
 
-    pub fn protocol(&self) -> Result<Protocol> {
-        let mut p = Protocol::parse(&self.protocol, self.test_kernels.clone())?;
-        if let Protocol::NewKernel {
-            smallest_only,
-            known,
-            ..
-        } = &mut p
-        {
-            *smallest_only = self.smallest_only;
-            *known = self.known_test_runs;
-        }
-        Ok(p)
-    }
-
-    fn selection(&self, catalog: &Catalog) -> Result<Selection> {
-        let resolve = |l: &Option<Vec<String>>| -> Result<Option<Vec<String>>> {
-            l.as_ref()
-                .map(|v| {
-                    v.iter()
-                        .map(|g| catalog.resolve_or_err(g).map(|x| x.name.clone()))
-                        .collect()
-                })
-                .transpose()
-        };
-        Ok(Selection {
-            targets: resolve(&self.targets)?,
-            sources: resolve(&self.sources)?,
-            per_source: self.per_source,
-        })
+    /// The experiment's models, parsed (with its seed).
+    pub fn model_specs(&self) -> Result<Vec<ModelSpec>> {
+        self.models
+            .iter()
+            .map(|m| ModelSpec::parse(m, self.seed))
+            .collect()
     }
 }
 
@@ -182,25 +147,6 @@ pub struct Outcome {
     pub seconds: f64,
 }
 
-fn calibration_named(
-    name: &str,
-    exp: &str,
-    catalog: &Catalog,
-    study_metrics: Option<&Path>,
-) -> Result<Calibration> {
-    match name {
-        "spec" => Ok(Calibration::Spec),
-        "measured" => Ok(Calibration::Measured),
-        "study" => match study_metrics {
-            Some(p) => Calibration::from_study_metrics(p, catalog),
-            None => Err(Error::msg(format!(
-                "experiment '{exp}': calibration \"study\" needs the study's gpu_metrics.json beside the data"
-            ))),
-        },
-        other => Err(Error::msg(format!("experiment '{exp}': unknown calibration '{other}'"))),
-    }
-}
-
 /// Figures and facts the models of one evaluation use.
 pub struct ModelSetup<'a> {
     pub catalog: &'a Catalog,
@@ -209,26 +155,27 @@ pub struct ModelSetup<'a> {
     /// Figures for `analytical-study` (the study's own, to reproduce it).
     pub study: &'a Calibration,
     /// Per-architecture kernel resources for our models.
-    pub resources: Option<&'a crate::features::KernelResources>,
-    pub seed: u64,
+    pub resources: Option<&'a KernelResources>,
 }
 
 /// Evaluate several models under one protocol, `analytical-study` with the study's
-/// figures and every other model with ours; results keep the order of `names`.
+/// figures and every other model with ours; results keep the order of `models`.
 pub fn evaluate_models(
     runs: &[Run],
     protocol: &Protocol,
     selection: &Selection,
-    names: &[String],
+    models: &[ModelSpec],
     setup: ModelSetup,
     progress: &dyn Fn(),
 ) -> Result<Evaluation> {
+    use crate::models::Fit;
+    protocol.check(runs)?;
     let mut evaluation = Evaluation::default();
     for is_study in [true, false] {
-        let group: Vec<String> = names
+        let group: Vec<&dyn Fit> = models
             .iter()
-            .filter(|m| (m.as_str() == "analytical-study") == is_study)
-            .cloned()
+            .filter(|m| m.is_study() == is_study)
+            .map(|m| m as &dyn Fit)
             .collect();
         if group.is_empty() {
             continue;
@@ -238,16 +185,7 @@ pub fn evaluate_models(
             calibration: if is_study { setup.study } else { setup.ours },
             resources: if is_study { None } else { setup.resources },
         };
-        let seed = setup.seed;
-        let e = evaluation::evaluate(
-            runs,
-            protocol,
-            selection,
-            &group,
-            &|n| models::by_name(n, seed),
-            &ctx,
-            progress,
-        )?;
+        let e = evaluation::evaluate(runs, protocol, selection, &group, &ctx, progress)?;
         evaluation.protocol = e.protocol;
         evaluation.excluded_rows = e.excluded_rows;
         evaluation.results.extend(e.results);
@@ -255,6 +193,7 @@ pub fn evaluate_models(
         evaluation.unpredicted.extend(e.unpredicted);
         evaluation.fit_summaries.extend(e.fit_summaries);
     }
+    let names: Vec<String> = models.iter().map(|m| m.name()).collect();
     let order = |m: &str| names.iter().position(|x| x == m).unwrap_or(usize::MAX);
     evaluation.results.sort_by_key(|r| order(&r.model));
     Ok(evaluation)
@@ -272,25 +211,22 @@ pub fn run(
     progress: &dyn Fn(),
 ) -> Result<Outcome> {
     let start = Instant::now();
-    let ours = calibration_named(&exp.calibration, &exp.name, catalog, study_metrics)?;
-    let study = match (&exp.study_calibration, study_metrics) {
-        (Some(c), _) => calibration_named(c, &exp.name, catalog, study_metrics)?,
-        (None, Some(p)) => Calibration::from_study_metrics(p, catalog)?,
-        (None, None) => ours.clone(),
-    };
-    let resources = crate::features::KernelResources::load(exp.resources.as_deref())?;
-    let (protocol, selection) = (exp.protocol()?, exp.selection(catalog)?);
+    let in_exp = |e: Error| Error::msg(format!("experiment '{}': {e}", exp.name));
+    let ours = Calibration::new(exp.calibration, study_metrics, catalog).map_err(in_exp)?;
+    let study = Calibration::for_study(exp.study_calibration, study_metrics, &ours, catalog)
+        .map_err(in_exp)?;
+    let resources = KernelResources::load(exp.resources.as_deref())?;
+    let selection = exp.selection.resolved(catalog, runs).map_err(in_exp)?;
     let mut evaluation = evaluate_models(
         runs,
-        &protocol,
+        &exp.protocol,
         &selection,
-        &exp.models,
+        &exp.model_specs()?,
         ModelSetup {
             catalog,
             ours: &ours,
             study: &study,
             resources: resources.as_ref(),
-            seed: exp.seed,
         },
         progress,
     )?;
@@ -368,8 +304,8 @@ pub fn write_outputs(o: &Outcome, out: &Path, with_plots: bool) -> Result<Vec<Pa
         "# {}\n\nProtocol `{}`; figures `{}` (analytical-study: `{}`); kernel resources: {}; data: {}.\n",
         o.experiment.title,
         o.evaluation.protocol,
-        o.experiment.calibration,
-        o.experiment.study_calibration.as_deref().unwrap_or("study, when gpu_metrics.json is beside the data"),
+        fig_name(o.experiment.calibration),
+        o.experiment.study_calibration.map(fig_name).unwrap_or("study, when gpu_metrics.json is beside the data"),
         o.experiment.resources.as_ref().map(|p| p.display().to_string()).unwrap_or_else(|| "the runs' own columns".into()),
         o.evaluation.data.join(", ")
     );
@@ -454,6 +390,14 @@ pub fn write_outputs(o: &Outcome, out: &Path, with_plots: bool) -> Result<Vec<Pa
         written.push(p);
     }
     Ok(written)
+}
+
+fn fig_name(f: FiguresSource) -> &'static str {
+    match f {
+        FiguresSource::Spec => "spec",
+        FiguresSource::Measured => "measured",
+        FiguresSource::Study => "study",
+    }
 }
 
 fn slug(s: &str) -> String {
@@ -552,4 +496,122 @@ pub fn summary_table(outcomes: &[Outcome]) -> Table {
         t.push(row);
     }
     t
+}
+
+/// What `reproduce` did: each experiment's outcome, the summary table, the files
+/// written and the wall time of each stage.
+pub struct Reproduction {
+    pub outcomes: Vec<Outcome>,
+    pub summary: Table,
+    pub files: Vec<PathBuf>,
+    pub rows: usize,
+    pub load_seconds: f64,
+    pub write_seconds: f64,
+}
+
+/// Options of [`reproduce`].
+pub struct ReproduceOptions<'a> {
+    pub data: &'a [PathBuf],
+    pub experiments_dir: &'a Path,
+    pub out: &'a Path,
+    pub plots: bool,
+}
+
+/// Run every experiment of a directory on the data and write tables and plots. The
+/// output directory is replaced whole: everything is written beside it first, then
+/// renamed into place, so an interrupted run never leaves old and new files mixed.
+/// `progress` is told each experiment's name before it runs.
+pub fn reproduce(
+    opts: &ReproduceOptions,
+    catalog: &Catalog,
+    progress: &dyn Fn(&str, usize, usize),
+) -> Result<Reproduction> {
+    let t0 = Instant::now();
+    let (table, rep) = crate::data::load_validated(opts.data, catalog)?;
+    let study_metrics = crate::features::study_metrics_beside(opts.data);
+    let load_seconds = t0.elapsed().as_secs_f64();
+    let exps = discover(opts.experiments_dir)?
+        .iter()
+        .map(|p| Experiment::load(p))
+        .collect::<Result<Vec<_>>>()?;
+    let mut outcomes = Vec::new();
+    for (i, e) in exps.iter().enumerate() {
+        progress(&e.name, i, exps.len());
+        outcomes.push(run(
+            e,
+            &table.runs,
+            &table.files,
+            catalog,
+            study_metrics.as_deref(),
+            &|| {},
+        )?);
+    }
+    progress("writing", exps.len(), exps.len());
+    let t_write = Instant::now();
+    let staging = staging_dir(opts.out)?;
+    let mut files = Vec::new();
+    for o in &outcomes {
+        files.extend(write_outputs(o, &staging, opts.plots)?);
+    }
+    if opts.plots {
+        files.extend(roofline_plots(&table.runs, catalog, &staging)?);
+    }
+    let summary = summary_table(&outcomes);
+    let mut md = String::from("# All models, MAPE (%): ours beside the published figures\n\n");
+    md += &format!(
+        "Data: {} ({} rows; {} flagged, {} excluded by the validation rule).\n\n",
+        table.files.join(", "),
+        rep.rows,
+        rep.flagged,
+        rep.excluded
+    );
+    md += &summary.to_markdown();
+    write(&staging.join("summary.md"), &md, &mut files)?;
+    write(&staging.join("summary.csv"), &summary.to_csv(), &mut files)?;
+    replace_dir(&staging, opts.out)?;
+    let files = files
+        .into_iter()
+        .map(|f| opts.out.join(f.strip_prefix(&staging).unwrap_or(&f)))
+        .collect();
+    Ok(Reproduction {
+        outcomes,
+        summary,
+        files,
+        rows: rep.rows,
+        load_seconds,
+        write_seconds: t_write.elapsed().as_secs_f64(),
+    })
+}
+
+/// A fresh directory beside `out` to write into.
+fn staging_dir(out: &Path) -> Result<PathBuf> {
+    let parent = match out.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    std::fs::create_dir_all(&parent).map_err(|e| Error::file(parent.display(), e.to_string()))?;
+    let name = out
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "results".into());
+    let dir = parent.join(format!(".{name}.tmp-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).map_err(|e| Error::file(dir.display(), e.to_string()))?;
+    Ok(dir)
+}
+
+/// Move `staging` to `out`, replacing what was there (old files go only once the new
+/// ones are in place).
+fn replace_dir(staging: &Path, out: &Path) -> Result<()> {
+    let err = |p: &Path, e: std::io::Error| Error::file(p.display(), e.to_string());
+    let old = staging.with_extension("old");
+    if out.exists() {
+        let _ = std::fs::remove_dir_all(&old);
+        std::fs::rename(out, &old).map_err(|e| err(out, e))?;
+    }
+    std::fs::rename(staging, out).map_err(|e| err(out, e))?;
+    if old.exists() {
+        std::fs::remove_dir_all(&old).map_err(|e| err(&old, e))?;
+    }
+    Ok(())
 }

@@ -8,7 +8,11 @@ use clap::Parser;
 fn main() {
     let args = cli::Cli::parse();
     if let Err(e) = cli::run(args) {
+        // A closed stdout (`gpucast ... | head`) means the reader has what it wanted.
+        if e.is_broken_pipe() {
+            std::process::exit(0);
+        }
         eprintln!("error: {e}");
-        std::process::exit(1);
+        std::process::exit(e.exit_code());
     }
 }

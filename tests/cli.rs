@@ -320,12 +320,12 @@ fn evaluate_says_what_the_hybrid_fit_decided() {
     ]);
     // Four LOGO folds (one per GPU); the fixed share is reported as fixed.
     assert!(
-        out.contains("fitted: hybrid@0.25: residual share 0.25 (fixed) in 4 folds"),
+        out.contains("fitted: hybrid@0.25: correction share 0.25 (fixed) in 4 folds"),
         "{out}"
     );
     let chosen = out
         .lines()
-        .find(|l| l.starts_with("fitted: hybrid: residual share"))
+        .find(|l| l.starts_with("fitted: hybrid: correction share"))
         .unwrap_or_else(|| panic!("no summary for hybrid in {out}"));
     assert!(chosen.contains("chosen by leave-one-GPU-out"), "{chosen}");
 }

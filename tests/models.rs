@@ -4,11 +4,12 @@ mod common;
 
 use common::*;
 use gpucast::catalog::Catalog;
+use gpucast::data::query_of;
 use gpucast::data::{self, Run};
 use gpucast::error::Result;
 use gpucast::evaluation::{self, Protocol, Selection};
 use gpucast::features::{Calibration, KernelResources};
-use gpucast::models::{self, Context, Evidence, Model, Prediction};
+use gpucast::models::{Context, Evidence, Fit, ModelSpec, Predict, Prediction};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
@@ -49,16 +50,8 @@ fn mape_by_target(
         calibration: cal,
         resources: res,
     };
-    let e = evaluation::evaluate(
-        runs,
-        &Protocol::Logo,
-        sel,
-        &[model.to_string()],
-        &|n| models::by_name(n, 42),
-        &ctx,
-        &|| {},
-    )
-    .unwrap();
+    let spec = ModelSpec::parse(model, 42).unwrap();
+    let e = evaluation::evaluate(runs, &Protocol::Logo, sel, &[&spec], &ctx, &|| {}).unwrap();
     e.results
         .iter()
         .map(|r| (r.target.clone(), r.metrics.mape, r.metrics.n))
@@ -98,12 +91,12 @@ fn hybrid_interval_covers_most_measurements() {
         calibration: &Calibration::Spec,
         resources: Some(&res),
     };
+    let hybrid = ModelSpec::parse("hybrid", 42).unwrap();
     let e = evaluation::evaluate(
         &runs,
         &Protocol::Logo,
         &Selection::default(),
-        &["hybrid".to_string()],
-        &|n| models::by_name(n, 42),
+        &[&hybrid],
         &ctx,
         &|| {},
     )
@@ -145,16 +138,22 @@ fn study_algorithm_reproduces_experiment_1() {
 
 /// A model that records the GPUs it was fitted on and predicts 1 ms.
 struct Spy(Arc<Mutex<Vec<Vec<String>>>>);
-impl Model for Spy {
+impl Fit for Spy {
     fn name(&self) -> String {
         "spy".into()
     }
-    fn fit(&mut self, train: &[Run], _: &Context) -> Result<()> {
+    fn fit(&self, train: &[Run], _: &Context) -> Result<Box<dyn Predict>> {
         let mut g: Vec<String> = train.iter().map(|r| r.gpu.clone()).collect();
         g.sort();
         g.dedup();
         self.0.lock().unwrap().push(g);
-        Ok(())
+        Ok(Box::new(FittedSpy))
+    }
+}
+struct FittedSpy;
+impl Predict for FittedSpy {
+    fn name(&self) -> String {
+        "spy".into()
     }
     fn predict(&self, q: &Run, ev: &Evidence, _: &Context) -> Result<Option<Prediction>> {
         assert!(
@@ -189,14 +188,13 @@ fn logo_never_shows_the_target_to_the_model() {
     let mut t = data::load(&[p]).unwrap();
     data::validate(&mut t, &catalog).unwrap();
     let seen = Arc::new(Mutex::new(Vec::new()));
-    let s2 = seen.clone();
+    let spy = Spy(seen.clone());
     let ctx = spec_context(&catalog);
     let e = evaluation::evaluate(
         &t.runs,
         &Protocol::Logo,
         &Selection::default(),
-        &["spy".into()],
-        &move |_| Ok(Box::new(Spy(s2.clone()))),
+        &[&spy],
         &ctx,
         &|| {},
     )
@@ -224,9 +222,11 @@ NVIDIA TITAN V,stream,N=1,2.0,0,1e9,1e9\n";
     data::validate(&mut t, &catalog).unwrap();
     let ctx = spec_context(&catalog);
     let ev = Evidence::new(t.runs.iter());
-    let mut q = evaluation::query_of(&t.runs[0]);
+    let mut q = query_of(&t.runs[0]);
     q.gpu = "NVIDIA H100 SXM5 80GB".into();
-    let p = models::by_name("analytical", 1)
+    let p = ModelSpec::parse("analytical", 1)
+        .unwrap()
+        .fit(&[], &ctx)
         .unwrap()
         .predict(&q, &ev, &ctx)
         .unwrap()
@@ -250,12 +250,14 @@ fn hybrid_is_deterministic_for_a_seed() {
     };
     let ctx = spec_context(&catalog);
     let fit = |seed| {
-        let mut h = gpucast::models::hybrid::Hybrid::new(seed);
-        h.fit(&runs, &ctx).unwrap();
+        let h = ModelSpec::parse("hybrid", seed)
+            .unwrap()
+            .fit(&runs, &ctx)
+            .unwrap();
         let ev = Evidence::new(runs.iter().filter(|r| r.gpu != "NVIDIA TITAN V"));
         runs.iter()
             .filter(|r| r.gpu == "NVIDIA TITAN V")
-            .filter_map(|r| h.predict(&evaluation::query_of(r), &ev, &ctx).unwrap())
+            .filter_map(|r| h.predict(&query_of(r), &ev, &ctx).unwrap())
             .map(|p| p.pred_ms.to_bits())
             .collect::<Vec<u64>>()
     };
@@ -274,12 +276,12 @@ fn hybrid_residual_share_is_a_fixed_diagnostic() {
     let train: Vec<Run> = runs.iter().filter(|r| r.gpu != target).cloned().collect();
     let ev = Evidence::new(train.iter());
     let predict = |name: &str| {
-        let mut m = models::by_name(name, 42).unwrap();
-        assert_eq!(m.name(), name);
-        m.fit(&train, &ctx).unwrap();
+        let spec = ModelSpec::parse(name, 42).unwrap();
+        assert_eq!(spec.name(), name);
+        let m = spec.fit(&train, &ctx).unwrap();
         runs.iter()
             .filter(|r| r.gpu == target)
-            .filter_map(|r| m.predict(&evaluation::query_of(r), &ev, &ctx).unwrap())
+            .filter_map(|r| m.predict(&query_of(r), &ev, &ctx).unwrap())
             .map(|p| p.pred_ms)
             .collect::<Vec<f64>>()
     };
@@ -303,7 +305,7 @@ fn hybrid_residual_share_is_a_fixed_diagnostic() {
 #[test]
 fn hybrid_names_parse_or_fail_clearly() {
     for ok in ["hybrid", "hybrid-forest", "hybrid@0.25", "hybrid-ridge@1"] {
-        assert_eq!(models::by_name(ok, 1).unwrap().name(), ok);
+        assert_eq!(ModelSpec::parse(ok, 1).unwrap().name(), ok);
     }
     for (bad, says) in [
         ("hybrid@1.5", "outside 0..1"),
@@ -311,7 +313,7 @@ fn hybrid_names_parse_or_fail_clearly() {
         ("hybrid-nope", "unknown residual regressor"),
         ("hybrid-nope@0.5", "unknown residual regressor"),
     ] {
-        let err = models::by_name(bad, 1).err().expect(bad).to_string();
+        let err = ModelSpec::parse(bad, 1).expect_err(bad).to_string();
         assert!(err.contains(says), "{bad}: {err}");
     }
 }

@@ -194,10 +194,13 @@ fn real_main() -> Result<i32> {
     let suite = load_suite(&cli.manifest)?;
     match cli.cmd {
         Cmd::List { sel, configs } => {
+            use std::fmt::Write as _;
+            let mut text = String::new();
             for k in suite.select(&sel.suite, &sel.kernels)? {
-                println!("{}\t{}\t{}", k.name, k.suite, k.category);
+                writeln!(text, "{}\t{}\t{}", k.name, k.suite, k.category)?;
                 if configs {
-                    println!(
+                    writeln!(
+                        text,
                         "\t# {} [{}, {}]{}",
                         k.description,
                         k.precision,
@@ -207,9 +210,10 @@ fn real_main() -> Result<i32> {
                         } else {
                             format!(" note: {}", k.note)
                         }
-                    );
+                    )?;
                     for i in instances(k)? {
-                        println!(
+                        writeln!(
+                            text,
                             "\t{}\tflops={}\tdram_bytes={}\tdram_bytes_model={}\tgrid={:?}\tblock={:?}\tsmem_dyn={}\talloc_bytes={}",
                             i.config,
                             i.flops,
@@ -219,10 +223,11 @@ fn real_main() -> Result<i32> {
                             i.block,
                             i.smem_dyn,
                             i.alloc_bytes()
-                        );
+                        )?;
                     }
                 }
             }
+            write_stdout(&text)?;
             Ok(0)
         }
         Cmd::Inspect {
@@ -311,7 +316,7 @@ fn real_main() -> Result<i32> {
                 Some(p) => {
                     std::fs::write(p, &text).with_context(|| format!("writing {}", p.display()))?
                 }
-                None => print!("{text}"),
+                None => write_stdout(&text)?,
             }
             eprintln!(
                 "inspect: {} kernels x {} architectures: {} compiled, {} failed",
@@ -390,7 +395,7 @@ fn real_main() -> Result<i32> {
             let m = calibrate::calibrate(&mut dev, &suite, &opts, |f| eprintln!("calibrate: {f}"))?;
             let text = calibrate::to_toml(device::Device::info(&dev), &m, &opts);
             std::fs::write(&out, &text).with_context(|| format!("writing {}", out.display()))?;
-            print!("{text}");
+            write_stdout(&text)?;
             Ok(0)
         }
         Cmd::Corun {
@@ -480,10 +485,21 @@ fn real_main() -> Result<i32> {
             }
             match out {
                 Some(p) => std::fs::write(&p, &text)?,
-                None => print!("{text}"),
+                None => write_stdout(&text)?,
             }
             Ok(0)
         }
+    }
+}
+
+/// Write to standard output; a reader that closed the pipe (`| head`) already has
+/// what it wanted, so that is not an error.
+fn write_stdout(text: &str) -> Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
+        _ => Ok(()),
     }
 }
 

@@ -2,7 +2,10 @@
 
 mod commands;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand};
+use gpucast::evaluation::ProtocolKind;
+use gpucast::features::FiguresSource;
+use gpucast::report::Format;
 use std::path::PathBuf;
 
 pub use commands::run;
@@ -72,6 +75,7 @@ pub enum DataCommand {
         /// Files or directories (directories are searched for runs files)
         #[arg(required = true)]
         paths: Vec<PathBuf>,
+        /// Output format
         #[arg(long, value_enum, default_value_t = Format::Table)]
         format: Format,
     },
@@ -95,6 +99,7 @@ pub enum DataCommand {
 pub enum GpusCommand {
     /// One line per GPU
     List {
+        /// Output format
         #[arg(long, value_enum, default_value_t = Format::Table)]
         format: Format,
     },
@@ -105,26 +110,11 @@ pub enum GpusCommand {
     },
 }
 
-#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
-    Table,
-    Csv,
-    Json,
-}
-
-#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TargetCalibration {
-    /// Catalog peaks x documented sustained fractions
-    Spec,
-    /// Measured figures of the catalog (pass a calibration TOML with --gpus)
-    Measured,
-}
-
 #[derive(Args, Debug, Clone)]
 pub struct FiguresArgs {
     /// Where target figures come from (never from the target's own runs)
-    #[arg(long, value_enum, default_value_t = TargetCalibration::Spec)]
-    pub target_calibration: TargetCalibration,
+    #[arg(long, value_enum, default_value_t = FiguresSource::Spec)]
+    pub target_calibration: FiguresSource,
     /// The reference study's gpu_metrics.json (used by analytical-study; default: the
     /// one beside the data, if any)
     #[arg(long, value_name = "FILE")]
@@ -153,11 +143,13 @@ pub struct PredictArgs {
     /// Training data for learned models given by name (default: the --runs data)
     #[arg(long)]
     pub data: Vec<PathBuf>,
+    /// Output format
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
     /// Write the predictions here (.csv or .parquet) instead of standard output
     #[arg(long, short)]
     pub out: Option<PathBuf>,
+    /// Seed of the learned models (the same seed gives the same output)
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
     #[command(flatten)]
@@ -182,9 +174,9 @@ pub struct ExplainArgs {
 
 #[derive(Args, Debug)]
 pub struct EvaluateArgs {
-    /// logo, new-size or new-kernel
-    #[arg(long, default_value = "logo")]
-    pub protocol: String,
+    /// How data is held out
+    #[arg(long, value_enum, default_value_t = ProtocolKind::Logo)]
+    pub protocol: ProtocolKind,
     /// Model names, comma-separated (e.g. analytical,hybrid). hybrid-REGRESSOR picks the
     /// residual's regressor (hybrid-forest); hybrid@SHARE fixes the share of the learned
     /// correction applied (0..1) instead of choosing it inside the training GPUs: a
@@ -197,6 +189,7 @@ pub struct EvaluateArgs {
     /// Test kernels for new-kernel (default: the study's four)
     #[arg(long, value_delimiter = ',')]
     pub test_kernels: Option<Vec<String>>,
+    /// Output format
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
     /// Also print the per-kernel breakdown (table/csv)
@@ -205,6 +198,7 @@ pub struct EvaluateArgs {
     /// Write every scored prediction (model, target, kernel, config, measured, predicted, interval, bound) to this CSV
     #[arg(long, value_name = "FILE")]
     pub predictions: Option<PathBuf>,
+    /// Seed of the learned models (the same seed gives the same output)
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
     #[command(flatten)]
@@ -220,6 +214,7 @@ pub struct TrainArgs {
     /// Output model file (.json)
     #[arg(long, short)]
     pub out: PathBuf,
+    /// Seed of the learned models (the same seed gives the same output)
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
     #[command(flatten)]

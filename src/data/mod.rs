@@ -15,6 +15,17 @@ pub use table_io::{
 };
 pub use validate::{validate, ValidationReport};
 
+/// Load runs files (or directories of them) and validate them against the catalog:
+/// errors stop here with one line; warnings flag rows.
+pub fn load_validated(
+    paths: &[std::path::PathBuf],
+    catalog: &crate::catalog::Catalog,
+) -> crate::error::Result<(RunsTable, ValidationReport)> {
+    let mut table = load(paths)?;
+    let report = validate(&mut table, catalog)?;
+    Ok((table, report))
+}
+
 /// Required columns, in the contract's order.
 pub const REQUIRED: [&str; 6] = ["gpu", "kernel", "config", "time_ms", "flops", "dram_bytes"];
 
@@ -118,6 +129,18 @@ impl Run {
     }
     pub fn has_flag(&self, prefix: &str) -> bool {
         self.flags.iter().any(|f| f.starts_with(prefix))
+    }
+}
+
+/// The query a model sees: the run without its measurement (time NaN, no spread).
+pub fn query_of(run: &Run) -> Run {
+    Run {
+        time_ms: f64::NAN,
+        time_std_ms: None,
+        time_min_ms: None,
+        time_median_ms: None,
+        time_cv: None,
+        ..run.clone()
     }
 }
 

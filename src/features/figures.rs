@@ -85,6 +85,45 @@ impl Figures {
     }
 }
 
+/// Where figures come from, by name: what `--target-calibration` and an experiment's
+/// `calibration` / `study_calibration` say.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    serde::Deserialize,
+    serde::Serialize,
+    clap::ValueEnum,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum FiguresSource {
+    /// Catalog peaks x documented sustained fractions
+    #[default]
+    Spec,
+    /// Measured figures of the catalog (a calibration TOML passed with --gpus)
+    Measured,
+    /// The reference study's gpu_metrics.json (beside the data, or given)
+    Study,
+}
+
+/// The reference study's `gpu_metrics.json` beside the data (in a data directory, or
+/// beside a data file), if there is one: the study's own figures for
+/// `analytical-study`.
+pub fn study_metrics_beside(data: &[std::path::PathBuf]) -> Option<std::path::PathBuf> {
+    data.iter()
+        .map(|d| {
+            if d.is_dir() {
+                d.join("gpu_metrics.json")
+            } else {
+                d.with_file_name("gpu_metrics.json")
+            }
+        })
+        .find(|p| p.exists())
+}
+
 /// Where target (and source) figures come from.
 #[derive(Debug, Clone, Default)]
 pub enum Calibration {
@@ -111,6 +150,39 @@ impl Calibration {
                 }
                 Ok(f)
             }
+        }
+    }
+
+    /// The calibration `source` names; `study` needs the study's metrics file.
+    pub fn new(
+        source: FiguresSource,
+        study_metrics: Option<&Path>,
+        catalog: &crate::catalog::Catalog,
+    ) -> Result<Calibration> {
+        match source {
+            FiguresSource::Spec => Ok(Calibration::Spec),
+            FiguresSource::Measured => Ok(Calibration::Measured),
+            FiguresSource::Study => match study_metrics {
+                Some(p) => Calibration::from_study_metrics(p, catalog),
+                None => Err(Error::msg(
+                    "calibration \"study\" needs the study's gpu_metrics.json (beside the data, or --study-metrics FILE)",
+                )),
+            },
+        }
+    }
+
+    /// The figures `analytical-study` uses: `source` when given, else the study's own
+    /// when its metrics file is known, else `fallback`.
+    pub fn for_study(
+        source: Option<FiguresSource>,
+        study_metrics: Option<&Path>,
+        fallback: &Calibration,
+        catalog: &crate::catalog::Catalog,
+    ) -> Result<Calibration> {
+        match (source, study_metrics) {
+            (Some(s), _) => Calibration::new(s, study_metrics, catalog),
+            (None, Some(p)) => Calibration::from_study_metrics(p, catalog),
+            (None, None) => Ok(fallback.clone()),
         }
     }
 

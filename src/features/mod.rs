@@ -6,7 +6,7 @@ pub mod figures;
 pub mod roofline;
 pub mod vectors;
 
-pub use figures::{Calibration, Figures};
+pub use figures::{study_metrics_beside, Calibration, Figures, FiguresSource};
 pub use roofline::Bound;
 
 use crate::catalog::{Catalog, Gpu};

@@ -13,7 +13,7 @@
 //!   similarity ([`similarity`]); the interval spans the sources and the memory levels
 //!   (hierarchical roofline).
 
-use super::{Context, Evidence, Model, Prediction};
+use super::{Context, Evidence, Fit, Predict, Prediction};
 use crate::catalog::Gpu;
 use crate::data::Run;
 use crate::error::Result;
@@ -228,12 +228,19 @@ pub fn combine<'p>(ps: impl IntoIterator<Item = &'p Projection>) -> Option<Predi
     })
 }
 
-impl Model for Analytical {
+/// Nothing to learn: the parameters are the fitted model.
+impl Fit for Analytical {
     fn name(&self) -> String {
         "analytical".into()
     }
-    fn fit(&mut self, _train: &[Run], _ctx: &Context) -> Result<()> {
-        Ok(())
+    fn fit(&self, _train: &[Run], _ctx: &Context) -> Result<Box<dyn Predict>> {
+        Ok(Box::new(Analytical))
+    }
+}
+
+impl Predict for Analytical {
+    fn name(&self) -> String {
+        Fit::name(self)
     }
     fn predict(
         &self,
@@ -267,12 +274,19 @@ pub fn project_study(src: &Run, query: &Run, gs: &Gpu, gt: &Gpu, ctx: &Context) 
     Ok(src.time_ms * roof_ratio * occ_ratio)
 }
 
-impl Model for AnalyticalStudy {
+/// Nothing to learn: the parameters are the fitted model.
+impl Fit for AnalyticalStudy {
     fn name(&self) -> String {
         "analytical-study".into()
     }
-    fn fit(&mut self, _train: &[Run], _ctx: &Context) -> Result<()> {
-        Ok(())
+    fn fit(&self, _train: &[Run], _ctx: &Context) -> Result<Box<dyn Predict>> {
+        Ok(Box::new(AnalyticalStudy))
+    }
+}
+
+impl Predict for AnalyticalStudy {
+    fn name(&self) -> String {
+        Fit::name(self)
     }
     fn predict(
         &self,

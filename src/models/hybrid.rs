@@ -12,10 +12,9 @@
 
 use super::analytical::{combine, project, projections};
 use super::regressors::{make, Regressor, RegressorKind};
-use super::{Context, Evidence, Model, Prediction};
-use crate::data::Run;
+use super::{Context, Evidence, Fit, Predict, Prediction};
+use crate::data::{query_of, Run};
 use crate::error::{Error, Result};
-use crate::evaluation::query_of;
 use crate::features::vectors;
 use ndarray::{Array1, Array2};
 
@@ -26,12 +25,82 @@ const MIN_PAIRS: usize = 8;
 /// Largest correction applied, in log units (a factor of e^2 ~ 7.4).
 const MAX_LOG_CORRECTION: f64 = 2.0;
 /// Version of the saved-model format; loading another version is an error.
-pub const MODEL_FORMAT_VERSION: u32 = 1;
+pub const MODEL_FORMAT_VERSION: u32 = 2;
+
+/// Hyperparameters of the hybrid: the residual's regressor, its seed and, as a
+/// diagnostic, a fixed correction share (`hybrid@0.5`) instead of the one chosen by
+/// leave-one-GPU-out inside the training GPUs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HybridParams {
+    pub regressor: RegressorKind,
+    pub seed: u64,
+    /// The share of the learned correction applied, when fixed (0..=1).
+    pub correction_share: Option<f64>,
+}
+
+impl HybridParams {
+    pub fn new(seed: u64) -> Self {
+        HybridParams {
+            regressor: DEFAULT_REGRESSOR,
+            seed,
+            correction_share: None,
+        }
+    }
+    pub fn regressor(mut self, kind: RegressorKind) -> Self {
+        self.regressor = kind;
+        self
+    }
+    /// Apply this share of the learned correction instead of choosing it (0..=1).
+    pub fn correction_share(mut self, share: f64) -> Result<Self> {
+        self.correction_share = Some(share);
+        self.check()
+    }
+    /// Validate the hyperparameters.
+    pub fn check(self) -> Result<Self> {
+        if let Some(s) = self.correction_share {
+            if !(0.0..=1.0).contains(&s) {
+                return Err(Error::usage(format!(
+                    "hybrid correction share {s} is outside 0..1"
+                )));
+            }
+        }
+        Ok(self)
+    }
+    /// `hybrid[-REGRESSOR][@SHARE]`.
+    pub fn parse(name: &str, seed: u64) -> Result<Self> {
+        let (base, share) = match name.split_once('@') {
+            Some((b, s)) => (
+                b,
+                Some(s.trim().parse::<f64>().map_err(|_| {
+                    Error::usage(format!(
+                        "'{name}': the correction share after '@' must be a number in 0..1 (e.g. hybrid@0.5)"
+                    ))
+                })?),
+            ),
+            None => (name, None),
+        };
+        let mut p = HybridParams::new(seed);
+        if let Some(r) = base.strip_prefix("hybrid-") {
+            p.regressor = RegressorKind::parse(r).ok_or_else(|| {
+                Error::usage(format!(
+                    "unknown residual regressor in '{name}' (e.g. hybrid-forest)"
+                ))
+            })?;
+        } else if base != "hybrid" {
+            return Err(Error::usage(format!("'{name}' is not a hybrid model name")));
+        }
+        match share {
+            Some(s) => p.correction_share(s),
+            None => Ok(p),
+        }
+    }
+}
 
 /// Everything that defines a fitted hybrid, as saved by `gpucast train`. The residual
 /// regressor is refitted from the stored design matrix on load (deterministic for the
 /// seed), so the file is plain data.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct HybridState {
     pub format: String,
     pub version: u32,
@@ -45,72 +114,115 @@ pub struct HybridState {
     pub data_hash: String,
     /// Share of the learned correction applied (chosen by leave-one-GPU-out inside the
     /// training GPUs; 0 = pure analytical).
-    pub shrinkage: f64,
+    pub correction_share: f64,
     /// Quantiles of the held-out log errors ln(measured / predicted): the prediction
     /// interval is [pred x e^lo, pred x e^hi], widened to the memory-level bounds.
-    #[serde(default)]
     pub interval_log: (f64, f64),
     pub x: Vec<Vec<f64>>,
     pub y: Vec<f64>,
 }
 
-pub struct Hybrid {
-    kind: RegressorKind,
-    seed: u64,
-    /// Share of the correction fixed by the user (`hybrid@0.5`) instead of chosen by
-    /// leave-one-GPU-out: a diagnostic, to see what the correction does when forced.
-    fixed_share: Option<f64>,
-    state: Option<HybridState>,
+impl HybridState {
+    /// Check every field a hand edit could break.
+    fn check(&self) -> Result<()> {
+        let bad = |m: String| Err(Error::model_file(m));
+        if self.format != "gpucast-model" || self.model != "hybrid" {
+            return bad("not a gpucast hybrid model file".into());
+        }
+        if self.version != MODEL_FORMAT_VERSION {
+            return bad(format!(
+                "model file format version {} (written by gpucast {}), this gpucast reads version {MODEL_FORMAT_VERSION}: retrain it with `gpucast train`",
+                self.version, self.gpucast_version
+            ));
+        }
+        if !(0.0..=1.0).contains(&self.correction_share) {
+            return bad(format!(
+                "correction_share {} is outside 0..1",
+                self.correction_share
+            ));
+        }
+        let (lo, hi) = self.interval_log;
+        if !(lo.is_finite() && hi.is_finite() && lo <= hi) {
+            return bad(format!(
+                "interval_log ({lo}, {hi}) must be finite with lo <= hi"
+            ));
+        }
+        if self.x.len() != self.y.len() {
+            return bad(format!(
+                "{} feature rows but {} targets",
+                self.x.len(),
+                self.y.len()
+            ));
+        }
+        let width = vectors::PAIR_NAMES.len() + self.categories.len();
+        if self.features.len() != width || self.x.iter().any(|r| r.len() != width) {
+            return bad(format!(
+                "feature rows must have {width} values ({} pair features + {} categories)",
+                vectors::PAIR_NAMES.len(),
+                self.categories.len()
+            ));
+        }
+        if self
+            .y
+            .iter()
+            .chain(self.x.iter().flatten())
+            .any(|v| !v.is_finite())
+        {
+            return bad("design matrix holds a non-finite value".into());
+        }
+        if self.training_gpus.is_empty() {
+            return bad("no training GPUs".into());
+        }
+        Ok(())
+    }
+}
+
+/// A fitted hybrid.
+pub struct FittedHybrid {
+    params: HybridParams,
+    state: HybridState,
+    /// None when the correction share is 0 or there were too few pairs to fit one.
     regressor: Option<Box<dyn Regressor>>,
 }
 
-impl Hybrid {
-    pub fn new(seed: u64) -> Self {
-        Self::with_regressor(DEFAULT_REGRESSOR, seed)
+impl FittedHybrid {
+    pub fn state(&self) -> &HybridState {
+        &self.state
     }
-    pub fn with_regressor(kind: RegressorKind, seed: u64) -> Self {
-        Hybrid {
-            kind,
-            seed,
-            fixed_share: None,
-            state: None,
-            regressor: None,
-        }
-    }
-    /// Apply this share of the learned correction instead of choosing it (0..=1).
-    pub fn with_fixed_share(mut self, share: f64) -> Result<Self> {
-        if !(0.0..=1.0).contains(&share) {
-            return Err(Error::msg(format!(
-                "hybrid residual share {share} is outside 0..1"
-            )));
-        }
-        self.fixed_share = Some(share);
-        Ok(self)
-    }
-    pub fn state(&self) -> Option<&HybridState> {
-        self.state.as_ref()
-    }
-    /// Rebuild a fitted hybrid from its saved state.
+    /// Rebuild a fitted hybrid from its saved state (every field validated).
     pub fn from_state(state: HybridState) -> Result<Self> {
-        if state.format != "gpucast-model" || state.model != "hybrid" {
-            return Err(Error::msg("not a gpucast hybrid model file"));
-        }
-        if state.version != MODEL_FORMAT_VERSION {
-            return Err(Error::msg(format!(
-                "model file format version {} (written by gpucast {}), this gpucast reads version {MODEL_FORMAT_VERSION}: retrain it with `gpucast train`",
-                state.version, state.gpucast_version
-            )));
-        }
-        let mut h = Hybrid::with_regressor(state.regressor, state.seed);
-        h.regressor = correction(
+        state.check()?;
+        let params = HybridParams::new(state.seed).regressor(state.regressor);
+        let regressor = correction(
             state.regressor,
             state.seed,
-            state.shrinkage,
+            state.correction_share,
             &state.x,
             &state.y,
         )?;
-        h.state = Some(state);
-        Ok(h)
+        Ok(FittedHybrid {
+            params,
+            state,
+            regressor,
+        })
+    }
+    /// Read a model file written by `gpucast train`.
+    pub fn load(path: &std::path::Path) -> Result<Self> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Error::file(path.display(), e.to_string()))?;
+        let state: HybridState = serde_json::from_str(&text).map_err(|e| {
+            Error::model_file(format!(
+                "{}: not a gpucast model file: {}",
+                path.display(),
+                e.to_string().lines().next().unwrap_or_default()
+            ))
+        })?;
+        Self::from_state(state).map_err(|e| Error::model_file(format!("{}: {e}", path.display())))
+    }
+    /// Write the model file atomically.
+    pub fn save(&self, path: &std::path::Path) -> Result<()> {
+        let text = serde_json::to_string(&self.state).map_err(|e| Error::msg(e.to_string()))?;
+        crate::output::write_atomic(path, &text)
     }
 }
 
@@ -138,22 +250,25 @@ fn fit_regressor(
     if y.len() < MIN_PAIRS {
         return Ok(None);
     }
-    let width = x.first().map(|r| r.len()).unwrap_or(0);
-    if x.iter().any(|r| r.len() != width) {
-        return Err(Error::msg("model file: feature rows of different lengths"));
-    }
-    let flat: Vec<f64> = x.iter().flatten().copied().collect();
-    let xm =
-        Array2::from_shape_vec((y.len(), width), flat).map_err(|e| Error::msg(e.to_string()))?;
     let mut reg = make(kind, seed);
-    reg.fit(&xm, &Array1::from(y.to_vec()))?;
+    reg.fit(&to_matrix(x)?, &Array1::from(y.to_vec()))?;
     Ok(Some(reg))
+}
+
+/// Feature rows as a matrix (rows of equal width).
+fn to_matrix(rows: &[Vec<f64>]) -> Result<Array2<f64>> {
+    let width = rows.first().map(|r| r.len()).unwrap_or(0);
+    if rows.iter().any(|r| r.len() != width) {
+        return Err(Error::msg("hybrid: feature rows of different lengths"));
+    }
+    Array2::from_shape_vec((rows.len(), width), rows.concat())
+        .map_err(|e| Error::msg(e.to_string()))
 }
 
 /// Quantiles of held-out errors that bound the prediction interval (a 90 % interval).
 const INTERVAL_QUANTILES: (f64, f64) = (0.05, 0.95);
 /// Candidate shares of the correction.
-const SHRINKAGE_GRID: [f64; 5] = [0.0, 0.25, 0.5, 0.75, 1.0];
+const SHARE_GRID: [f64; 5] = [0.0, 0.25, 0.5, 0.75, 1.0];
 
 /// How much of the learned correction to trust, chosen honestly inside the training
 /// data: each training GPU in turn is held out, the residual model is fitted on the
@@ -163,7 +278,7 @@ const SHRINKAGE_GRID: [f64; 5] = [0.0, 0.25, 0.5, 0.75, 1.0];
 /// Also returns the held-out log errors left after the chosen correction: they set the
 /// prediction interval. A `fixed` share is used as given (its held-out errors still set
 /// the interval).
-fn choose_shrinkage(
+fn choose_correction_share(
     kind: RegressorKind,
     seed: u64,
     x: &[Vec<f64>],
@@ -190,10 +305,7 @@ fn choose_shrinkage(
         let Some(reg) = fit_regressor(kind, seed, &xi, &yi)? else {
             continue;
         };
-        let width = xo[0].len();
-        let xm = Array2::from_shape_vec((xo.len(), width), xo.concat())
-            .map_err(|e| Error::msg(e.to_string()))?;
-        let pred = reg.predict(&xm)?;
+        let pred = reg.predict(&to_matrix(&xo)?)?;
         scored.extend(
             pred.iter()
                 .map(|c| c.clamp(-MAX_LOG_CORRECTION, MAX_LOG_CORRECTION))
@@ -205,14 +317,14 @@ fn choose_shrinkage(
         // in-sample residuals of the analytical projection.
         return Ok((fixed.unwrap_or(0.0), y.to_vec()));
     }
-    let mape = |lambda: f64| {
+    let mape = |share: f64| {
         scored
             .iter()
-            .map(|(c, r)| ((lambda * c - r).exp() - 1.0).abs())
+            .map(|(c, r)| ((share * c - r).exp() - 1.0).abs())
             .sum::<f64>()
     };
-    let lambda = fixed.unwrap_or_else(|| {
-        SHRINKAGE_GRID
+    let share = fixed.unwrap_or_else(|| {
+        SHARE_GRID
             .iter()
             .copied()
             .fold((0.0, f64::INFINITY), |best, l| {
@@ -225,7 +337,7 @@ fn choose_shrinkage(
             })
             .0
     });
-    Ok((lambda, scored.iter().map(|(c, r)| r - lambda * c).collect()))
+    Ok((share, scored.iter().map(|(c, r)| r - share * c).collect()))
 }
 
 /// Quantile of `v` (linear interpolation), `q` in [0, 1].
@@ -264,20 +376,28 @@ pub fn data_hash(runs: &[Run]) -> String {
         .collect()
 }
 
-impl Model for Hybrid {
+impl Fit for HybridParams {
     fn name(&self) -> String {
-        let base = if self.kind == DEFAULT_REGRESSOR {
+        let base = if self.regressor == DEFAULT_REGRESSOR {
             "hybrid".to_string()
         } else {
-            format!("hybrid-{}", self.kind.name())
+            format!("hybrid-{}", self.regressor.name())
         };
-        match self.fixed_share {
+        match self.correction_share {
             Some(share) => format!("{base}@{share}"),
             None => base,
         }
     }
 
-    fn fit(&mut self, train: &[Run], ctx: &Context) -> Result<()> {
+    fn fit(&self, train: &[Run], ctx: &Context) -> Result<Box<dyn Predict>> {
+        Ok(Box::new(self.fit_hybrid(train, ctx)?))
+    }
+}
+
+impl HybridParams {
+    /// Fit, keeping the concrete type (what `gpucast train` saves).
+    pub fn fit_hybrid(&self, train: &[Run], ctx: &Context) -> Result<FittedHybrid> {
+        let params = self.check()?;
         let evidence = Evidence::new(train.iter());
         let mut categories: Vec<String> = train.iter().filter_map(|r| r.category.clone()).collect();
         categories.sort();
@@ -310,45 +430,53 @@ impl Model for Hybrid {
         gpus.dedup();
         let mut names: Vec<String> = vectors::PAIR_NAMES.iter().map(|s| s.to_string()).collect();
         names.extend(categories.iter().map(|c| format!("category={c}")));
-        let (shrinkage, held_out) = choose_shrinkage(
-            self.kind,
-            self.seed,
+        let (correction_share, held_out) = choose_correction_share(
+            params.regressor,
+            params.seed,
             &x,
             &y,
             &pair_gpus,
             &gpus,
-            self.fixed_share,
+            params.correction_share,
         )?;
         let interval_log = (
             quantile(held_out.clone(), INTERVAL_QUANTILES.0),
             quantile(held_out, INTERVAL_QUANTILES.1),
         );
-        self.regressor = correction(self.kind, self.seed, shrinkage, &x, &y)?;
-        self.state = Some(HybridState {
-            shrinkage,
-            interval_log,
-            format: "gpucast-model".into(),
-            version: MODEL_FORMAT_VERSION,
-            gpucast_version: env!("CARGO_PKG_VERSION").into(),
-            model: "hybrid".into(),
-            regressor: self.kind,
-            seed: self.seed,
-            features: names,
-            categories,
-            training_gpus: gpus,
-            data_hash: data_hash(train),
-            x,
-            y,
-        });
-        Ok(())
+        let regressor = correction(params.regressor, params.seed, correction_share, &x, &y)?;
+        Ok(FittedHybrid {
+            params,
+            regressor,
+            state: HybridState {
+                correction_share,
+                interval_log,
+                format: "gpucast-model".into(),
+                version: MODEL_FORMAT_VERSION,
+                gpucast_version: env!("CARGO_PKG_VERSION").into(),
+                model: "hybrid".into(),
+                regressor: params.regressor,
+                seed: params.seed,
+                features: names,
+                categories,
+                training_gpus: gpus,
+                data_hash: data_hash(train),
+                x,
+                y,
+            },
+        })
+    }
+}
+
+impl Predict for FittedHybrid {
+    fn name(&self) -> String {
+        Fit::name(&self.params)
     }
 
     fn fit_summary(&self) -> Option<String> {
-        let s = self.state.as_ref()?;
         Some(format!(
-            "residual share {} ({})",
-            s.shrinkage,
-            if self.fixed_share.is_some() {
+            "correction share {} ({})",
+            self.state.correction_share,
+            if self.params.correction_share.is_some() {
                 "fixed"
             } else {
                 "chosen by leave-one-GPU-out inside the training GPUs"
@@ -362,10 +490,7 @@ impl Model for Hybrid {
         evidence: &Evidence,
         ctx: &Context,
     ) -> Result<Option<Prediction>> {
-        let state = self
-            .state
-            .as_ref()
-            .ok_or_else(|| Error::msg("hybrid: predict before fit"))?;
+        let state = &self.state;
         let mut ps = projections(query, evidence, ctx)?;
         if let Some(reg) = &self.regressor {
             let gt = ctx.gpu(&query.gpu)?;
@@ -385,13 +510,11 @@ impl Model for Hybrid {
                 })
                 .collect::<Result<_>>()?;
             if !rows.is_empty() {
-                let width = rows[0].len();
-                let xm = Array2::from_shape_vec((rows.len(), width), rows.concat())
-                    .map_err(|e| Error::msg(e.to_string()))?;
-                let corr = reg.predict(&xm)?;
+                let corr = reg.predict(&to_matrix(&rows)?)?;
                 for ((_, p), c) in ps.iter_mut().zip(corr.iter()) {
-                    let f =
-                        (state.shrinkage * c.clamp(-MAX_LOG_CORRECTION, MAX_LOG_CORRECTION)).exp();
+                    let f = (state.correction_share
+                        * c.clamp(-MAX_LOG_CORRECTION, MAX_LOG_CORRECTION))
+                    .exp();
                     p.pred_ms *= f;
                     p.pred_dram_ms *= f;
                     p.pred_l2_ms *= f;

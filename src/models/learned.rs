@@ -2,26 +2,23 @@
 //! workload and hardware features of a run on its GPU. No source measurement is used.
 
 use super::regressors::{make, Regressor, RegressorKind};
-use super::{Context, Evidence, Model, Prediction};
+use super::{Context, Evidence, Fit, Predict, Prediction};
 use crate::data::Run;
 use crate::error::{Error, Result};
 use crate::features::{run_features, vectors};
 use ndarray::{Array1, Array2};
 
-pub struct Learned {
-    kind: RegressorKind,
-    seed: u64,
-    regressor: Option<Box<dyn Regressor>>,
+/// Hyperparameters of a learned baseline: the regressor and its seed.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LearnedParams {
+    pub kind: RegressorKind,
+    pub seed: u64,
 }
 
-impl Learned {
-    pub fn new(kind: RegressorKind, seed: u64) -> Self {
-        Learned {
-            kind,
-            seed,
-            regressor: None,
-        }
-    }
+/// A fitted learned baseline.
+pub struct FittedLearned {
+    kind: RegressorKind,
+    regressor: Box<dyn Regressor>,
 }
 
 /// Workload + hardware feature rows for runs.
@@ -37,11 +34,11 @@ fn design(runs: &[&Run], ctx: &Context) -> Result<Array2<f64>> {
     Ok(x)
 }
 
-impl Model for Learned {
+impl Fit for LearnedParams {
     fn name(&self) -> String {
         self.kind.name().into()
     }
-    fn fit(&mut self, train: &[Run], ctx: &Context) -> Result<()> {
+    fn fit(&self, train: &[Run], ctx: &Context) -> Result<Box<dyn Predict>> {
         let rows: Vec<&Run> = train.iter().collect();
         if rows.is_empty() {
             return Err(Error::msg(format!(
@@ -51,10 +48,18 @@ impl Model for Learned {
         }
         let x = design(&rows, ctx)?;
         let y = Array1::from_iter(rows.iter().map(|r| r.time_ms.ln()));
-        let mut reg = make(self.kind, self.seed);
-        reg.fit(&x, &y)?;
-        self.regressor = Some(reg);
-        Ok(())
+        let mut regressor = make(self.kind, self.seed);
+        regressor.fit(&x, &y)?;
+        Ok(Box::new(FittedLearned {
+            kind: self.kind,
+            regressor,
+        }))
+    }
+}
+
+impl Predict for FittedLearned {
+    fn name(&self) -> String {
+        self.kind.name().into()
     }
     fn predict(
         &self,
@@ -62,12 +67,8 @@ impl Model for Learned {
         _evidence: &Evidence,
         ctx: &Context,
     ) -> Result<Option<Prediction>> {
-        let reg = self
-            .regressor
-            .as_ref()
-            .ok_or_else(|| Error::msg(format!("{}: predict before fit", self.kind.name())))?;
         let x = design(&[query], ctx)?;
-        let log_t = reg.predict(&x)?[0];
+        let log_t = self.regressor.predict(&x)?[0];
         let gpu = ctx.gpu(&query.gpu)?;
         let f = run_features(query, gpu, &ctx.figures(gpu)?, ctx.catalog, ctx.resources);
         let t = log_t.clamp(-30.0, 30.0).exp();

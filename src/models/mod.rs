@@ -98,13 +98,19 @@ impl<'a> Evidence<'a> {
     }
 }
 
-/// A fitted-or-not predictor of kernel time.
-pub trait Model: Send + Sync {
+/// Validated hyperparameters of a model (linfa's "params"): fitting returns a fitted
+/// model, which alone predicts.
+pub trait Fit: Send + Sync {
     fn name(&self) -> String;
-    /// Learn from training runs (a no-op for purely analytical models).
-    fn fit(&mut self, train: &[Run], ctx: &Context) -> Result<()>;
+    /// Learn from training runs (in LOGO never a row of the target GPU).
+    fn fit(&self, train: &[Run], ctx: &Context) -> Result<Box<dyn Predict>>;
+}
+
+/// A fitted model.
+pub trait Predict: Send + Sync {
+    fn name(&self) -> String;
     /// One line on what fitting decided that a reader of the results should know
-    /// (e.g. the hybrid's residual share); None when there is nothing to say.
+    /// (e.g. the hybrid's correction share); None when there is nothing to say.
     fn fit_summary(&self) -> Option<String> {
         None
     }
@@ -118,69 +124,84 @@ pub trait Model: Send + Sync {
     ) -> Result<Option<Prediction>>;
 }
 
-/// Names accepted by `--model`.
-pub const MODEL_NAMES: &[&str] = &[
-    "analytical",
-    "analytical-study",
-    "hybrid",
-    "linear",
-    "ridge",
-    "lasso",
-    "tree",
-    "forest",
-    "svr",
-    "knn",
-    "gbm",
+/// Names accepted by `--model` (and `models = [...]` in experiment files), with what
+/// each is. `hybrid-REGRESSOR` and `hybrid@SHARE` variants are parsed from these.
+pub const MODEL_NAMES: &[(&str, &str)] = &[
+    (
+        "analytical",
+        "our analytical projection (roofline + occupancy ratios)",
+    ),
+    ("analytical-study", "the reference study's Algorithm 1"),
+    (
+        "hybrid",
+        "analytical x exp(learned residual), 90 % interval",
+    ),
+    ("linear", "learned baseline: least squares on log time"),
+    ("ridge", "learned baseline: ridge regression"),
+    ("lasso", "learned baseline: lasso regression"),
+    ("tree", "learned baseline: regression tree"),
+    ("forest", "learned baseline: random forest"),
+    ("svr", "learned baseline: support vector regression"),
+    ("knn", "learned baseline: k nearest neighbours"),
+    ("gbm", "learned baseline: gradient-boosted trees"),
 ];
 
-/// Build a model by name (`seed` makes learned models deterministic).
-pub fn by_name(name: &str, seed: u64) -> Result<Box<dyn Model>> {
-    use regressors::RegressorKind;
-    match name {
-        "analytical" => Ok(Box::new(analytical::Analytical)),
-        "analytical-study" => Ok(Box::new(analytical::AnalyticalStudy)),
-        h if h == "hybrid" || h.starts_with("hybrid-") || h.starts_with("hybrid@") => {
-            Ok(Box::new(hybrid_by_name(h, seed)?))
+/// A model chosen by name: the one registry of model names. Parsing validates every
+/// hyperparameter the name carries (`hybrid@1.5` is an error, not a clamp).
+#[derive(Debug, Clone, PartialEq)]
+pub enum ModelSpec {
+    Analytical,
+    AnalyticalStudy,
+    Learned(learned::LearnedParams),
+    Hybrid(hybrid::HybridParams),
+}
+
+impl ModelSpec {
+    /// Parse `analytical`, `analytical-study`, a learned baseline (`forest`, ...) or
+    /// `hybrid[-REGRESSOR][@SHARE]`; `seed` makes learned models deterministic.
+    pub fn parse(name: &str, seed: u64) -> Result<ModelSpec> {
+        use regressors::RegressorKind;
+        let name = name.trim();
+        match name {
+            "analytical" => Ok(ModelSpec::Analytical),
+            "analytical-study" => Ok(ModelSpec::AnalyticalStudy),
+            h if h == "hybrid" || h.starts_with("hybrid-") || h.starts_with("hybrid@") => {
+                Ok(ModelSpec::Hybrid(hybrid::HybridParams::parse(h, seed)?))
+            }
+            other => match RegressorKind::parse(other) {
+                Some(kind) => Ok(ModelSpec::Learned(learned::LearnedParams { kind, seed })),
+                None => Err(Error::usage(format!(
+                    "unknown model '{other}' (known: {}; hybrid-REGRESSOR and hybrid@SHARE vary the hybrid)",
+                    MODEL_NAMES
+                        .iter()
+                        .map(|(n, _)| *n)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ))),
+            },
         }
-        other => match RegressorKind::parse(other) {
-            Some(kind) => Ok(Box::new(learned::Learned::new(kind, seed))),
-            None => Err(Error::msg(format!(
-                "unknown model '{other}' (known: {})",
-                MODEL_NAMES.join(", ")
-            ))),
-        },
+    }
+
+    /// Whether this is the study's algorithm (which uses the study's own figures).
+    pub fn is_study(&self) -> bool {
+        matches!(self, ModelSpec::AnalyticalStudy)
+    }
+
+    fn params(&self) -> &dyn Fit {
+        match self {
+            ModelSpec::Analytical => &analytical::Analytical,
+            ModelSpec::AnalyticalStudy => &analytical::AnalyticalStudy,
+            ModelSpec::Learned(p) => p,
+            ModelSpec::Hybrid(p) => p,
+        }
     }
 }
 
-/// `hybrid[-REGRESSOR][@SHARE]`: the residual regressor (default gbm) and, as a
-/// diagnostic, a fixed share of the correction instead of the one chosen by
-/// leave-one-GPU-out inside the training GPUs.
-fn hybrid_by_name(name: &str, seed: u64) -> Result<hybrid::Hybrid> {
-    use regressors::RegressorKind;
-    let (base, share) = match name.split_once('@') {
-        Some((b, s)) => (
-            b,
-            Some(s.parse::<f64>().map_err(|_| {
-                Error::msg(format!(
-                    "'{name}': the residual share after '@' must be a number in 0..1 (e.g. hybrid@0.5)"
-                ))
-            })?),
-        ),
-        None => (name, None),
-    };
-    let h = match base.strip_prefix("hybrid-") {
-        None => hybrid::Hybrid::new(seed),
-        Some(r) => match RegressorKind::parse(r) {
-            Some(kind) => hybrid::Hybrid::with_regressor(kind, seed),
-            None => {
-                return Err(Error::msg(format!(
-                    "unknown residual regressor in '{name}' (e.g. hybrid-forest)"
-                )))
-            }
-        },
-    };
-    match share {
-        Some(s) => h.with_fixed_share(s),
-        None => Ok(h),
+impl Fit for ModelSpec {
+    fn name(&self) -> String {
+        self.params().name()
+    }
+    fn fit(&self, train: &[Run], ctx: &Context) -> Result<Box<dyn Predict>> {
+        self.params().fit(train, ctx)
     }
 }

@@ -1,8 +1,23 @@
 //! Reports: tables (text, markdown, CSV) and SVG plots of evaluations.
 
 pub mod plots;
+mod views;
+
+pub use views::{explain_text, gpus_table, runs_table, validation_table};
 
 use crate::evaluation::{Evaluation, Metrics};
+
+/// How a command prints a table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Format {
+    /// Aligned text for a terminal
+    #[default]
+    Table,
+    /// Comma-separated values with a header
+    Csv,
+    /// A JSON array of objects keyed by column
+    Json,
+}
 use std::collections::BTreeMap;
 
 /// A simple table rendered as aligned text, markdown or CSV.
@@ -88,6 +103,29 @@ impl Table {
         }
         out
     }
+    /// A JSON array with one object per row, keyed by the headers.
+    pub fn to_json(&self) -> String {
+        let rows: Vec<serde_json::Map<String, serde_json::Value>> = self
+            .rows
+            .iter()
+            .map(|r| {
+                self.headers
+                    .iter()
+                    .zip(r)
+                    .map(|(h, c)| (h.clone(), serde_json::Value::String(c.clone())))
+                    .collect()
+            })
+            .collect();
+        serde_json::to_string_pretty(&rows).unwrap_or_default() + "\n"
+    }
+    /// The table in `format`.
+    pub fn render(&self, format: Format) -> String {
+        match format {
+            Format::Table => self.to_text(),
+            Format::Csv => self.to_csv(),
+            Format::Json => self.to_json(),
+        }
+    }
     pub fn to_csv(&self) -> String {
         let mut out = self
             .headers
@@ -152,7 +190,7 @@ pub fn metric_cells(m: &Metrics) -> Vec<String> {
 }
 
 /// What fitting decided, one line per model: the summary once when every fold agrees
-/// ("hybrid: residual share 0 (...) in 4 folds"), else per fold.
+/// ("hybrid: correction share 0 (...) in 4 folds"), else per fold.
 pub fn fit_summary_lines(eval: &Evaluation) -> Vec<String> {
     let mut models: Vec<&str> = eval
         .fit_summaries

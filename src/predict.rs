@@ -1,0 +1,201 @@
+//! Predicting a runs table on a target GPU: what `gpucast predict` does, as a library
+//! function. One prediction per distinct work (kernel, config) among the source rows;
+//! a row with no prediction carries the reason.
+
+use crate::data::{query_of, validate::is_excluded, Run, RunsTable};
+use crate::error::{Error, Result};
+use crate::models::hybrid::FittedHybrid;
+use crate::models::{Context, Evidence, Fit, ModelSpec, Predict, Prediction};
+use polars::prelude::{Column, DataFrame};
+use std::collections::HashSet;
+use std::path::Path;
+
+/// A model to predict with: one named (fitted on training data first) or a saved one.
+pub enum ModelChoice {
+    Named(ModelSpec),
+    Saved(Box<FittedHybrid>),
+}
+
+impl ModelChoice {
+    /// A saved model file (`*.json`, written by `gpucast train`) or a model name.
+    pub fn parse(name_or_file: &str, seed: u64) -> Result<ModelChoice> {
+        if name_or_file.ends_with(".json") {
+            return Ok(ModelChoice::Saved(Box::new(FittedHybrid::load(
+                Path::new(name_or_file),
+            )?)));
+        }
+        Ok(ModelChoice::Named(ModelSpec::parse(name_or_file, seed)?))
+    }
+
+    /// Whether the analytical-study figures apply.
+    pub fn is_study(&self) -> bool {
+        matches!(self, ModelChoice::Named(s) if s.is_study())
+    }
+
+    /// The fitted model: a named one is fitted on `training` without the target's rows.
+    pub fn fitted(self, training: &[Run], target: &str, ctx: &Context) -> Result<Box<dyn Predict>> {
+        match self {
+            ModelChoice::Saved(m) => Ok(m),
+            ModelChoice::Named(spec) => {
+                let train: Vec<Run> = training
+                    .iter()
+                    .filter(|r| r.gpu != target)
+                    .cloned()
+                    .collect();
+                spec.fit(&train, ctx)
+            }
+        }
+    }
+}
+
+/// Predictions of a table's distinct work on one target GPU.
+pub struct Predictions {
+    pub model: String,
+    pub target: String,
+    /// The source rows predicted (the first row of each distinct work).
+    pub rows: RunsTable,
+    pub predictions: Vec<Option<Prediction>>,
+    /// Why a row has no prediction (None where it has one).
+    pub reasons: Vec<Option<String>>,
+}
+
+/// Predict every distinct work of `table` (rows of GPUs other than `target`, of
+/// `source` only when given) on `target` (a catalog name).
+pub fn predict_table(
+    table: &RunsTable,
+    model: &dyn Predict,
+    target: &str,
+    source: Option<&str>,
+    ctx: &Context,
+) -> Result<Predictions> {
+    let mut rows = table.clone();
+    if let Some(src) = source {
+        if !rows.runs.iter().any(|r| r.gpu == src) {
+            return Err(Error::usage(format!(
+                "--source '{src}' has no rows in the data (GPUs: {})",
+                rows.gpus().join(", ")
+            )));
+        }
+        rows.retain(|r| r.gpu == src);
+    }
+    rows.retain(|r| r.gpu != target);
+    if rows.is_empty() {
+        return Err(Error::usage(format!(
+            "no rows measured on a GPU other than {target} to predict from"
+        )));
+    }
+    let sources = rows.runs.clone();
+    let evidence = Evidence::new(sources.iter());
+    let mut seen = HashSet::new();
+    rows.retain(|r| seen.insert((r.kernel.clone(), r.config.clone())));
+    let mut predictions = Vec::with_capacity(rows.len());
+    let mut reasons = Vec::with_capacity(rows.len());
+    for r in &rows.runs {
+        let mut q = query_of(r);
+        q.gpu = target.to_string();
+        let p = model.predict(&q, &evidence, ctx)?;
+        reasons.push(match p {
+            Some(_) => None,
+            None if is_excluded(r) => Some(format!(
+                "source row excluded by validation ({})",
+                r.flags.join("; ")
+            )),
+            None => Some("no usable source measured this work".into()),
+        });
+        predictions.push(p);
+    }
+    Ok(Predictions {
+        model: model.name(),
+        target: target.to_string(),
+        rows,
+        predictions,
+        reasons,
+    })
+}
+
+impl Predictions {
+    /// The source rows with the prediction columns appended (data-formats §4):
+    /// target_gpu, pred_ms, pred_lo_ms, pred_hi_ms, bound, model, no_prediction_reason.
+    pub fn to_frame(&self) -> Result<DataFrame> {
+        let mut df = crate::data::table_frame(&self.rows)?;
+        let n = self.rows.len();
+        let num = |name: &str, f: &dyn Fn(&Prediction) -> f64| {
+            Column::new(
+                name.into(),
+                self.predictions
+                    .iter()
+                    .map(|p| p.as_ref().map(f))
+                    .collect::<Vec<Option<f64>>>(),
+            )
+        };
+        let cols = vec![
+            Column::new("target_gpu".into(), vec![self.target.clone(); n]),
+            num("pred_ms", &|p| p.pred_ms),
+            num("pred_lo_ms", &|p| p.lo_ms),
+            num("pred_hi_ms", &|p| p.hi_ms),
+            Column::new(
+                "bound".into(),
+                self.predictions
+                    .iter()
+                    .map(|p| p.map(|p| p.bound.to_string()))
+                    .collect::<Vec<Option<String>>>(),
+            ),
+            Column::new("model".into(), vec![self.model.clone(); n]),
+            Column::new("no_prediction_reason".into(), self.reasons.clone()),
+        ];
+        df.hstack_mut(&cols)
+            .map_err(|e| Error::msg(e.to_string()))?;
+        Ok(df)
+    }
+
+    /// One JSON object per row.
+    pub fn to_json(&self) -> serde_json::Value {
+        let rows: Vec<serde_json::Value> = self
+            .rows
+            .runs
+            .iter()
+            .zip(&self.predictions)
+            .zip(&self.reasons)
+            .map(|((r, p), why)| {
+                serde_json::json!({"kernel": r.kernel, "config": r.config, "source_gpu": r.gpu,
+                    "source_ms": r.time_ms, "target_gpu": self.target, "model": self.model,
+                    "pred_ms": p.map(|p| p.pred_ms), "pred_lo_ms": p.map(|p| p.lo_ms),
+                    "pred_hi_ms": p.map(|p| p.hi_ms), "bound": p.map(|p| p.bound.to_string()),
+                    "no_prediction_reason": why})
+            })
+            .collect();
+        serde_json::Value::Array(rows)
+    }
+
+    /// A readable table: the reason stands where a row has no prediction.
+    pub fn to_table(&self) -> crate::report::Table {
+        let mut t = crate::report::Table::new(&[
+            "kernel",
+            "config",
+            "pred_ms",
+            "pred_lo_ms",
+            "pred_hi_ms",
+            "bound",
+        ]);
+        for ((r, p), why) in self
+            .rows
+            .runs
+            .iter()
+            .zip(&self.predictions)
+            .zip(&self.reasons)
+        {
+            let f = |v: Option<f64>| v.map(|x| format!("{x:.6}")).unwrap_or_else(|| "-".into());
+            t.push(vec![
+                r.kernel.clone(),
+                r.config.clone(),
+                f(p.map(|p| p.pred_ms)),
+                f(p.map(|p| p.lo_ms)),
+                f(p.map(|p| p.hi_ms)),
+                p.map(|p| p.bound.to_string())
+                    .or_else(|| why.clone())
+                    .unwrap_or_default(),
+            ]);
+        }
+        t
+    }
+}

@@ -1,0 +1,152 @@
+//! Tables and text for what the commands show: validation summaries, runs, the
+//! catalog, and every term of one analytical projection.
+
+use super::Table;
+use crate::catalog::Catalog;
+use crate::data::{Run, ValidationReport};
+use crate::features::RunFeatures;
+use crate::models::analytical::Projection;
+use crate::models::Prediction;
+
+/// One row per GPU: rows, kernels, flagged and excluded rows with the reasons.
+pub fn validation_table(rep: &ValidationReport) -> Table {
+    let mut t = Table::new(&[
+        "gpu", "rows", "kernels", "configs", "flagged", "excluded", "reasons",
+    ]);
+    for g in &rep.per_gpu {
+        let reasons = g
+            .reasons
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(" ");
+        t.push(vec![
+            g.gpu.clone(),
+            g.rows.to_string(),
+            g.kernels.to_string(),
+            g.configs.to_string(),
+            g.flagged.to_string(),
+            g.excluded.to_string(),
+            reasons,
+        ]);
+    }
+    t
+}
+
+/// Runs with their 1-based row numbers (as `explain --row` takes them).
+pub fn runs_table<'a>(rows: impl IntoIterator<Item = (usize, &'a Run)>) -> Table {
+    let mut t = Table::new(&[
+        "row",
+        "gpu",
+        "kernel",
+        "config",
+        "time_ms",
+        "flops",
+        "dram_bytes",
+        "flags",
+    ]);
+    for (i, r) in rows {
+        t.push(vec![
+            (i + 1).to_string(),
+            r.gpu.clone(),
+            r.kernel.clone(),
+            r.config.clone(),
+            format!("{:.6}", r.time_ms),
+            format!("{:.4e}", r.flops),
+            format!("{:.4e}", r.dram_bytes),
+            r.flags.join(";"),
+        ]);
+    }
+    t
+}
+
+/// One line per GPU of the catalog.
+pub fn gpus_table(catalog: &Catalog) -> Table {
+    let mut t = Table::new(&[
+        "name",
+        "arch",
+        "cc",
+        "SMs",
+        "boost MHz",
+        "FP32 GFLOP/s",
+        "DRAM GB/s",
+        "L2 MiB",
+    ]);
+    for g in catalog.gpus() {
+        t.push(vec![
+            g.name.clone(),
+            g.arch.clone(),
+            g.compute_capability.clone(),
+            g.sm_count.to_string(),
+            format!("{:.0}", g.boost_clock_mhz),
+            format!("{:.0}", g.fp32_gflops),
+            format!("{:.0}", g.mem_bandwidth_gbs),
+            format!("{:.1}", g.l2_bytes as f64 / 1048576.0),
+        ]);
+    }
+    t
+}
+
+fn features_line(x: &RunFeatures) -> String {
+    format!(
+        "bound {:<7} roof {:.6} ms (dram {:.6}, l2 {:.6}, compute {:.6}, atomic {:.6}) occupancy {} waves {} floor {:.4} ms{}",
+        x.bound.as_str(),
+        x.roof_ms,
+        x.dram_ms,
+        x.l2_ms,
+        x.compute_ms,
+        x.atomic_ms,
+        x.occupancy
+            .map(|o| format!("{:.3} ({} blocks/SM, {})", o.occupancy, o.blocks_per_sm, o.limiter))
+            .unwrap_or_else(|| "unknown".into()),
+        x.waves
+            .map(|w| format!("{w:.2} (tail {:.2})", x.tail_efficiency.unwrap_or(1.0)))
+            .unwrap_or_else(|| "unknown".into()),
+        x.launch_floor_ms,
+        if x.fits_l2 { ", working set fits L2" } else { "" }
+    )
+}
+
+/// Every term of the projections of one query and their combination.
+pub fn explain_text(
+    query: &Run,
+    target: &str,
+    calibration: &str,
+    projections: &[Projection],
+    combined: Option<&Prediction>,
+) -> String {
+    let mut s = format!(
+        "{} {} -> {target}  (calibration: {calibration})\n",
+        query.kernel, query.config
+    );
+    for p in projections {
+        s += &format!(
+            "\nsource {}: measured {:.6} ms\n",
+            p.source_gpu, p.source_ms
+        );
+        s += &format!("  source  {}\n", features_line(&p.source));
+        s += &format!("  target  {}\n", features_line(&p.target));
+        s += &format!("  busy (measured - floor)  {:.6} ms\n", p.busy_source_ms);
+        let efficiency = if p.source.occupancy.is_some() {
+            format!("{:.3}", p.efficiency)
+        } else {
+            "unknown (occupancy unknown: no block size or registers)".into()
+        };
+        s += &format!("  efficiency (roof / (occupancy x measured))  {efficiency}\n");
+        s += &format!(
+            "  roof share (eta) {:.3}: time ratio = roof ratio {:.4}^eta x latency ratio {:.4}^(1-eta) x wave ratio {:.4}  (the study's occupancy ratio: {:.4})\n",
+            p.roof_share, p.roof_ratio, p.latency_ratio, p.wave_ratio, p.occupancy_ratio
+        );
+        s += &format!(
+            "  projection {:.6} ms  (with DRAM roof {:.6}, with L2 roof {:.6})  weight {:.3}\n",
+            p.pred_ms, p.pred_dram_ms, p.pred_l2_ms, p.weight
+        );
+    }
+    if let Some(c) = combined {
+        s += &format!(
+            "\ncombined: {:.6} ms  interval [{:.6}, {:.6}]  bound {}\n",
+            c.pred_ms, c.lo_ms, c.hi_ms, c.bound
+        );
+    }
+    s
+}
