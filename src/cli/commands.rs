@@ -197,7 +197,7 @@ fn gpus_cmd(cmd: GpusCommand, catalog: &Catalog) -> Result<()> {
             let g = catalog.resolve_or_err(&name)?;
             let text = toml::to_string_pretty(g).map_err(|e| Error::msg(e.to_string()))?;
             println!("{text}");
-            let limits = toml::to_string_pretty(&catalog.limits(g))
+            let limits = toml::to_string_pretty(&catalog.limits(g)?)
                 .map_err(|e| Error::msg(e.to_string()))?;
             println!(
                 "# occupancy limits (compute capability {})\n{limits}",
