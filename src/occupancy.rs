@@ -97,8 +97,7 @@ fn round_up(x: u64, unit: u64) -> u64 {
 }
 
 fn cc_label(limits: &ComputeCapability) -> String {
-    let (ma, mi) = limits.major_minor();
-    format!("sm_{ma}{mi}")
+    limits.sm_label()
 }
 
 /// Warps a block occupies: ceil(threads / warp size).
@@ -597,7 +596,7 @@ mod tests {
     fn gpu_limits_feed_the_calculator() {
         let cat = Catalog::builtin();
         let g = cat.resolve("rtx 4070").unwrap();
-        let o = occupancy(&cat.limits(g), &res(256, 32, 0)).unwrap();
+        let o = occupancy(&cat.limits(g).unwrap(), &res(256, 32, 0)).unwrap();
         assert_eq!((o.blocks_per_sm, o.occupancy), (6, 1.0));
     }
 

@@ -234,6 +234,24 @@ max_threads_per_sm = 2048
 max_blocks_per_sm = 32
 smem_per_sm = 233472
 warp_size = 32
+
+# A compute capability the built-in table lacks needs its limits (SYNTHETIC).
+[[cc]]
+cc = "13.0"
+max_threads_per_block = 1024
+max_threads_per_sm = 2048
+max_warps_per_sm = 64
+max_blocks_per_sm = 32
+regs_per_sm = 65536
+max_regs_per_block = 65536
+max_regs_per_thread = 255
+reg_alloc_unit = 256
+warp_alloc_granularity = 4
+smem_per_sm = 233472
+max_smem_per_block = 232448
+smem_alloc_unit = 128
+reserved_smem_per_block = 1024
+smem_carveout_kb = [0, 100, 228]
 "#;
     let (_d, cat) = write_tmp("future.toml", toml);
     let runs = dir.join("runs_titanv.csv");

@@ -141,7 +141,7 @@ fn gpus_cmd(cmd: GpusCommand, catalog: &Catalog) -> Result<()> {
         GpusCommand::Show { name } => {
             let g = catalog.resolve_or_err(&name)?;
             let text = toml::to_string_pretty(g).map_err(|e| Error::msg(e.to_string()))?;
-            let limits = toml::to_string_pretty(&catalog.limits(g))
+            let limits = toml::to_string_pretty(&catalog.limits(g)?)
                 .map_err(|e| Error::msg(e.to_string()))?;
             out(&format!(
                 "{text}\n# occupancy limits (compute capability {})\n{limits}\n",

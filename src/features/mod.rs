@@ -144,7 +144,7 @@ pub fn run_occupancy(
         // the run's own figure may include dynamic shared memory: keep the larger
         res.smem_per_block = res.smem_per_block.max(smem);
     }
-    occupancy(&catalog.limits(gpu), &res).ok()
+    occupancy(&catalog.limits(gpu).ok()?, &res).ok()
 }
 
 /// Waves and tail efficiency of a grid on a GPU at an occupancy. A grid of one wave or

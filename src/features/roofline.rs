@@ -2,18 +2,11 @@
 
 use crate::catalog::Gpu;
 
-/// Peak GFLOP/s of `gpu` for a precision label of the runs table. Precisions the
-/// catalog has no figure for fall back to fp32 (documented: int and tf32 run on the
-/// fp32 pipes unless the kernel uses tensor cores, which then reports fp16/bf16).
+/// Peak GFLOP/s of `gpu` for a precision label of the runs table: the catalog's
+/// [`Gpu::peak_gflops`] (the one place a label maps to a peak; its doc says how a
+/// precision without a figure falls back).
 pub fn peak_gflops(gpu: &Gpu, precision: &str) -> f64 {
-    let p = precision.to_ascii_lowercase();
-    let alt = match p.as_str() {
-        "fp64" => gpu.fp64_gflops,
-        "fp16" | "bf16" => gpu.fp16_gflops,
-        "tensor_fp16" | "tensor" | "mma_fp16" => gpu.tensor_fp16_gflops,
-        _ => None,
-    };
-    alt.unwrap_or(gpu.fp32_gflops)
+    gpu.peak_gflops(precision)
 }
 
 /// The roof (resource) that limits a run.

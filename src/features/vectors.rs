@@ -24,11 +24,7 @@ fn ln_ratio(a: f64, b: f64) -> f64 {
 }
 
 fn precision_onehot(run: &Run) -> [f64; 3] {
-    match run.precision() {
-        "fp64" => [0.0, 1.0, 0.0],
-        "fp16" | "bf16" | "tensor_fp16" => [0.0, 0.0, 1.0],
-        _ => [1.0, 0.0, 0.0],
-    }
+    crate::catalog::PrecisionClass::onehot(run.precision())
 }
 
 fn bound_onehot(b: Bound) -> [f64; 5] {

@@ -1,0 +1,559 @@
+//! The GPU catalog: vendor facts about GPUs (`datasets/gpus.toml`) and the
+//! per-compute-capability occupancy limits (`datasets/compute_capabilities.toml`),
+//! both built in, plus a user's `--gpus` file merged on top.
+//!
+//! - [`load`]: reading, validating and merging catalog files (every GPU's compute
+//!   capability must be in the table: no limits are made up).
+//! - [`names`]: finding a GPU by the names people and drivers use ([`Catalog::resolve`]).
+//! - [`limits`]: the occupancy limits of a GPU ([`Catalog::limits`]).
+//!
+//! This file holds the types, the compute-capability label, and the one mapping from
+//! a precision label to a peak rate ([`Gpu::peak_gflops`]).
+
+pub mod limits;
+pub mod load;
+pub mod names;
+
+pub use names::normalize_name;
+
+use serde::{Deserialize, Serialize};
+
+/// One GPU: vendor facts, per-SM limits and (optionally) measured figures.
+///
+/// Peak rates are dense (no structured sparsity), at the boost clock, in GFLOP/s
+/// (10^9 operations per second; integer rates in GOP/s).
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Gpu {
+    pub name: String,
+    pub vendor: String,
+    pub arch: String,
+    /// "major.minor", e.g. "8.9".
+    pub compute_capability: String,
+    pub sm_count: u32,
+    pub boost_clock_mhz: f64,
+    /// Peak FP32 (FMA = 2 FLOP) at the boost clock: sm_count x cores_per_sm x 2 x boost.
+    pub fp32_gflops: f64,
+    /// Peak DRAM bandwidth, GB/s (10^9 bytes/s).
+    pub mem_bandwidth_gbs: f64,
+    pub l2_bytes: u64,
+    pub regs_per_sm: u32,
+    pub max_threads_per_sm: u32,
+    pub max_blocks_per_sm: u32,
+    /// Maximum configurable shared memory per SM, bytes.
+    pub smem_per_sm: u32,
+    pub warp_size: u32,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub aliases: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cores_per_sm: Option<u32>,
+    /// Peak FP64 on the FP64 units (not the tensor cores).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fp64_gflops: Option<f64>,
+    /// Peak FP16 on the CUDA cores (not the tensor cores).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fp16_gflops: Option<f64>,
+    /// Peak FP64 on the tensor cores (A100, H100, B200, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tensor_fp64_gflops: Option<f64>,
+    /// Peak TF32 on the tensor cores, dense.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tensor_tf32_gflops: Option<f64>,
+    /// Peak FP16 on the tensor cores with FP32 accumulate, dense.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tensor_fp16_gflops: Option<f64>,
+    /// Peak BF16 on the tensor cores with FP32 accumulate, dense (from Ampere on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tensor_bf16_gflops: Option<f64>,
+    /// Peak FP8 on the tensor cores, dense (Ada, Hopper, Blackwell).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tensor_fp8_gflops: Option<f64>,
+    /// Peak FP4 (NVFP4 / MXFP4) on the tensor cores, dense (Blackwell).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tensor_fp4_gflops: Option<f64>,
+    /// Peak INT8 on the tensor cores, dense, GOP/s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tensor_int8_gops: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mem_gb: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mem_type: Option<String>,
+    /// Unified L1 / shared memory capacity per SM, bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub l1_bytes_per_sm: Option<u32>,
+    /// Opt-in maximum shared memory per block, bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_smem_per_block: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reg_alloc_unit: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub smem_alloc_unit: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launch_year: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tdp_w: Option<f64>,
+    /// The vendor document(s) the figures come from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    /// Measured sustained DRAM bandwidth (e.g. a STREAM-like copy), GB/s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sustained_bandwidth_gbs: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sustained_fp32_gflops: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub l2_bandwidth_gbs: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launch_overhead_us: Option<f64>,
+    /// Where the measured figures come from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_source: Option<String>,
+    /// Other measured figures (e.g. `gpucast-bench calibrate`'s copy, triad, shared
+    /// memory bandwidths and atomic rates), kept for reference: `[gpu.measured]`.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub measured: std::collections::BTreeMap<String, f64>,
+}
+
+fn default_warp_size() -> u32 {
+    32
+}
+fn default_reg_alloc_granularity() -> String {
+    "warp".to_string()
+}
+
+/// Occupancy limits of one compute capability (see compute_capabilities.toml).
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ComputeCapability {
+    pub cc: String,
+    pub max_threads_per_block: u32,
+    pub max_threads_per_sm: u32,
+    pub max_warps_per_sm: u32,
+    pub max_blocks_per_sm: u32,
+    pub regs_per_sm: u32,
+    pub max_regs_per_block: u32,
+    pub max_regs_per_thread: u32,
+    /// Registers are allocated to a warp in multiples of this.
+    pub reg_alloc_unit: u32,
+    /// Register-file sub-partitions per SM (cuda_occupancy.h
+    /// `cudaOccSubPartitionsPerMultiprocessor`): the number of warps the
+    /// register file can hold is a multiple of it.
+    pub warp_alloc_granularity: u32,
+    /// Maximum configurable shared memory per SM, bytes.
+    pub smem_per_sm: u32,
+    /// Opt-in maximum shared memory per block, bytes (without the reserved part).
+    pub max_smem_per_block: u32,
+    pub smem_alloc_unit: u32,
+    /// Shared memory the driver reserves per block (1 KB from sm_80 on).
+    pub reserved_smem_per_block: u32,
+    /// Configurable shared memory sizes per SM, KB, ascending.
+    pub smem_carveout_kb: Vec<u32>,
+    #[serde(default = "default_warp_size")]
+    pub warp_size: u32,
+    /// "warp": registers are allocated per warp.
+    #[serde(default = "default_reg_alloc_granularity")]
+    pub reg_alloc_granularity: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arch: Option<String>,
+}
+
+impl ComputeCapability {
+    /// (major, minor) of `cc`; (0, 0) when it does not parse (load-time
+    /// validation rejects that for table entries).
+    pub fn major_minor(&self) -> (u32, u32) {
+        parse_cc(&self.cc).unwrap_or((0, 0))
+    }
+    /// "sm_89" for 8.9 (see [`sm_label`]).
+    pub fn sm_label(&self) -> String {
+        sm_label(self.major_minor())
+    }
+    /// The configurable shared-memory sizes per SM in bytes, ascending.
+    pub fn carveouts_bytes(&self) -> Vec<u32> {
+        let mut v: Vec<u32> = self.smem_carveout_kb.iter().map(|k| k * 1024).collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+}
+
+impl Gpu {
+    /// (major, minor) of the compute capability; (0, 0) if it does not parse
+    /// (load-time validation rejects that for catalog GPUs).
+    pub fn cc_major_minor(&self) -> (u32, u32) {
+        parse_cc(&self.compute_capability).unwrap_or((0, 0))
+    }
+    /// The compute capability as a number: 8.9 for "8.9", 10.0 for "10.0".
+    pub fn cc_number(&self) -> f64 {
+        cc_number(self.cc_major_minor())
+    }
+    /// "sm_89" for compute capability 8.9, "sm_100" for 10.0.
+    pub fn sm_arch(&self) -> String {
+        sm_label(self.cc_major_minor())
+    }
+    /// FP32 cores across the GPU, when cores_per_sm is known.
+    pub fn cuda_cores(&self) -> Option<u32> {
+        self.cores_per_sm.map(|c| c * self.sm_count)
+    }
+
+    /// Peak rate in GFLOP/s (GOP/s for int8) for a precision label of the runs
+    /// table: the highest dense rate this GPU has for that data type, tensor cores
+    /// included, because the figure serves as the compute roof (an upper bound) and a
+    /// GEMM in that type runs on the tensor cores where they exist.
+    ///
+    /// | label | peak | when the GPU has no such figure |
+    /// |---|---|---|
+    /// | fp64 | max(fp64, tensor fp64) | fp32 (no GPU runs fp64 faster than fp32) |
+    /// | fp32, int, unknown labels | fp32 | - |
+    /// | tf32 | tensor tf32 | fp32 (without tensor cores tf32 runs as fp32) |
+    /// | fp16 | max(tensor fp16, fp16) | fp32 |
+    /// | bf16 | max(tensor bf16, fp16) | fp32 |
+    /// | tensor_fp16, tensor, mma_fp16 | tensor fp16 | fp16, then fp32 |
+    /// | fp8 | tensor fp8 | the fp16 peak (fp8 data is then computed in fp16) |
+    /// | fp4 | tensor fp4 | the fp8 peak |
+    /// | int8 | tensor int8 | fp32 |
+    ///
+    /// Labels are case-insensitive; [`PrecisionClass::from_label`] lists the spellings.
+    pub fn peak_gflops(&self, precision: &str) -> f64 {
+        self.peak_for(PrecisionClass::from_label(precision))
+    }
+
+    fn peak_for(&self, class: PrecisionClass) -> f64 {
+        let max = |a: Option<f64>, b: Option<f64>| match (a, b) {
+            (Some(x), Some(y)) => Some(x.max(y)),
+            (x, y) => x.or(y),
+        };
+        let fp16 = || max(self.tensor_fp16_gflops, self.fp16_gflops);
+        let fp8 = || self.tensor_fp8_gflops.or_else(fp16);
+        let peak = match class {
+            PrecisionClass::Fp64 => max(self.fp64_gflops, self.tensor_fp64_gflops),
+            PrecisionClass::Fp32 | PrecisionClass::Int | PrecisionClass::Other => None,
+            PrecisionClass::Tf32 => self.tensor_tf32_gflops,
+            PrecisionClass::Fp16 => fp16(),
+            PrecisionClass::Bf16 => max(self.tensor_bf16_gflops, self.fp16_gflops),
+            PrecisionClass::TensorFp16 => self.tensor_fp16_gflops.or(self.fp16_gflops),
+            PrecisionClass::Fp8 => fp8(),
+            PrecisionClass::Fp4 => self.tensor_fp4_gflops.or_else(fp8),
+            PrecisionClass::Int8 => self.tensor_int8_gops,
+        };
+        peak.unwrap_or(self.fp32_gflops)
+    }
+}
+
+/// The precision classes of the runs table's `precision` column: the one list that
+/// maps labels to peaks ([`Gpu::peak_gflops`]) and to feature columns
+/// ([`PrecisionClass::feature_column`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PrecisionClass {
+    Fp64,
+    Fp32,
+    Tf32,
+    Fp16,
+    Bf16,
+    /// FP16 on the tensor cores, named explicitly (legacy labels).
+    TensorFp16,
+    Fp8,
+    Fp4,
+    Int8,
+    /// Integer arithmetic on the CUDA cores.
+    Int,
+    /// A label not listed here (treated as fp32).
+    Other,
+}
+
+impl PrecisionClass {
+    /// The class of a label, case-insensitive: fp64/double, fp32/float/single, tf32,
+    /// fp16/half, bf16/bfloat16, tensor_fp16/tensor/mma_fp16, fp8 (any e4m3/e5m2/
+    /// block-scaled variant, e.g. fp8_block), fp4/nvfp4/mxfp4, int8, int/int32.
+    pub fn from_label(label: &str) -> PrecisionClass {
+        let l = label.trim().to_ascii_lowercase();
+        match l.as_str() {
+            "fp64" | "double" | "f64" => PrecisionClass::Fp64,
+            "fp32" | "float" | "single" | "f32" => PrecisionClass::Fp32,
+            "tf32" => PrecisionClass::Tf32,
+            "fp16" | "half" | "f16" => PrecisionClass::Fp16,
+            "bf16" | "bfloat16" => PrecisionClass::Bf16,
+            "tensor_fp16" | "tensor" | "mma_fp16" => PrecisionClass::TensorFp16,
+            "fp4" | "nvfp4" | "mxfp4" => PrecisionClass::Fp4,
+            "int8" | "i8" => PrecisionClass::Int8,
+            "int" | "int32" | "i32" => PrecisionClass::Int,
+            _ if l.starts_with("fp8") => PrecisionClass::Fp8,
+            _ => PrecisionClass::Other,
+        }
+    }
+
+    /// The column of the 3-wide precision one-hot feature: 0 = fp32-like (fp32, tf32,
+    /// integer, unknown), 1 = fp64, 2 = 16 bits or narrower (fp16, bf16, tensor fp16,
+    /// fp8, fp4, int8).
+    pub fn feature_column(self) -> usize {
+        match self {
+            PrecisionClass::Fp64 => 1,
+            PrecisionClass::Fp16
+            | PrecisionClass::Bf16
+            | PrecisionClass::TensorFp16
+            | PrecisionClass::Fp8
+            | PrecisionClass::Fp4
+            | PrecisionClass::Int8 => 2,
+            PrecisionClass::Fp32
+            | PrecisionClass::Tf32
+            | PrecisionClass::Int
+            | PrecisionClass::Other => 0,
+        }
+    }
+
+    /// The 3-wide one-hot of [`PrecisionClass::feature_column`] for a label.
+    pub fn onehot(label: &str) -> [f64; 3] {
+        let mut v = [0.0; 3];
+        v[PrecisionClass::from_label(label).feature_column()] = 1.0;
+        v
+    }
+}
+
+/// Parses "8.9" into (8, 9).
+pub fn parse_cc(s: &str) -> Option<(u32, u32)> {
+    let (a, b) = s.trim().split_once('.')?;
+    let ma = a.parse::<u32>().ok()?;
+    let mi = b.parse::<u32>().ok()?;
+    Some((ma, mi))
+}
+
+/// The label nvcc and ptxas use for a compute capability: "sm_89" for (8, 9),
+/// "sm_100" for (10, 0).
+pub fn sm_label((major, minor): (u32, u32)) -> String {
+    format!("sm_{major}{minor}")
+}
+
+/// A compute capability as a number: 8.9 for (8, 9).
+pub fn cc_number((major, minor): (u32, u32)) -> f64 {
+    f64::from(major) + f64::from(minor) / 10.0
+}
+
+/// The set of known GPUs and compute capabilities.
+///
+/// Invariant: every GPU's compute capability is in `ccs` (checked when a catalog is
+/// built or merged), so [`Catalog::limits`] never has to make limits up.
+#[derive(Debug, Clone)]
+pub struct Catalog {
+    gpus: Vec<Gpu>,
+    ccs: Vec<ComputeCapability>,
+}
+
+impl Catalog {
+    pub fn gpus(&self) -> &[Gpu] {
+        &self.gpus
+    }
+
+    pub fn compute_capabilities(&self) -> &[ComputeCapability] {
+        &self.ccs
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cat() -> Catalog {
+        Catalog::builtin()
+    }
+
+    fn gpu(name: &str) -> Gpu {
+        cat().resolve(name).unwrap().clone()
+    }
+
+    #[test]
+    fn precision_labels_map_to_classes() {
+        use PrecisionClass as P;
+        for (label, class) in [
+            ("fp64", P::Fp64),
+            ("FP32", P::Fp32),
+            ("tf32", P::Tf32),
+            ("fp16", P::Fp16),
+            ("bf16", P::Bf16),
+            ("bfloat16", P::Bf16),
+            ("tensor_fp16", P::TensorFp16),
+            ("tensor", P::TensorFp16),
+            ("mma_fp16", P::TensorFp16),
+            ("fp8", P::Fp8),
+            ("fp8_block", P::Fp8),
+            ("nvfp4", P::Fp4),
+            ("fp4", P::Fp4),
+            ("int8", P::Int8),
+            ("int", P::Int),
+            ("weird", P::Other),
+        ] {
+            assert_eq!(P::from_label(label), class, "{label}");
+        }
+        // The one-hot agrees for every legacy fp16 spelling (it used to miss mma_fp16).
+        for l in [
+            "fp16",
+            "bf16",
+            "tensor_fp16",
+            "mma_fp16",
+            "tensor",
+            "fp8",
+            "fp4",
+        ] {
+            assert_eq!(P::onehot(l), [0.0, 0.0, 1.0], "{l}");
+        }
+        assert_eq!(P::onehot("fp64"), [0.0, 1.0, 0.0]);
+        assert_eq!(P::onehot("fp32"), [1.0, 0.0, 0.0]);
+        assert_eq!(P::onehot("tf32"), [1.0, 0.0, 0.0]);
+        assert_eq!(P::onehot("int"), [1.0, 0.0, 0.0]);
+    }
+
+    #[test]
+    fn peaks_per_precision_from_datasheets() {
+        // NVIDIA H100 datasheet (SXM5), dense: BF16/FP16 989.4 (1979 with sparsity),
+        // TF32 494.7, FP8 1978.9, INT8 1978.9 TOPS, FP64 34, FP64 tensor 67, FP32 67.
+        let h = gpu("NVIDIA H100 80GB HBM3");
+        let close = |a: f64, b: f64| (a - b).abs() <= 0.001 * b;
+        assert!(
+            close(h.peak_gflops("bf16"), 989_400.0),
+            "{}",
+            h.peak_gflops("bf16")
+        );
+        assert!(close(h.peak_gflops("fp16"), 989_400.0));
+        assert!(close(h.peak_gflops("tensor_fp16"), 989_400.0));
+        assert!(close(h.peak_gflops("mma_fp16"), 989_400.0));
+        assert!(close(h.peak_gflops("tf32"), 494_700.0));
+        assert!(close(h.peak_gflops("fp8"), 1_978_900.0));
+        assert!(close(h.peak_gflops("int8"), 1_978_900.0));
+        assert!(
+            close(h.peak_gflops("fp64"), 66_900.0),
+            "{}",
+            h.peak_gflops("fp64")
+        );
+        assert!(close(h.peak_gflops("fp32"), h.fp32_gflops));
+        // No FP4 tensor cores on Hopper: fp4 falls back to the fp8 peak.
+        assert!(close(h.peak_gflops("fp4"), 1_978_900.0));
+
+        // A100 datasheet: FP64 9.7, FP64 tensor 19.5, TF32 156, BF16 312, INT8 624.
+        let a = gpu("NVIDIA A100-SXM4-80GB");
+        assert!(close(a.peak_gflops("fp64"), 19_500.0));
+        assert!(close(a.peak_gflops("tf32"), 156_000.0));
+        assert!(close(a.peak_gflops("bf16"), 312_000.0));
+        assert!(close(a.peak_gflops("int8"), 624_000.0));
+        // No FP8 on Ampere: the fp16 tensor peak.
+        assert!(close(a.peak_gflops("fp8"), 312_000.0));
+
+        // B200 (DGX B200, per GPU, dense): FP4 9 PF, FP8 4.5 PF, BF16 2.25 PF, FP64 37 TF.
+        let b = gpu("NVIDIA B200");
+        assert!(close(b.peak_gflops("fp4"), 9_000_000.0));
+        assert!(close(b.peak_gflops("fp8"), 4_500_000.0));
+        assert!(close(b.peak_gflops("bf16"), 2_250_000.0));
+        assert!(close(b.peak_gflops("fp64"), 37_000.0));
+
+        // A Maxwell card has none of these: everything but fp32 falls back to fp32,
+        // except a stated fp64 figure.
+        let m = gpu("NVIDIA GeForce GTX TITAN X");
+        for p in ["tf32", "fp16", "bf16", "fp8", "fp4", "int8", "int", "what"] {
+            assert_eq!(m.peak_gflops(p), m.fp32_gflops, "{p}");
+        }
+        // Unknown GPU-level figures never exceed what the GPU states elsewhere.
+        for g in cat().gpus() {
+            for p in ["fp64", "tf32"] {
+                assert!(g.peak_gflops(p) <= g.peak_gflops("fp16").max(g.fp32_gflops));
+            }
+        }
+    }
+
+    #[test]
+    fn labels_and_numbers_of_compute_capabilities() {
+        assert_eq!(sm_label((8, 9)), "sm_89");
+        assert_eq!(sm_label((10, 3)), "sm_103");
+        assert_eq!(sm_label((3, 5)), "sm_35");
+        assert_eq!(cc_number((8, 9)), 8.9);
+        assert_eq!(cc_number((12, 0)), 12.0);
+        assert_eq!(gpu("NVIDIA TITAN V").sm_arch(), "sm_70");
+        assert_eq!(gpu("NVIDIA B200").sm_arch(), "sm_100");
+        assert_eq!(gpu("NVIDIA GeForce RTX 5090").cc_major_minor(), (12, 0));
+        assert_eq!(gpu("Tesla K20m").cc_number(), 3.5);
+        let c = cat();
+        assert_eq!(c.compute_capability("3.7").unwrap().sm_label(), "sm_37");
+        assert_eq!(parse_cc("8.9"), Some((8, 9)));
+        assert_eq!(parse_cc("89"), None);
+    }
+
+    #[test]
+    fn fp32_matches_cores_and_boost_clock() {
+        for g in cat().gpus() {
+            let cores = g.cores_per_sm.expect("built-in GPUs state cores_per_sm");
+            let peak = g.sm_count as f64 * cores as f64 * 2.0 * g.boost_clock_mhz / 1000.0;
+            let rel = (g.fp32_gflops - peak).abs() / peak;
+            assert!(
+                rel <= 0.001,
+                "{}: fp32 {} vs {peak} from cores x clock",
+                g.name,
+                g.fp32_gflops
+            );
+            // Dense tensor rates never fall below the CUDA-core rate of the same type,
+            // and narrower types are never slower.
+            let order = [
+                g.tensor_tf32_gflops,
+                g.tensor_fp16_gflops,
+                g.tensor_fp8_gflops,
+                g.tensor_fp4_gflops,
+            ];
+            let known: Vec<f64> = order.iter().flatten().copied().collect();
+            assert!(
+                known.windows(2).all(|w| w[0] <= w[1]),
+                "{}: {known:?}",
+                g.name
+            );
+            if let (Some(a), Some(b)) = (g.tensor_fp16_gflops, g.tensor_bf16_gflops) {
+                assert_eq!(a, b, "{}", g.name);
+            }
+            if let Some(f) = g.fp64_gflops {
+                assert!(f <= g.fp32_gflops * 1.001, "{}", g.name);
+            }
+        }
+    }
+
+    #[test]
+    fn spot_check_vendor_figures() {
+        let g = gpu;
+        assert_eq!(g("NVIDIA TITAN V").l2_bytes, 4718592);
+        assert_eq!(g("NVIDIA GeForce RTX 2080 Ti").l2_bytes, 5767168);
+        assert_eq!(g("NVIDIA GeForce RTX 4070").l2_bytes, 37748736);
+        assert_eq!(g("NVIDIA GeForce GTX TITAN X").l2_bytes, 3145728);
+        assert_eq!(g("NVIDIA H100 80GB HBM3").l2_bytes, 52428800);
+        // The driver reports 60 MB on the H200 (six HBM stacks; the H100 SXM5 has five).
+        assert_eq!(g("NVIDIA H200").l2_bytes, 62914560);
+        assert_eq!(g("NVIDIA H100 80GB HBM3").sm_count, 132);
+        assert_eq!(g("NVIDIA A100-SXM4-40GB").sm_count, 108);
+        assert_eq!(g("Tesla K20m").sm_count, 13);
+        assert_eq!(g("Tesla K20m").cores_per_sm, Some(192));
+        assert_eq!(g("Tesla P100-PCIE-12GB").mem_bandwidth_gbs, 549.0);
+        assert_eq!(
+            g("NVIDIA RTX PRO 6000 Blackwell Server Edition").sm_count,
+            188
+        );
+        assert_eq!(
+            g("NVIDIA RTX PRO 6000 Blackwell Server Edition").l2_bytes,
+            134217728
+        );
+        assert_eq!(g("NVIDIA B300 SXM6 AC").compute_capability, "10.3");
+        assert_eq!(g("NVIDIA GB300").compute_capability, "10.3");
+    }
+
+    /// NVIDIA material: 7.7 TB/s, FP64 37 TFLOP/s, 1965 MHz maximum SM clock, 148 SMs.
+    #[test]
+    fn b200_figures() {
+        let b = gpu("NVIDIA B200");
+        assert_eq!(b.sm_count, 148);
+        assert_eq!(b.boost_clock_mhz, 1965.0);
+        assert_eq!(b.mem_bandwidth_gbs, 7700.0);
+        assert_eq!(b.fp64_gflops, Some(37000.0));
+        assert_eq!(b.tensor_fp64_gflops, Some(37000.0));
+        assert!((b.fp32_gflops - 148.0 * 256.0 * 1.965).abs() < 0.1);
+        assert_eq!(b.l2_bytes, 132644864);
+        assert_eq!(b.compute_capability, "10.0");
+    }
+
+    #[test]
+    fn gpu_round_trips_through_toml() {
+        let g = gpu("rtx 4090");
+        let s = toml::to_string(&g).unwrap();
+        let back: Gpu = toml::from_str(&s).unwrap();
+        assert_eq!(g, back);
+        assert!(!s.contains("sustained_bandwidth_gbs"));
+    }
+}

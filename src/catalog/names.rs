@@ -1,0 +1,501 @@
+//! Finding a GPU by the names people and drivers use.
+//!
+//! [`Catalog::resolve`] tries, in order, and stops at the first step with exactly one
+//! GPU: the exact name; an exact alias (e.g. the name the CUDA driver reports); the
+//! name or an alias ignoring case; the normalized name ([`normalize_name`]: letters
+//! and digits only, no leading brand word); and finally tokens, so that "4090",
+//! "a100 80gb", "rtx a4000" or "3060 laptop" work:
+//!
+//! - a name is split into tokens at every change between letters and digits and at
+//!   every other character ("A100-SXM4-80GB" -> a 100 sxm 4 80 gb), and brand words
+//!   (nvidia, geforce, tesla, quadro, rtx, gtx) are dropped;
+//! - a GPU matches when all the query's tokens are among the tokens of its name or
+//!   of one alias;
+//! - among several matches, a GPU whose tokens equal the query's exactly wins over
+//!   longer names ("4090" is the desktop RTX 4090 even with a laptop 4090 listed).
+//!
+//! Otherwise [`Catalog::resolve_or_err`] reports the matching candidates, best first,
+//! or, when nothing matches, GPUs sharing a token with the query or differing from
+//! one of its model numbers in one digit; never unrelated ones.
+
+use super::{Catalog, Gpu};
+use crate::error::{Error, Result};
+
+/// Words that say who makes or markets a GPU, not which GPU it is.
+const BRAND_WORDS: [&str; 6] = ["nvidia", "geforce", "tesla", "quadro", "rtx", "gtx"];
+
+/// The most candidates an error lists.
+const MAX_CANDIDATES: usize = 8;
+
+/// Lower-case, keep letters and digits only, drop a leading vendor/brand word.
+pub fn normalize_name(name: &str) -> String {
+    let mut s: String = name
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .map(|c| c.to_ascii_lowercase())
+        .collect();
+    loop {
+        let mut stripped = false;
+        for p in ["nvidia", "geforce", "tesla", "quadro"] {
+            if s.len() > p.len() && s.starts_with(p) {
+                s = s[p.len()..].to_string();
+                stripped = true;
+            }
+        }
+        if !stripped {
+            break;
+        }
+    }
+    s
+}
+
+/// The tokens of a name without brand words (see the module documentation).
+pub fn name_tokens(name: &str) -> Vec<String> {
+    let mut tokens = Vec::new();
+    let mut cur = String::new();
+    let mut prev_digit = None;
+    for c in name.chars() {
+        if !c.is_ascii_alphanumeric() {
+            if !cur.is_empty() {
+                tokens.push(std::mem::take(&mut cur));
+            }
+            prev_digit = None;
+            continue;
+        }
+        let digit = c.is_ascii_digit();
+        if prev_digit.is_some_and(|d| d != digit) && !cur.is_empty() {
+            tokens.push(std::mem::take(&mut cur));
+        }
+        cur.push(c.to_ascii_lowercase());
+        prev_digit = Some(digit);
+    }
+    if !cur.is_empty() {
+        tokens.push(cur);
+    }
+    tokens.retain(|t| !BRAND_WORDS.contains(&t.as_str()));
+    tokens
+}
+
+/// How well a GPU's name or alias matches a query's tokens: None when some query
+/// token is missing; otherwise (exact: no extra tokens, extra token count).
+fn token_match(query: &[String], name: &str) -> Option<(bool, usize)> {
+    let t = name_tokens(name);
+    if query.iter().all(|q| t.contains(q)) {
+        let extra = t.len().saturating_sub(query.len());
+        Some((extra == 0 && t.len() == query.len(), extra))
+    } else {
+        None
+    }
+}
+
+/// One digit's difference between two model numbers of the same length ("4075"
+/// and "4070"): related enough to suggest.
+fn one_digit_apart(a: &str, b: &str) -> bool {
+    a.len() == b.len()
+        && a.len() >= 2
+        && a.chars().all(|c| c.is_ascii_digit())
+        && b.chars().all(|c| c.is_ascii_digit())
+        && a.chars().zip(b.chars()).filter(|(x, y)| x != y).count() == 1
+}
+
+/// The result of looking a name up.
+enum Lookup<'a> {
+    One(&'a Gpu),
+    /// Several GPUs match every token, best first.
+    Ambiguous(Vec<&'a Gpu>),
+    None,
+}
+
+impl Catalog {
+    /// Finds a GPU by exact name, alias, case-insensitive or normalized name, or by
+    /// tokens (see the module documentation). None when nothing matches or the
+    /// query matches several GPUs equally well.
+    pub fn resolve(&self, name: &str) -> Option<&Gpu> {
+        match self.lookup(name) {
+            Lookup::One(g) => Some(g),
+            _ => None,
+        }
+    }
+
+    /// Like [`Catalog::resolve`] without the token step: the spellings that can
+    /// only mean one GPU (used to recognise known GPUs in a user's file).
+    pub fn resolve_exact(&self, name: &str) -> Option<&Gpu> {
+        let q = name.trim();
+        if q.is_empty() {
+            return None;
+        }
+        if let Some(g) = self.gpus.iter().find(|g| g.name == q) {
+            return Some(g);
+        }
+        if let Some(g) = self.gpus.iter().find(|g| g.aliases.iter().any(|a| a == q)) {
+            return Some(g);
+        }
+        let lower = q.to_lowercase();
+        let hits: Vec<&Gpu> = self
+            .gpus
+            .iter()
+            .filter(|g| all_names(g).any(|n| n.to_lowercase() == lower))
+            .collect();
+        if let Some(r) = unique(hits) {
+            return r;
+        }
+        let n = normalize_name(q);
+        if n.is_empty() {
+            return None;
+        }
+        let hits: Vec<&Gpu> = self
+            .gpus
+            .iter()
+            .filter(|g| all_names(g).any(|a| normalize_name(a) == n))
+            .collect();
+        unique(hits).flatten()
+    }
+
+    fn lookup(&self, name: &str) -> Lookup<'_> {
+        if let Some(g) = self.resolve_exact(name) {
+            return Lookup::One(g);
+        }
+        let query = name_tokens(name);
+        if query.is_empty() {
+            return Lookup::None;
+        }
+        // (exact, extra tokens, name) of every GPU matching all query tokens.
+        let mut hits: Vec<((bool, usize), &Gpu)> = self
+            .gpus
+            .iter()
+            .filter_map(|g| {
+                all_names(g)
+                    .filter_map(|n| token_match(&query, n))
+                    .min_by_key(|&(exact, extra)| (!exact, extra))
+                    .map(|m| (m, g))
+            })
+            .collect();
+        hits.sort_by(|(a, ga), (b, gb)| (!a.0, a.1, &ga.name).cmp(&(!b.0, b.1, &gb.name)));
+        let exact: Vec<&Gpu> = hits.iter().filter(|(m, _)| m.0).map(|(_, g)| *g).collect();
+        match (exact.len(), hits.len()) {
+            (1, _) => Lookup::One(exact[0]),
+            (_, 0) => Lookup::None,
+            (_, 1) => Lookup::One(hits[0].1),
+            _ => Lookup::Ambiguous(hits.into_iter().map(|(_, g)| g).collect()),
+        }
+    }
+
+    /// Like [`Catalog::resolve`], with a one-line error listing the matching
+    /// candidates (at most 8, best first) or close names.
+    pub fn resolve_or_err(&self, name: &str) -> Result<&Gpu> {
+        let quoted = |gs: &[&str]| {
+            gs.iter()
+                .map(|s| format!("'{s}'"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        match self.lookup(name) {
+            Lookup::One(g) => Ok(g),
+            Lookup::Ambiguous(gs) => {
+                let names: Vec<&str> = gs
+                    .iter()
+                    .take(MAX_CANDIDATES)
+                    .map(|g| g.name.as_str())
+                    .collect();
+                let more = gs.len().saturating_sub(MAX_CANDIDATES);
+                let tail = if more > 0 {
+                    format!(" and {more} more")
+                } else {
+                    String::new()
+                };
+                Err(Error::msg(format!(
+                    "GPU name '{name}' is ambiguous: it matches {}{tail}; use more of the name",
+                    quoted(&names)
+                )))
+            }
+            Lookup::None => {
+                let close = self.close_names(name, MAX_CANDIDATES);
+                let close: Vec<&str> = close.iter().map(String::as_str).collect();
+                let hint = if close.is_empty() {
+                    String::new()
+                } else {
+                    format!("; close names: {}", quoted(&close))
+                };
+                Err(Error::msg(format!(
+                    "unknown GPU '{name}' (not in the catalog of {} GPUs; add it with a --gpus file){hint}",
+                    self.gpus.len()
+                )))
+            }
+        }
+    }
+
+    /// Up to `k` GPU names related to a query that matches none: GPUs sharing the
+    /// most query tokens, or a model number one digit apart ("4075" -> RTX 4070 ...).
+    /// Empty when nothing is related.
+    pub fn close_names(&self, name: &str, k: usize) -> Vec<String> {
+        let query = name_tokens(name);
+        if query.is_empty() {
+            return Vec::new();
+        }
+        let mut scored: Vec<(usize, usize, usize, &str)> = self
+            .gpus
+            .iter()
+            .filter_map(|g| {
+                all_names(g)
+                    .map(|n| {
+                        let t = name_tokens(n);
+                        let shared = query.iter().filter(|q| t.contains(q)).count();
+                        let near = query
+                            .iter()
+                            .filter(|q| !t.contains(q) && t.iter().any(|x| one_digit_apart(q, x)))
+                            .count();
+                        (shared + near, shared, t.len())
+                    })
+                    .max_by_key(|&(score, shared, len)| (score, shared, std::cmp::Reverse(len)))
+                    .filter(|&(score, _, _)| score > 0)
+                    .map(|(score, shared, len)| (score, shared, len, g.name.as_str()))
+            })
+            .collect();
+        // Model-number tokens carry the identity: a GPU related only through a
+        // word like "laptop" or "gb" is not a suggestion when another shares or
+        // nearly shares a number.
+        let numeric = |g: &str| {
+            let t = name_tokens(g);
+            query.iter().any(|q| {
+                q.chars().all(|c| c.is_ascii_digit())
+                    && t.iter().any(|x| x == q || one_digit_apart(q, x))
+            })
+        };
+        if query.iter().any(|q| q.chars().all(|c| c.is_ascii_digit())) {
+            let any_numeric = self.gpus.iter().any(|g| all_names(g).any(numeric));
+            if any_numeric {
+                scored.retain(|&(_, _, _, n)| {
+                    self.gpus
+                        .iter()
+                        .find(|g| g.name == n)
+                        .is_some_and(|g| all_names(g).any(numeric))
+                });
+            } else {
+                scored.clear();
+            }
+        }
+        scored.sort_by(|a, b| (b.0, b.1, a.2, a.3).cmp(&(a.0, a.1, b.2, b.3)));
+        scored
+            .into_iter()
+            .take(k)
+            .map(|(_, _, _, n)| n.to_string())
+            .collect()
+    }
+}
+
+/// None: no hit; Some(None): several; Some(Some(g)): exactly one.
+fn unique(hits: Vec<&Gpu>) -> Option<Option<&Gpu>> {
+    match hits.len() {
+        0 => None,
+        1 => Some(Some(hits[0])),
+        _ => Some(None),
+    }
+}
+
+fn all_names(g: &Gpu) -> impl Iterator<Item = &str> {
+    std::iter::once(g.name.as_str()).chain(g.aliases.iter().map(String::as_str))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cat() -> Catalog {
+        Catalog::builtin()
+    }
+
+    #[test]
+    fn tokens_and_normal_forms() {
+        assert_eq!(
+            name_tokens("NVIDIA A100-SXM4-80GB"),
+            ["a", "100", "sxm", "4", "80", "gb"]
+        );
+        assert_eq!(name_tokens("NVIDIA GeForce RTX 4090"), ["4090"]);
+        assert_eq!(name_tokens("rtx a4000"), ["a", "4000"]);
+        assert_eq!(name_tokens("NVIDIA"), Vec::<String>::new());
+        assert_eq!(normalize_name("NVIDIA GeForce RTX 4070"), "rtx4070");
+        assert_eq!(normalize_name("Tesla V100-PCIE-32GB"), "v100pcie32gb");
+        assert_eq!(normalize_name("nvidia_a100_sxm4_40gb"), "a100sxm440gb");
+        assert_eq!(normalize_name("NVIDIA"), "nvidia");
+        assert!(one_digit_apart("4075", "4070"));
+        assert!(!one_digit_apart("4075", "4060"));
+        assert!(!one_digit_apart("a1", "a2"));
+    }
+
+    /// Every name, alias and driver name resolves to its own GPU, and no two GPUs
+    /// share a normalized name.
+    #[test]
+    fn every_gpu_resolves_by_its_names() {
+        let c = cat();
+        let mut seen: std::collections::HashMap<String, String> = Default::default();
+        for g in c.gpus() {
+            for n in all_names(g) {
+                assert_eq!(c.resolve(n).map(|x| &x.name), Some(&g.name), "{n}");
+                assert_eq!(c.resolve_or_err(n).unwrap().name, g.name, "{n}");
+                let k = normalize_name(n);
+                if let Some(o) = seen.get(&k) {
+                    assert_eq!(
+                        o, &g.name,
+                        "normalized '{k}' names both '{o}' and '{}'",
+                        g.name
+                    );
+                }
+                seen.insert(k, g.name.clone());
+            }
+        }
+    }
+
+    /// Every device name in the public data (Kernel Tuner caches, aiconfigurator
+    /// GEMM tables, Nsight Compute exports) resolves.
+    #[test]
+    fn public_data_device_names_resolve() {
+        let c = cat();
+        for (n, expect) in [
+            ("NVIDIA GeForce RTX 2080 Ti", "NVIDIA GeForce RTX 2080 Ti"),
+            (
+                "NVIDIA GeForce RTX 3060 Laptop GPU",
+                "NVIDIA GeForce RTX 3060 Laptop GPU",
+            ),
+            ("NVIDIA GeForce RTX 3090", "NVIDIA GeForce RTX 3090"),
+            ("NVIDIA TITAN RTX", "NVIDIA TITAN RTX"),
+            ("TITAN RTX", "NVIDIA TITAN RTX"),
+            ("NVIDIA A100-PCIE-40GB", "NVIDIA A100 PCIe 40GB"),
+            ("A100-PCIE-40GB", "NVIDIA A100 PCIe 40GB"),
+            ("NVIDIA RTX A4000", "NVIDIA RTX A4000"),
+            ("NVIDIA RTX A6000", "NVIDIA RTX A6000"),
+            ("GeForce GTX 1080 Ti", "NVIDIA GeForce GTX 1080 Ti"),
+            ("GeForce GTX TITAN X", "NVIDIA GeForce GTX TITAN X"),
+            ("Tesla K20m", "NVIDIA Tesla K20m"),
+            ("Tesla P100-PCIE-12GB", "NVIDIA Tesla P100 PCIe 12GB"),
+            ("GeForce RTX 2070 SUPER", "NVIDIA GeForce RTX 2070 SUPER"),
+            ("Tesla V100-PCIE-32GB", "NVIDIA Tesla V100 PCIe 32GB"),
+            ("NVIDIA A100-SXM4-80GB", "NVIDIA A100 SXM4 80GB"),
+            ("NVIDIA B200", "NVIDIA B200"),
+            ("NVIDIA B300 SXM6 AC", "NVIDIA B300 SXM6 AC"),
+            ("NVIDIA GB200", "NVIDIA GB200"),
+            ("NVIDIA GB300", "NVIDIA GB300"),
+            ("NVIDIA H100 80GB HBM3", "NVIDIA H100 SXM5 80GB"),
+            ("NVIDIA H200", "NVIDIA H200 SXM 141GB"),
+            ("NVIDIA L40S", "NVIDIA L40S"),
+            (
+                "NVIDIA RTX PRO 6000 Blackwell Server Edition",
+                "NVIDIA RTX PRO 6000 Blackwell Server Edition",
+            ),
+            ("NVIDIA GeForce GTX 1080", "NVIDIA GeForce GTX 1080"),
+            ("NVIDIA GeForce RTX 5090", "NVIDIA GeForce RTX 5090"),
+        ] {
+            assert_eq!(c.resolve(n).map(|g| g.name.as_str()), Some(expect), "{n}");
+        }
+    }
+
+    /// Names as people type them: (query, the GPU) or (query, the candidates listed).
+    #[test]
+    fn name_matching_table() {
+        let c = cat();
+        let one = |q: &str| {
+            c.resolve_or_err(q)
+                .map(|g| g.name.clone())
+                .unwrap_or_else(|e| panic!("{q}: {e}"))
+        };
+        for (q, expect) in [
+            ("4090", "NVIDIA GeForce RTX 4090"),
+            ("rtx 4090", "NVIDIA GeForce RTX 4090"),
+            ("RTX-4070", "NVIDIA GeForce RTX 4070"),
+            ("geforce_rtx_4070", "NVIDIA GeForce RTX 4070"),
+            ("rtx a4000", "NVIDIA RTX A4000"),
+            ("3060 laptop", "NVIDIA GeForce RTX 3060 Laptop GPU"),
+            ("3060", "NVIDIA GeForce RTX 3060"),
+            ("a10", "NVIDIA A10"),
+            ("a10g", "NVIDIA A10G"),
+            ("h200", "NVIDIA H200 SXM 141GB"),
+            ("v100 sxm2 16gb", "NVIDIA Tesla V100 SXM2 16GB"),
+            ("h100 sxm5 80gb", "NVIDIA H100 SXM5 80GB"),
+            ("a100-sxm4-40gb", "NVIDIA A100 SXM4 40GB"),
+            ("a100 pcie 80gb", "NVIDIA A100 PCIe 80GB"),
+            ("k80", "NVIDIA Tesla K80"),
+            ("k20", "NVIDIA Tesla K20m"),
+            ("k20x", "NVIDIA Tesla K20X"),
+            ("gtx titan x", "NVIDIA GeForce GTX TITAN X"),
+            ("2070 super", "NVIDIA GeForce RTX 2070 SUPER"),
+            ("2070", "NVIDIA GeForce RTX 2070"),
+            ("rtx 6000 ada", "NVIDIA RTX 6000 Ada Generation"),
+            ("b300", "NVIDIA B300 SXM6 AC"),
+            ("gb200", "NVIDIA GB200"),
+        ] {
+            assert_eq!(one(q), expect, "{q}");
+        }
+        let candidates = |q: &str| {
+            let e = c.resolve_or_err(q).unwrap_err().to_string();
+            assert!(!e.contains('\n'), "{e}");
+            assert!(e.contains("ambiguous"), "{q}: {e}");
+            e.split('\'')
+                .skip(3)
+                .step_by(2)
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        };
+        let a100 = candidates("A100");
+        assert_eq!(a100.len(), 4, "{a100:?}");
+        assert!(a100.iter().all(|n| n.contains("A100")), "{a100:?}");
+        let a100_80 = candidates("a100 80gb");
+        assert_eq!(a100_80, ["NVIDIA A100 PCIe 80GB", "NVIDIA A100 SXM4 80GB"]);
+        let h100 = candidates("h100");
+        assert!(
+            h100.len() >= 2 && h100.iter().all(|n| n.contains("H100")),
+            "{h100:?}"
+        );
+        let v100 = candidates("V100");
+        assert!(
+            v100.len() >= 4 && v100.iter().all(|n| n.contains("V100")),
+            "{v100:?}"
+        );
+        assert_eq!(
+            candidates("rtx pro 6000"),
+            [
+                "NVIDIA RTX PRO 6000 Blackwell Server Edition",
+                "NVIDIA RTX PRO 6000 Blackwell Workstation Edition"
+            ]
+        );
+    }
+
+    #[test]
+    fn unknown_names_suggest_only_related_gpus() {
+        let c = cat();
+        let e = c.resolve_or_err("RTX 4075").unwrap_err().to_string();
+        assert!(
+            e.contains("unknown GPU 'RTX 4075'") && e.contains("close names"),
+            "{e}"
+        );
+        assert!(e.contains("RTX 4070"), "{e}");
+        assert!(
+            !e.contains("4090") && !e.contains("A100") && !e.contains('\n'),
+            "{e}"
+        );
+        assert!(e.matches("', '").count() < MAX_CANDIDATES, "{e}");
+        for q in ["RTX 9999", "banana", "", "NVIDIA"] {
+            let e = c.resolve_or_err(q).unwrap_err().to_string();
+            assert!(!e.contains("close names"), "{q}: {e}");
+            assert!(c.resolve(q).is_none(), "{q}");
+        }
+    }
+
+    #[test]
+    fn ambiguous_normalized_query_lists_both() {
+        // SYNTHETIC: two GPUs whose names normalize alike.
+        let entry = |name: &str, sms: u32| {
+            format!(
+                "[[gpu]]\nname = \"{name}\"\nvendor = \"NVIDIA\"\narch = \"Ampere\"\ncompute_capability = \"8.6\"\nsm_count = {sms}\nboost_clock_mhz = 1000.0\nfp32_gflops = 256.0\nmem_bandwidth_gbs = 100.0\nl2_bytes = 1048576\nregs_per_sm = 65536\nmax_threads_per_sm = 1536\nmax_blocks_per_sm = 16\nsmem_per_sm = 102400\nwarp_size = 32\n"
+            )
+        };
+        let text = format!("{}\n{}", entry("Foo X-1", 1), entry("Foo X1", 2));
+        let c = Catalog::from_toml_str(&text, "t.toml").unwrap();
+        assert_eq!(c.resolve("Foo X-1").unwrap().sm_count, 1); // exact wins
+        assert_eq!(c.resolve("foo x1").unwrap().sm_count, 2); // case-insensitive exact
+        assert!(c.resolve("foo_x_1").is_none()); // normalized and tokens: both match
+        let e = c.resolve_or_err("foo_x_1").unwrap_err().to_string();
+        assert!(
+            e.contains("ambiguous") && e.contains("'Foo X-1'") && e.contains("'Foo X1'"),
+            "{e}"
+        );
+    }
+}
