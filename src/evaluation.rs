@@ -6,6 +6,8 @@
 //!   every GPU; models fit on the smaller ones (the study's Exp 2).
 //! - `new-kernel`: the test kernels' rows are held out of fitting; a test row on GPU T
 //!   may be projected from the same kernel measured on other GPUs (the study's Exp 3).
+//! - `new-family`: each (target GPU, kernel family) in turn is held out of fitting
+//!   together; the family's runs on other GPUs may still be projected.
 //!
 //! Rows excluded by the validation rule are neither fitted nor scored; the counts are
 //! reported.
@@ -14,7 +16,7 @@ use crate::data::validate::is_excluded;
 use crate::data::{query_of, Run};
 use crate::error::{Error, Result};
 use crate::models::{Context, Evidence, Fit, Prediction};
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 
 /// The study's Exp 3 test kernels.
 pub const STUDY_TEST_KERNELS: [&str; 4] = [
@@ -37,6 +39,8 @@ pub enum ProtocolKind {
     NewSize,
     /// Hold out whole kernels (projected from their runs on other GPUs)
     NewKernel,
+    /// Hold out a kernel family (category) and the target GPU together
+    NewFamily,
 }
 
 /// A protocol with its settings. In an experiment file:
@@ -57,6 +61,9 @@ pub enum Protocol {
         #[serde(default)]
         known: KnownTestRuns,
     },
+    /// Each (target GPU, kernel family) in turn: nothing fitted has seen the family or
+    /// the target; the family's runs on other GPUs may be projected.
+    NewFamily,
 }
 
 /// In the new-kernel protocol, the measurements of a test kernel a projection may use.
@@ -77,6 +84,7 @@ impl Protocol {
             Protocol::Logo => "logo",
             Protocol::NewSize => "new-size",
             Protocol::NewKernel { .. } => "new-kernel",
+            Protocol::NewFamily => "new-family",
         }
     }
     /// The protocol `kind` with its defaults (`test_kernels`: the study's four).
@@ -89,6 +97,7 @@ impl Protocol {
                 smallest_only: false,
                 known: KnownTestRuns::OtherGpus,
             },
+            ProtocolKind::NewFamily => Protocol::NewFamily,
         }
     }
 
@@ -128,6 +137,76 @@ pub struct Metrics {
     /// the contract: how honest the interval is).
     #[serde(default)]
     pub interval_coverage: f64,
+    /// Tuning spaces (see [`tuning_spaces`]): mean Spearman rank correlation of
+    /// predicted and measured times within a space; NaN when there is none.
+    #[serde(default)]
+    pub spearman: f64,
+    /// Tuning spaces: mean top-1 regret, the measured time of the configuration
+    /// predicted fastest over the fastest measured one (1 = picked the best).
+    #[serde(default)]
+    pub top1_regret: f64,
+    /// Number of tuning spaces the two figures above average over.
+    #[serde(default)]
+    pub tuning_spaces: usize,
+}
+
+/// A tuning space needs at least this many configurations of the same work.
+pub const MIN_TUNING_SPACE: usize = 10;
+
+/// Spearman rank correlation (ties get their mean rank).
+pub fn spearman(a: &[f64], b: &[f64]) -> f64 {
+    fn ranks(v: &[f64]) -> Vec<f64> {
+        let mut idx: Vec<usize> = (0..v.len()).collect();
+        idx.sort_by(|&i, &j| v[i].total_cmp(&v[j]));
+        let mut r = vec![0.0; v.len()];
+        let mut i = 0;
+        while i < idx.len() {
+            let mut j = i;
+            while j + 1 < idx.len() && v[idx[j + 1]] == v[idx[i]] {
+                j += 1;
+            }
+            let mean_rank = (i + j) as f64 / 2.0;
+            for k in i..=j {
+                r[idx[k]] = mean_rank;
+            }
+            i = j + 1;
+        }
+        r
+    }
+    let (ra, rb) = (ranks(a), ranks(b));
+    let n = ra.len() as f64;
+    let mean = (n - 1.0) / 2.0;
+    let cov: f64 = ra
+        .iter()
+        .zip(&rb)
+        .map(|(x, y)| (x - mean) * (y - mean))
+        .sum();
+    let var = |r: &[f64]| r.iter().map(|x| (x - mean).powi(2)).sum::<f64>();
+    cov / (var(&ra) * var(&rb)).sqrt()
+}
+
+/// The tuning spaces among records: groups of one (model, target, kernel, source)
+/// whose configurations all do the same work (same FLOPs: one problem, different
+/// implementations) with at least [`MIN_TUNING_SPACE`] of them.
+pub fn tuning_spaces<'r>(records: &[&'r Record]) -> Vec<Vec<&'r Record>> {
+    let mut groups: std::collections::BTreeMap<(&str, &str, &str, &str, u64), Vec<&Record>> =
+        Default::default();
+    for r in records {
+        groups
+            .entry((
+                &r.model,
+                &r.target,
+                &r.kernel,
+                r.source.as_deref().unwrap_or(""),
+                r.work.to_bits(),
+            ))
+            .or_default()
+            .push(r);
+    }
+    groups
+        .into_values()
+        .filter(|g| g.len() >= MIN_TUNING_SPACE)
+        .collect()
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -158,6 +237,9 @@ impl Metrics {
                 within_50: f64::NAN,
                 rmse_log: f64::NAN,
                 interval_coverage: f64::NAN,
+                spearman: f64::NAN,
+                top1_regret: f64::NAN,
+                tuning_spaces: 0,
             };
         }
         let ape: Vec<f64> = pairs.iter().map(|(p, t)| (p - t).abs() / t).collect();
@@ -173,6 +255,9 @@ impl Metrics {
             rmse_log: (pairs.iter().map(|(p, t)| (p / t).ln().powi(2)).sum::<f64>() / n as f64)
                 .sqrt(),
             interval_coverage: f64::NAN,
+            spearman: f64::NAN,
+            top1_regret: f64::NAN,
+            tuning_spaces: 0,
         }
     }
 
@@ -187,6 +272,23 @@ impl Metrics {
                 .count();
             m.interval_coverage = inside as f64 / recs.len() as f64;
         }
+        let spaces = tuning_spaces(&recs);
+        m.tuning_spaces = spaces.len();
+        if !spaces.is_empty() {
+            let (mut rho, mut regret) = (0.0, 0.0);
+            for g in &spaces {
+                let pred: Vec<f64> = g.iter().map(|r| r.pred_ms).collect();
+                let meas: Vec<f64> = g.iter().map(|r| r.measured_ms).collect();
+                rho += spearman(&pred, &meas);
+                let picked = g
+                    .iter()
+                    .min_by(|a, b| a.pred_ms.total_cmp(&b.pred_ms))
+                    .map_or(f64::NAN, |r| r.measured_ms);
+                regret += picked / meas.iter().copied().fold(f64::INFINITY, f64::min);
+            }
+            m.spearman = rho / spaces.len() as f64;
+            m.top1_regret = regret / spaces.len() as f64;
+        }
         m
     }
 }
@@ -199,6 +301,11 @@ pub struct Record {
     pub kernel: String,
     pub config: String,
     pub category: Option<String>,
+    /// Who measured it (the runs table's `source`), when known.
+    pub source: Option<String>,
+    /// The run's FLOPs (DRAM bytes when it has none): equal work in one kernel = the
+    /// same problem in another configuration.
+    pub work: f64,
     pub measured_ms: f64,
     pub pred_ms: f64,
     pub pred_lo_ms: f64,
@@ -280,14 +387,20 @@ impl Selection {
     }
 }
 
-/// A fold: the runs models are fitted on, the runs every prediction may consult, and
-/// the test runs, each with the extra runs only its own prediction may consult.
+/// A fold: the runs models are fitted on and groups of test runs, each group with the
+/// runs its predictions may consult (the fold's evidence plus what that group alone
+/// may see, e.g. a new kernel's runs on the other GPUs).
 struct Fold<'a> {
     /// What the fold holds out, for reports ("NVIDIA TITAN V", "largest sizes", ...).
     label: String,
-    fit: Vec<Run>,
+    fit: Vec<&'a Run>,
     evidence: Vec<&'a Run>,
-    tests: Vec<(&'a Run, Vec<&'a Run>)>,
+    groups: Vec<TestGroup<'a>>,
+}
+
+struct TestGroup<'a> {
+    extra_evidence: Vec<&'a Run>,
+    tests: Vec<&'a Run>,
 }
 
 /// The LOGO folds as (target GPU, training GPUs): each selected target with every
@@ -312,7 +425,7 @@ fn logo_groups<'g>(gpus: &BTreeSet<&'g str>, sel: &Selection) -> Vec<(&'g str, V
     out
 }
 
-fn logo_folds<'a>(runs: &'a [&'a Run], sel: &Selection) -> Vec<Fold<'a>> {
+fn logo_folds<'a>(runs: &[&'a Run], sel: &Selection) -> Vec<Fold<'a>> {
     let gpus: BTreeSet<&str> = runs.iter().map(|r| r.gpu.as_str()).collect();
     logo_groups(&gpus, sel)
         .into_iter()
@@ -328,39 +441,57 @@ fn logo_folds<'a>(runs: &'a [&'a Run], sel: &Selection) -> Vec<Fold<'a>> {
                 } else {
                     t.to_string()
                 },
-                fit: train.iter().map(|r| (*r).clone()).collect(),
-                tests: runs
-                    .iter()
-                    .copied()
-                    .filter(|r| r.gpu == t)
-                    .map(|r| (r, Vec::new()))
-                    .collect(),
+                fit: train.clone(),
+                groups: vec![TestGroup {
+                    extra_evidence: Vec::new(),
+                    tests: runs.iter().copied().filter(|r| r.gpu == t).collect(),
+                }],
                 evidence: train,
             }
         })
         .collect()
 }
 
-fn folds<'a>(runs: &'a [&'a Run], protocol: &Protocol, sel: &Selection) -> Vec<Fold<'a>> {
+/// The family a kernel belongs to: its `category` when the data gives one, else the
+/// kernel itself.
+pub fn family(run: &Run) -> &str {
+    run.category.as_deref().unwrap_or(&run.kernel)
+}
+
+/// Per (GPU, kernel): the smallest and largest work and the number of rows (the
+/// new-size and new-kernel protocols' "smallest"/"largest" in one pass).
+fn work_extents<'a>(runs: &[&'a Run]) -> HashMap<(&'a str, &'a str), (f64, f64, usize)> {
+    let mut m: HashMap<(&str, &str), (f64, f64, usize)> = HashMap::new();
+    for r in runs {
+        let e = m.entry((r.gpu.as_str(), r.kernel.as_str())).or_insert((
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            0,
+        ));
+        e.0 = e.0.min(r.work());
+        e.1 = e.1.max(r.work());
+        e.2 += 1;
+    }
+    m
+}
+
+fn folds<'a>(runs: &[&'a Run], protocol: &Protocol, sel: &Selection) -> Vec<Fold<'a>> {
+    let extents = work_extents(runs);
+    let extent = |r: &Run| extents[&(r.gpu.as_str(), r.kernel.as_str())];
+    let smallest = |r: &Run| r.work() <= extent(r).0;
     match protocol {
         Protocol::Logo => logo_folds(runs, sel),
         Protocol::NewSize => {
-            let largest = |r: &Run| {
-                runs.iter()
-                    .filter(|o| o.gpu == r.gpu && o.kernel == r.kernel)
-                    .all(|o| o.work() <= r.work())
-                    && runs
-                        .iter()
-                        .filter(|o| o.gpu == r.gpu && o.kernel == r.kernel)
-                        .count()
-                        > 1
-            };
+            let largest = |r: &Run| extent(r).2 > 1 && r.work() >= extent(r).1;
             let (test, train): (Vec<&Run>, Vec<&Run>) =
                 runs.iter().copied().partition(|r| largest(r));
             vec![Fold {
                 label: "largest sizes".into(),
-                fit: train.iter().map(|r| (*r).clone()).collect(),
-                tests: test.into_iter().map(|r| (r, Vec::new())).collect(),
+                fit: train.clone(),
+                groups: vec![TestGroup {
+                    extra_evidence: Vec::new(),
+                    tests: test,
+                }],
                 evidence: train,
             }]
         }
@@ -370,42 +501,76 @@ fn folds<'a>(runs: &'a [&'a Run], protocol: &Protocol, sel: &Selection) -> Vec<F
             known,
         } => {
             let is_test = |r: &Run| test_kernels.contains(&r.kernel);
-            let smallest = |r: &Run| {
-                runs.iter()
-                    .filter(|o| o.gpu == r.gpu && o.kernel == r.kernel)
-                    .all(|o| o.work() >= r.work())
-            };
             let train: Vec<&Run> = runs.iter().copied().filter(|r| !is_test(r)).collect();
             let fit = train
                 .iter()
-                .filter(|r| !smallest_only || smallest(r))
-                .map(|r| (*r).clone())
-                .collect();
-            let tests = runs
-                .iter()
                 .copied()
-                .filter(|r| is_test(r) && !(*known == KnownTestRuns::SmallestSize && smallest(r)))
-                .map(|q| {
-                    let known_runs = runs
-                        .iter()
-                        .copied()
-                        .filter(|r| {
-                            r.kernel == q.kernel
-                                && match known {
-                                    KnownTestRuns::OtherGpus => r.gpu != q.gpu,
-                                    KnownTestRuns::SmallestSize => r.gpu == q.gpu && smallest(r),
-                                }
+                .filter(|r| !smallest_only || smallest(r))
+                .collect();
+            // One group per target GPU: what is known of the test kernels there.
+            let gpus: BTreeSet<&str> = runs.iter().map(|r| r.gpu.as_str()).collect();
+            let groups = gpus
+                .into_iter()
+                .map(|g| {
+                    let test_runs = runs.iter().copied().filter(|r| is_test(r));
+                    let extra_evidence = test_runs
+                        .clone()
+                        .filter(|r| match known {
+                            KnownTestRuns::OtherGpus => r.gpu != g,
+                            KnownTestRuns::SmallestSize => r.gpu == g && smallest(r),
                         })
                         .collect();
-                    (q, known_runs)
+                    let tests = test_runs
+                        .filter(|r| {
+                            r.gpu == g && !(*known == KnownTestRuns::SmallestSize && smallest(r))
+                        })
+                        .collect();
+                    TestGroup {
+                        extra_evidence,
+                        tests,
+                    }
                 })
                 .collect();
             vec![Fold {
                 label: format!("kernels {}", test_kernels.join(",")),
                 fit,
                 evidence: train,
-                tests,
+                groups,
             }]
+        }
+        Protocol::NewFamily => {
+            let gpus: BTreeSet<&str> = runs.iter().map(|r| r.gpu.as_str()).collect();
+            let families: BTreeSet<&str> = runs.iter().map(|r| family(r)).collect();
+            let mut out = Vec::new();
+            for &t in &gpus {
+                // The family's runs on other GPUs are sources a projection may use;
+                // nothing learned has seen the family or the target.
+                let evidence: Vec<&Run> = runs.iter().copied().filter(|r| r.gpu != t).collect();
+                for &f in &families {
+                    let tests: Vec<&Run> = runs
+                        .iter()
+                        .copied()
+                        .filter(|r| r.gpu == t && family(r) == f)
+                        .collect();
+                    if tests.is_empty() {
+                        continue;
+                    }
+                    out.push(Fold {
+                        label: format!("{t}, family {f}"),
+                        fit: evidence
+                            .iter()
+                            .copied()
+                            .filter(|r| family(r) != f)
+                            .collect(),
+                        evidence: evidence.clone(),
+                        groups: vec![TestGroup {
+                            extra_evidence: Vec::new(),
+                            tests,
+                        }],
+                    });
+                }
+            }
+            out
         }
     }
 }
@@ -433,25 +598,25 @@ pub fn evaluate(
         let mut missing = 0;
         let mut recs = Vec::new();
         for fold in &folds {
-            let model = spec.fit(&fold.fit, ctx)?;
+            let fit: Vec<Run> = fold.fit.iter().map(|r| (*r).clone()).collect();
+            let model = spec.fit(&fit, ctx)?;
+            drop(fit);
             if let Some(s) = model.fit_summary() {
                 eval.fit_summaries
                     .push((name.clone(), fold.label.clone(), s));
             }
-            // Index the shared evidence once per fold; only tests with extra runs of
-            // their own get an index of their own.
-            let shared = Evidence::new(fold.evidence.iter().copied());
-            for (run, extra) in &fold.tests {
-                let own;
-                let evidence = if extra.is_empty() {
-                    &shared
-                } else {
-                    own = Evidence::new(fold.evidence.iter().chain(extra).copied());
-                    &own
-                };
-                match model.predict(&query_of(run), evidence, ctx)? {
-                    Some(p) => recs.push(record(name, run, &p)),
-                    None => missing += 1,
+            // One evidence index per test group.
+            for group in &fold.groups {
+                if group.tests.is_empty() {
+                    continue;
+                }
+                let evidence =
+                    Evidence::new(fold.evidence.iter().chain(&group.extra_evidence).copied());
+                for run in &group.tests {
+                    match model.predict(&query_of(run), &evidence, ctx)? {
+                        Some(p) => recs.push(record(name, run, &p)),
+                        None => missing += 1,
+                    }
                 }
             }
             progress();
@@ -475,15 +640,18 @@ pub fn evaluate(
 
 /// Number of folds a protocol makes on these runs (for progress bars).
 pub fn fold_count(runs: &[Run], protocol: &Protocol, sel: &Selection) -> usize {
-    if *protocol != Protocol::Logo {
-        return 1;
+    let kept = runs.iter().filter(|r| !is_excluded(r));
+    match protocol {
+        Protocol::Logo => {
+            let gpus: BTreeSet<&str> = kept.map(|r| r.gpu.as_str()).collect();
+            logo_groups(&gpus, sel).len()
+        }
+        Protocol::NewFamily => kept
+            .map(|r| (r.gpu.as_str(), family(r)))
+            .collect::<BTreeSet<_>>()
+            .len(),
+        _ => 1,
     }
-    let gpus: BTreeSet<&str> = runs
-        .iter()
-        .filter(|r| !is_excluded(r))
-        .map(|r| r.gpu.as_str())
-        .collect();
-    logo_groups(&gpus, sel).len()
 }
 
 fn record(model: &str, run: &Run, p: &Prediction) -> Record {
@@ -493,6 +661,12 @@ fn record(model: &str, run: &Run, p: &Prediction) -> Record {
         kernel: run.kernel.clone(),
         config: run.config.clone(),
         category: run.category.clone(),
+        source: run.source.clone(),
+        work: if run.flops > 0.0 {
+            run.flops
+        } else {
+            run.dram_bytes
+        },
         measured_ms: run.time_ms,
         pred_ms: p.pred_ms,
         pred_lo_ms: p.lo_ms,
@@ -518,5 +692,37 @@ mod tests {
         assert!((m.within_50 - 0.75).abs() < 1e-12);
         let rmse = ((1.1f64.ln().powi(2) + 0.8f64.ln().powi(2) + 2f64.ln().powi(2)) / 4.0).sqrt();
         assert!((m.rmse_log - rmse).abs() < 1e-12);
+    }
+
+    #[test]
+    fn spearman_and_regret_by_hand() {
+        assert!((spearman(&[1.0, 2.0, 3.0], &[10.0, 20.0, 30.0]) - 1.0).abs() < 1e-12);
+        assert!((spearman(&[1.0, 2.0, 3.0], &[3.0, 2.0, 1.0]) + 1.0).abs() < 1e-12);
+        // ranks (0,1,2,3) vs (1,0,2,3): 1 - 6*2/(4*15) = 0.8
+        assert!((spearman(&[1.0, 2.0, 3.0, 4.0], &[2.0, 1.0, 3.0, 4.0]) - 0.8).abs() < 1e-12);
+        // A tuning space of 10 configurations of one work; the model picks the second
+        // fastest (measured 1.1 ms where the best is 1.0): regret 1.1.
+        let recs: Vec<Record> = (0..10)
+            .map(|i| Record {
+                model: "m".into(),
+                target: "g".into(),
+                kernel: "k".into(),
+                config: format!("c={i}"),
+                category: None,
+                source: None,
+                work: 1e9,
+                measured_ms: 1.0 + 0.1 * i as f64,
+                pred_ms: if i == 1 { 0.5 } else { 1.0 + 0.1 * i as f64 },
+                pred_lo_ms: 0.0,
+                pred_hi_ms: 9.0,
+                bound: "dram".into(),
+            })
+            .collect();
+        let m = Metrics::from_records(&recs);
+        assert_eq!(m.tuning_spaces, 1);
+        assert!((m.top1_regret - 1.1).abs() < 1e-12);
+        assert!(m.spearman > 0.9 && m.spearman < 1.0);
+        // Nine configurations are not a tuning space.
+        assert_eq!(Metrics::from_records(&recs[..9]).tuning_spaces, 0);
     }
 }

@@ -199,3 +199,52 @@ impl Predictions {
         t
     }
 }
+
+impl Predictions {
+    /// The `top` configurations predicted fastest in each tuning space (one kernel and
+    /// problem: equal FLOPs) of at least two configurations, optionally of one kernel:
+    /// what to try first on a GPU you do not have.
+    pub fn best_configs(&self, kernel: Option<&str>, top: usize) -> crate::report::Table {
+        use std::collections::BTreeMap;
+        let mut spaces: BTreeMap<(&str, u64), Vec<(&Run, Prediction)>> = BTreeMap::new();
+        for (r, p) in self.rows.runs.iter().zip(&self.predictions) {
+            if kernel.is_some_and(|k| k != r.kernel) {
+                continue;
+            }
+            if let Some(p) = p {
+                let work = if r.flops > 0.0 { r.flops } else { r.dram_bytes };
+                spaces
+                    .entry((r.kernel.as_str(), work.to_bits()))
+                    .or_default()
+                    .push((r, *p));
+            }
+        }
+        let mut t = crate::report::Table::new(&[
+            "kernel",
+            "rank",
+            "of",
+            "config",
+            "pred_ms",
+            "pred_lo_ms",
+            "pred_hi_ms",
+            "measured on source",
+        ]);
+        for ((k, _), mut v) in spaces.into_iter().filter(|(_, v)| v.len() >= 2) {
+            v.sort_by(|a, b| a.1.pred_ms.total_cmp(&b.1.pred_ms));
+            let n = v.len();
+            for (i, (r, p)) in v.into_iter().take(top).enumerate() {
+                t.push(vec![
+                    k.to_string(),
+                    (i + 1).to_string(),
+                    n.to_string(),
+                    r.config.clone(),
+                    format!("{:.6}", p.pred_ms),
+                    format!("{:.6}", p.lo_ms),
+                    format!("{:.6}", p.hi_ms),
+                    format!("{:.6} ms on {}", r.time_ms, r.gpu),
+                ]);
+            }
+        }
+        t
+    }
+}

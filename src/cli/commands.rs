@@ -23,6 +23,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Data { command } => data_cmd(command, &catalog),
         Command::Gpus { command } => gpus_cmd(command, &catalog),
         Command::Predict(a) => predict(a, &catalog),
+        Command::Tune(a) => tune(a, &catalog),
         Command::Explain(a) => explain(a, &catalog),
         Command::Evaluate(a) => evaluate(a, &catalog),
         Command::Train(a) => train(a, &catalog),
@@ -172,6 +173,47 @@ fn calibration(
 }
 
 fn predict(a: PredictArgs, catalog: &Catalog) -> Result<()> {
+    let preds = predictions(&a, catalog)?;
+    let target = &preds.target;
+    if let Some(path) = &a.out {
+        data::write_frame(&mut preds.to_frame()?, path)?;
+        eprintln!(
+            "wrote {} predictions for {target} to {}",
+            preds.rows.len(),
+            path.display()
+        );
+        return Ok(());
+    }
+    match a.format {
+        Format::Json => out(&json(&preds.to_json())?),
+        Format::Csv => out(&preds.to_table().to_csv()),
+        Format::Table => out(&format!(
+            "{} on {target}:\n{}",
+            preds.model,
+            preds.to_table().to_text()
+        )),
+    }
+}
+
+fn tune(a: TuneArgs, catalog: &Catalog) -> Result<()> {
+    let preds = predictions(&a.predict, catalog)?;
+    let t = preds.best_configs(a.kernel.as_deref(), a.top);
+    if t.rows.is_empty() {
+        return Err(Error::usage(
+            "no tuning space (two or more configurations of one kernel doing the same work) has predictions",
+        ));
+    }
+    if a.predict.format == Format::Table {
+        out(&format!(
+            "{} on {}, predicted fastest first:\n",
+            preds.model, preds.target
+        ))?;
+    }
+    out(&t.render(a.predict.format))
+}
+
+/// Load, fit and predict as `predict` and `tune` are asked to.
+fn predictions(a: &PredictArgs, catalog: &Catalog) -> Result<gpucast::predict::Predictions> {
     let (table, _) = data::load_validated(&a.runs, catalog)?;
     let target = catalog.resolve_or_err(&a.target)?.name.clone();
     let source = a
@@ -193,25 +235,7 @@ fn predict(a: PredictArgs, catalog: &Catalog) -> Result<()> {
         data::load_validated(&a.data, catalog)?.0.runs
     };
     let fitted = model.fitted(&training, &target, &ctx)?;
-    let preds = predict_table(&table, fitted.as_ref(), &target, source.as_deref(), &ctx)?;
-    if let Some(path) = &a.out {
-        data::write_frame(&mut preds.to_frame()?, path)?;
-        eprintln!(
-            "wrote {} predictions for {target} to {}",
-            preds.rows.len(),
-            path.display()
-        );
-        return Ok(());
-    }
-    match a.format {
-        Format::Json => out(&json(&preds.to_json())?),
-        Format::Csv => out(&preds.to_table().to_csv()),
-        Format::Table => out(&format!(
-            "{} on {target}:\n{}",
-            preds.model,
-            preds.to_table().to_text()
-        )),
-    }
+    predict_table(&table, fitted.as_ref(), &target, source.as_deref(), &ctx)
 }
 
 fn explain(a: ExplainArgs, catalog: &Catalog) -> Result<()> {

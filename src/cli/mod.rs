@@ -46,6 +46,8 @@ pub enum Command {
     },
     /// Predict the runs of a file on a target GPU (data-formats §4)
     Predict(PredictArgs),
+    /// The configurations of a tuning space predicted fastest on a target GPU
+    Tune(TuneArgs),
     /// Show every term of one analytical projection
     Explain(ExplainArgs),
     /// Score models under a protocol (logo, new-size, new-kernel)
@@ -154,6 +156,18 @@ pub struct PredictArgs {
     pub seed: u64,
     #[command(flatten)]
     pub figures: FiguresArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct TuneArgs {
+    #[command(flatten)]
+    pub predict: PredictArgs,
+    /// Only this kernel's tuning space
+    #[arg(long)]
+    pub kernel: Option<String>,
+    /// How many configurations to show per tuning space
+    #[arg(long, default_value_t = 10)]
+    pub top: usize,
 }
 
 #[derive(Args, Debug)]

@@ -10,9 +10,10 @@
 //! held-out errors left after it give a 90 % prediction interval. Deterministic for a
 //! seed.
 
-use super::analytical::{combine, project, projections};
+use super::analytical::{combine, project, projections, similarity};
 use super::regressors::{make, Regressor, RegressorKind};
 use super::{Context, Evidence, Fit, Predict, Prediction};
+use crate::catalog::Gpu;
 use crate::data::{query_of, Run};
 use crate::error::{Error, Result};
 use crate::features::vectors;
@@ -265,6 +266,12 @@ fn to_matrix(rows: &[Vec<f64>]) -> Result<Array2<f64>> {
         .map_err(|e| Error::msg(e.to_string()))
 }
 
+/// Same-work sources per training run (the most similar GPUs): bounds the pairs, which
+/// otherwise grow with the square of the training GPUs.
+const MAX_SOURCES_PER_RUN: usize = 4;
+/// Groups of training GPUs held out in turn to choose the correction share.
+const MAX_INNER_FOLDS: usize = 4;
+
 /// Quantiles of held-out errors that bound the prediction interval (a 90 % interval).
 const INTERVAL_QUANTILES: (f64, f64) = (0.05, 0.95);
 /// Candidate shares of the correction.
@@ -283,18 +290,22 @@ fn choose_correction_share(
     seed: u64,
     x: &[Vec<f64>],
     y: &[f64],
-    pair_gpus: &[(String, String)],
-    gpus: &[String],
+    pair_gpus: &[(usize, usize)],
+    n_gpus: usize,
     fixed: Option<f64>,
 ) -> Result<(f64, Vec<f64>)> {
+    // GPUs are held out in at most MAX_INNER_FOLDS groups (GPU i in group i mod k):
+    // with few GPUs that is leave-one-GPU-out; with many it bounds the refits.
+    let groups = n_gpus.min(MAX_INNER_FOLDS);
+    let group = |g: usize| g % groups.max(1);
     let mut scored: Vec<(f64, f64)> = Vec::new(); // (predicted correction, actual residual)
-    for g in gpus {
+    for held in 0..groups {
         let (mut xi, mut yi, mut xo, mut yo) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-        for ((row, &target), (s, t)) in x.iter().zip(y).zip(pair_gpus) {
-            if s != g && t != g {
+        for ((row, &target), &(s, t)) in x.iter().zip(y).zip(pair_gpus) {
+            if group(s) != held && group(t) != held {
                 xi.push(row.clone());
                 yi.push(target);
-            } else if t == g && s != g {
+            } else if group(t) == held && group(s) != held {
                 xo.push(row.clone());
                 yo.push(target);
             }
@@ -353,8 +364,15 @@ fn quantile(mut v: Vec<f64>, q: f64) -> f64 {
 
 /// Sources a training run is projected from: the same work on the other training GPUs
 /// and the nearest other size of its kernel on its own GPU.
-fn training_sources<'a>(t: &Run, evidence: &Evidence<'a>) -> Vec<&'a Run> {
+fn training_sources<'a>(t: &Run, gt: &Gpu, evidence: &Evidence<'a>, ctx: &Context) -> Vec<&'a Run> {
     let mut out = evidence.same_work(t, &t.gpu);
+    if out.len() > MAX_SOURCES_PER_RUN {
+        // The most similar source GPUs: pairs grow with the square of the GPUs, and
+        // distant pairs teach the correction least about the pairs it will meet.
+        let sim = |r: &Run| ctx.gpu(&r.gpu).map(|g| similarity(g, gt)).unwrap_or(0.0);
+        out.sort_by(|a, b| sim(b).total_cmp(&sim(a)).then_with(|| a.gpu.cmp(&b.gpu)));
+        out.truncate(MAX_SOURCES_PER_RUN);
+    }
     out.extend(evidence.nearest_size(&t.gpu, t));
     out
 }
@@ -402,6 +420,10 @@ impl HybridParams {
         let mut categories: Vec<String> = train.iter().filter_map(|r| r.category.clone()).collect();
         categories.sort();
         categories.dedup();
+        let mut gpus: Vec<String> = train.iter().map(|r| r.gpu.clone()).collect();
+        gpus.sort();
+        gpus.dedup();
+        let index = |g: &str| gpus.binary_search_by(|x| x.as_str().cmp(g)).unwrap_or(0);
         let (mut x, mut y, mut pair_gpus) = (Vec::new(), Vec::new(), Vec::new());
         for t in train
             .iter()
@@ -409,7 +431,7 @@ impl HybridParams {
         {
             let q = query_of(t);
             let gt = ctx.gpu(&t.gpu)?;
-            for s in training_sources(t, &evidence) {
+            for s in training_sources(t, gt, &evidence, ctx) {
                 let gs = ctx.gpu(&s.gpu)?;
                 let p = project(s, &q, gs, gt, ctx, &evidence)?;
                 x.push(vectors::pair(
@@ -422,12 +444,9 @@ impl HybridParams {
                     &categories,
                 ));
                 y.push((t.time_ms / p.pred_ms).ln());
-                pair_gpus.push((s.gpu.clone(), t.gpu.clone()));
+                pair_gpus.push((index(&s.gpu), index(&t.gpu)));
             }
         }
-        let mut gpus: Vec<String> = train.iter().map(|r| r.gpu.clone()).collect();
-        gpus.sort();
-        gpus.dedup();
         let mut names: Vec<String> = vectors::PAIR_NAMES.iter().map(|s| s.to_string()).collect();
         names.extend(categories.iter().map(|c| format!("category={c}")));
         let (correction_share, held_out) = choose_correction_share(
@@ -436,7 +455,7 @@ impl HybridParams {
             &x,
             &y,
             &pair_gpus,
-            &gpus,
+            gpus.len(),
             params.correction_share,
         )?;
         let interval_log = (

@@ -155,7 +155,7 @@ pub fn frac_pct(x: f64) -> String {
     pct(100.0 * x)
 }
 
-pub const METRIC_HEADERS: [&str; 9] = [
+pub const METRIC_HEADERS: [&str; 11] = [
     "n",
     "MAPE %",
     "median APE %",
@@ -165,6 +165,8 @@ pub const METRIC_HEADERS: [&str; 9] = [
     "within 50 %",
     "RMSE(log)",
     "in interval %",
+    "Spearman",
+    "top-1 regret",
 ];
 
 pub fn metric_cells(m: &Metrics) -> Vec<String> {
@@ -186,6 +188,16 @@ pub fn metric_cells(m: &Metrics) -> Vec<String> {
             "-".into()
         },
         frac_pct(m.interval_coverage),
+        if m.tuning_spaces > 0 {
+            format!("{:.3}", m.spearman)
+        } else {
+            "-".into()
+        },
+        if m.tuning_spaces > 0 {
+            format!("{:.3}", m.top1_regret)
+        } else {
+            "-".into()
+        },
     ]
 }
 
