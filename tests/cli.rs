@@ -347,3 +347,101 @@ fn evaluate_says_what_the_hybrid_fit_decided() {
         .unwrap_or_else(|| panic!("no summary for hybrid in {out}"));
     assert!(chosen.contains("chosen by leave-one-GPU-out"), "{chosen}");
 }
+
+/// Run gpucast with its stdout closed by the reader straight away (`gpucast ... | head
+/// -c 0`): it must end quietly with exit code 0, not panic.
+fn closed_pipe_exit(args: &[&str]) -> (Option<i32>, String) {
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gpucast"))
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run gpucast");
+    drop(child.stdout.take());
+    let o = child.wait_with_output().expect("wait");
+    (o.status.code(), stderr(&o))
+}
+
+#[test]
+fn a_closed_stdout_ends_quietly() {
+    let mut cases: Vec<Vec<String>> = vec![
+        vec![
+            "gpus".into(),
+            "list".into(),
+            "--format".into(),
+            "json".into(),
+        ],
+        vec!["gpus".into(), "list".into()],
+        vec![
+            "gpus".into(),
+            "list".into(),
+            "--format".into(),
+            "csv".into(),
+        ],
+    ];
+    if let Some(dir) = reference_data() {
+        let d = dir.to_str().unwrap().to_string();
+        let out = tempfile::tempdir().unwrap();
+        let o = out.path().join("r").to_str().unwrap().to_string();
+        for args in [
+            vec!["reproduce", "--data", &d, "--out", &o, "--no-plots"],
+            vec![
+                "explain", "--runs", &d, "--row", "12", "--target", "TITAN V",
+            ],
+            vec![
+                "predict",
+                "--runs",
+                &d,
+                "--target",
+                "H100 SXM5 80GB",
+                "--format",
+                "csv",
+            ],
+            vec!["data", "show", &d, "--limit", "0"],
+            vec!["data", "validate", &d, "--format", "json"],
+        ] {
+            cases.push(args.into_iter().map(String::from).collect());
+        }
+    }
+    for args in cases {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (code, err) = closed_pipe_exit(&args);
+        assert_eq!(code, Some(0), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn bad_usage_exits_2_and_bad_input_exits_1() {
+    // clap's own usage errors and ours share exit code 2.
+    assert_eq!(
+        gpucast(&["evaluate", "--protocol", "nope", "--data", "x"])
+            .status
+            .code(),
+        Some(2)
+    );
+    let (_d, p) = write_tmp("runs.csv", SYNTHETIC_RUNS);
+    let p = p.to_str().unwrap();
+    let o = gpucast(&["evaluate", "--model", "hybrid@2", "--data", p]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("outside 0..1"), "{}", stderr(&o));
+    let o = gpucast(&[
+        "predict",
+        "--runs",
+        p,
+        "--target",
+        "H100 SXM5 80GB",
+        "--source",
+        "RTX 3090",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("has no rows"), "{}", stderr(&o));
+    // A missing file is bad input.
+    assert_eq!(
+        gpucast(&["data", "validate", "/nonexistent.csv"])
+            .status
+            .code(),
+        Some(1)
+    );
+}
