@@ -55,8 +55,22 @@ pub struct Experiment {
     /// experiment file; target occupancy then uses the target arch's registers.
     #[serde(default)]
     pub resources: Option<PathBuf>,
+    /// The runs it evaluates: files or directories relative to the experiment file
+    /// (`reproduce --data` replaces them).
+    #[serde(default)]
+    pub data: Vec<PathBuf>,
+    /// Only these kernels of the data (default: all).
+    #[serde(default)]
+    pub kernels: Option<Vec<String>>,
+    /// Evaluate a deterministic share of the configurations (0..1], the same ones on
+    /// every GPU (chosen by a hash of kernel and config): keeps large corpora quick.
+    #[serde(default)]
+    pub sample: Option<f64>,
     #[serde(default = "yes")]
     pub plots: bool,
+    /// Also draw a roofline chart per GPU of the data.
+    #[serde(default)]
+    pub roofline: bool,
     #[serde(default = "default_seed")]
     pub seed: u64,
     #[serde(default)]
@@ -104,9 +118,18 @@ impl Experiment {
         })?;
         e.model_specs()
             .map_err(|err| Error::file(path.display(), err.to_string()))?;
+        let dir = path.parent().unwrap_or(Path::new("."));
         if let Some(r) = &e.resources {
-            let dir = path.parent().unwrap_or(Path::new("."));
             e.resources = Some(dir.join(r));
+        }
+        e.data = e.data.iter().map(|d| dir.join(d)).collect();
+        if let Some(f) = e.sample {
+            if !(f > 0.0 && f <= 1.0) {
+                return Err(Error::file(
+                    path.display(),
+                    format!("sample = {f}: must be in (0, 1]"),
+                ));
+            }
         }
         Ok(e)
     }
@@ -145,6 +168,8 @@ pub struct Outcome {
     pub experiment: Experiment,
     pub evaluation: Evaluation,
     pub seconds: f64,
+    /// The runs to draw roofline charts of, when the experiment asks for them.
+    pub rooflines: Option<Vec<Run>>,
 }
 
 /// Figures and facts the models of one evaluation use.
@@ -235,6 +260,7 @@ pub fn run(
         experiment: exp.clone(),
         evaluation,
         seconds: start.elapsed().as_secs_f64(),
+        rooflines: None,
     })
 }
 
@@ -504,67 +530,135 @@ pub struct Reproduction {
     pub outcomes: Vec<Outcome>,
     pub summary: Table,
     pub files: Vec<PathBuf>,
-    pub rows: usize,
     pub load_seconds: f64,
     pub write_seconds: f64,
 }
 
 /// Options of [`reproduce`].
 pub struct ReproduceOptions<'a> {
+    /// Runs every experiment evaluates instead of its own `data` (empty: its own).
     pub data: &'a [PathBuf],
     pub experiments_dir: &'a Path,
     pub out: &'a Path,
     pub plots: bool,
 }
 
-/// Run every experiment of a directory on the data and write tables and plots. The
-/// output directory is replaced whole: everything is written beside it first, then
-/// renamed into place, so an interrupted run never leaves old and new files mixed.
-/// `progress` is told each experiment's name before it runs.
+/// Whether a (kernel, config) is in a deterministic `fraction` of all configurations:
+/// the same on every GPU, so sampled runs still pair across GPUs.
+pub fn in_sample(run: &Run, fraction: f64) -> bool {
+    // FNV-1a: a hash fixed by its definition (std's hasher may change between Rust
+    // releases, and the sample must not).
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in run.kernel.bytes().chain([0]).chain(run.config.bytes()) {
+        h = (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    (h % 1_000_000) as f64 < fraction * 1_000_000.0
+}
+
+/// Loaded, validated runs of one data set.
+struct Loaded {
+    table: crate::data::RunsTable,
+    report: crate::data::ValidationReport,
+    study_metrics: Option<PathBuf>,
+}
+
+/// Run every experiment of a directory and write tables and plots. The output
+/// directory is replaced whole: everything is written beside it first, then renamed
+/// into place, so an interrupted run never leaves old and new files mixed. `progress`
+/// is told each experiment's name before it runs.
 pub fn reproduce(
     opts: &ReproduceOptions,
     catalog: &Catalog,
     progress: &dyn Fn(&str, usize, usize),
 ) -> Result<Reproduction> {
-    let t0 = Instant::now();
-    let (table, rep) = crate::data::load_validated(opts.data, catalog)?;
-    let study_metrics = crate::features::study_metrics_beside(opts.data);
-    let load_seconds = t0.elapsed().as_secs_f64();
     let exps = discover(opts.experiments_dir)?
         .iter()
         .map(|p| Experiment::load(p))
         .collect::<Result<Vec<_>>>()?;
+    let mut loaded: Vec<(Vec<PathBuf>, Loaded)> = Vec::new();
+    let mut load_seconds = 0.0;
     let mut outcomes = Vec::new();
+    let mut notes = Vec::new();
     for (i, e) in exps.iter().enumerate() {
         progress(&e.name, i, exps.len());
-        outcomes.push(run(
-            e,
-            &table.runs,
-            &table.files,
-            catalog,
-            study_metrics.as_deref(),
-            &|| {},
-        )?);
+        let data = if opts.data.is_empty() {
+            e.data.clone()
+        } else {
+            opts.data.to_vec()
+        };
+        if data.is_empty() {
+            return Err(Error::usage(format!(
+                "experiment '{}' names no data: give it `data = [...]` or pass --data",
+                e.name
+            )));
+        }
+        if !loaded.iter().any(|(d, _)| *d == data) {
+            let t = Instant::now();
+            let (table, report) = crate::data::load_validated(&data, catalog)?;
+            load_seconds += t.elapsed().as_secs_f64();
+            let study_metrics = crate::features::study_metrics_beside(&data);
+            loaded.push((data.clone(), Loaded { table, report, study_metrics }));
+        }
+        let l = &loaded.iter().find(|(d, _)| *d == data).expect("loaded above").1;
+        let selected: Vec<Run>;
+        let runs = if e.sample.is_some_and(|f| f < 1.0) || e.kernels.is_some() {
+            selected = l
+                .table
+                .runs
+                .iter()
+                .filter(|r| e.kernels.as_ref().is_none_or(|k| k.contains(&r.kernel)))
+                .filter(|r| e.sample.is_none_or(|f| in_sample(r, f)))
+                .cloned()
+                .collect();
+            if selected.is_empty() {
+                return Err(Error::usage(format!(
+                    "experiment '{}': no rows of its kernels in its data",
+                    e.name
+                )));
+            }
+            &selected[..]
+        } else {
+            &l.table.runs[..]
+        };
+        notes.push(format!(
+            "- {}: {} ({} rows{}; {} flagged, {} excluded by the validation rule)",
+            e.name,
+            l.table.files.join(", "),
+            l.report.rows,
+            if runs.len() < l.table.runs.len() {
+                format!(
+                    ", {} of them evaluated ({}{})",
+                    runs.len(),
+                    e.kernels.as_ref().map(|k| k.join(", ")).unwrap_or_else(|| "all kernels".into()),
+                    e.sample.map(|f| format!(", a {:.1} % sample of configurations", 100.0 * f)).unwrap_or_default()
+                )
+            } else {
+                String::new()
+            },
+            l.report.flagged,
+            l.report.excluded
+        ));
+        let mut o = run(e, runs, &l.table.files, catalog, l.study_metrics.as_deref(), &|| {})?;
+        if e.roofline && opts.plots {
+            o.rooflines = Some(runs.to_vec());
+        }
+        outcomes.push(o);
     }
     progress("writing", exps.len(), exps.len());
     let t_write = Instant::now();
     let staging = staging_dir(opts.out)?;
     let mut files = Vec::new();
-    for o in &outcomes {
+    for o in &mut outcomes {
         files.extend(write_outputs(o, &staging, opts.plots)?);
-    }
-    if opts.plots {
-        files.extend(roofline_plots(&table.runs, catalog, &staging)?);
+        if let Some(runs) = o.rooflines.take() {
+            files.extend(roofline_plots(&runs, catalog, &staging)?);
+        }
     }
     let summary = summary_table(&outcomes);
     let mut md = String::from("# All models, MAPE (%): ours beside the published figures\n\n");
-    md += &format!(
-        "Data: {} ({} rows; {} flagged, {} excluded by the validation rule).\n\n",
-        table.files.join(", "),
-        rep.rows,
-        rep.flagged,
-        rep.excluded
-    );
+    md += "Data per experiment:\n\n";
+    md += &notes.join("\n");
+    md += "\n\n";
     md += &summary.to_markdown();
     write(&staging.join("summary.md"), &md, &mut files)?;
     write(&staging.join("summary.csv"), &summary.to_csv(), &mut files)?;
@@ -577,7 +671,6 @@ pub fn reproduce(
         outcomes,
         summary,
         files,
-        rows: rep.rows,
         load_seconds,
         write_seconds: t_write.elapsed().as_secs_f64(),
     })

@@ -402,25 +402,18 @@ fn train(a: TrainArgs, catalog: &Catalog) -> Result<()> {
 
 fn reproduce(a: ReproduceArgs, catalog: &Catalog) -> Result<()> {
     let t0 = std::time::Instant::now();
-    let data = if a.data.is_empty() {
-        let shipped = Path::new("datasets");
-        if data::runs_files_in(shipped)
-            .map(|f| f.is_empty())
-            .unwrap_or(true)
-        {
-            return Err(Error::usage(
-                "datasets/ holds no measurements yet: pass --data PATH (e.g. --data ../shared/reference-data)",
-            ));
-        }
-        vec![shipped.to_path_buf()]
+    // The experiments shipped with the source tree, wherever gpucast runs from.
+    let experiments_dir = if a.experiments.is_dir() || a.experiments != Path::new("experiments") {
+        a.experiments.clone()
     } else {
-        a.data.clone()
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("experiments")
     };
+    let data = a.data.clone();
     let pb = progress_bar(0, "reproduce");
     let r = experiments::reproduce(
         &ReproduceOptions {
             data: &data,
-            experiments_dir: &a.experiments,
+            experiments_dir: &experiments_dir,
             out: &a.out,
             plots: !a.no_plots,
         },

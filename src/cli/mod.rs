@@ -237,7 +237,8 @@ pub struct TrainArgs {
 
 #[derive(Args, Debug)]
 pub struct ReproduceArgs {
-    /// Runs data (default: datasets/ when it holds measurements)
+    /// Runs every experiment evaluates instead of the data its file names (default:
+    /// each experiment's own, the corpora shipped in datasets/)
     #[arg(long)]
     pub data: Vec<PathBuf>,
     /// Output directory
