@@ -48,14 +48,67 @@ fn print_table(t: &Table, format: Format) {
     }
 }
 
+/// Per file: rows, failed configurations and left-out rows by reason; then the
+/// features imported rows lack, and why.
+fn print_import_report(rep: &data::importers::ImportReport) {
+    let counts = |m: &std::collections::BTreeMap<String, usize>| {
+        m.iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let mut t = Table::new(&[
+        "file", "format", "gpu", "kernel", "rows", "failed", "left_out",
+    ]);
+    for f in &rep.files {
+        t.push(vec![
+            f.file.clone(),
+            f.format.clone(),
+            f.gpus.join("; "),
+            f.kernels.join("; "),
+            f.rows.to_string(),
+            counts(&f.failed),
+            counts(&f.left_out),
+        ]);
+    }
+    print!("{}", t.to_text());
+    println!(
+        "\n{} rows imported; {} failed configurations not imported ({} absurd times)",
+        rep.rows(),
+        rep.failed_total(),
+        rep.absurd_times()
+    );
+    for (feature, (rows, why)) in rep.missing() {
+        println!("missing {feature} in {rows} rows: {}", why.join("; "));
+    }
+    for f in &rep.files {
+        for n in &f.notes {
+            println!("note: {}: {n}", f.file);
+        }
+    }
+}
+
 fn data_cmd(cmd: DataCommand, catalog: &Catalog) -> Result<()> {
     match cmd {
         DataCommand::Import {
             inputs,
             out,
+            from,
+            source,
+            workloads,
             validate,
         } => {
-            let mut table = data::load(&inputs)?;
+            let format = data::importers::Format::parse(&from)?;
+            let mut opts = data::importers::ImportOptions {
+                source,
+                ..Default::default()
+            };
+            for w in &workloads {
+                opts.workloads.add_path(w)?;
+            }
+            let imported = data::importers::import_paths(&inputs, format, &opts)?;
+            print_import_report(&imported.report);
+            let mut table = imported.table;
             if validate {
                 data::validate(&mut table, catalog)?;
             }
