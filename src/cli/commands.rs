@@ -65,7 +65,11 @@ fn print_import_report(rep: &data::importers::ImportReport) {
             f.file.clone(),
             f.format.clone(),
             f.gpus.join("; "),
-            f.kernels.join("; "),
+            if f.kernels.len() > 4 {
+                format!("{} kernels", f.kernels.len())
+            } else {
+                f.kernels.join("; ")
+            },
             f.rows.to_string(),
             counts(&f.failed),
             counts(&f.left_out),
