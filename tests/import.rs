@@ -412,3 +412,54 @@ fn public_gemm_tables() {
         .iter()
         .all(|r| r.source.as_deref() == Some("aiconfigurator")));
 }
+
+/// A user's own workload file (--workloads) describes a kernel the shipped ones do
+/// not. SYNTHETIC cache and workload, made up for the test.
+#[test]
+fn cli_takes_user_workload_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("saxpy.json");
+    std::fs::write(
+        &cache,
+        r#"{"device_name": "NVIDIA TITAN V", "kernel_name": "saxpy_kernel",
+  "tune_params_keys": ["block_size_x"],
+  "cache": {"128": {"block_size_x": 128, "time": 0.5, "times": [0.4, 0.6]},
+            "256": {"block_size_x": 256, "time": "CompilationFailedConfig"}}}"#,
+    )
+    .unwrap();
+    let wl = dir.path().join("saxpy.toml");
+    std::fs::write(
+        &wl,
+        "name = \"saxpy_user\"\n[match]\nkernel_name = \"saxpy_kernel\"\n[constants]\nn = 1000\n\
+         [formulas]\nflops = \"2*n\"\ndram_bytes = \"12*n\"\ngrid_blocks = \"cdiv(n, block_size_x)\"\n",
+    )
+    .unwrap();
+    let out = dir.path().join("out.csv");
+    let o = Command::new(env!("CARGO_BIN_EXE_gpucast"))
+        .args(["data", "import", "--workloads"])
+        .arg(&wl)
+        .arg(&cache)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        stdout.contains("1 rows imported; 1 failed configurations"),
+        "{stdout}"
+    );
+    let csv = std::fs::read_to_string(&out).unwrap();
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let row: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let get = |c: &str| row[header.iter().position(|h| *h == c).unwrap()];
+    assert_eq!(get("kernel"), "saxpy_user");
+    assert_eq!(get("config"), "block_size_x=128");
+    assert_eq!(get("flops").parse::<f64>().unwrap(), 2000.0);
+    assert_eq!(get("dram_bytes").parse::<f64>().unwrap(), 12000.0);
+    assert_eq!(get("grid_blocks").parse::<f64>().unwrap(), 8.0);
+    assert_eq!(get("work_from"), "workload:saxpy_user");
+    assert!((get("time_std_ms").parse::<f64>().unwrap() - 0.02_f64.sqrt()).abs() < 1e-12);
+    assert!(lines.next().is_none());
+}

@@ -85,6 +85,12 @@ fn print_import_report(rep: &data::importers::ImportReport) {
     for (feature, (rows, why)) in rep.missing() {
         println!("missing {feature} in {rows} rows: {}", why.join("; "));
     }
+    if let Some(first) = rep.skipped.first() {
+        println!(
+            "skipped {} file(s) of no recognised format in the input directories (first: {first})",
+            rep.skipped.len()
+        );
+    }
     for f in &rep.files {
         for n in &f.notes {
             println!("note: {}: {n}", f.file);

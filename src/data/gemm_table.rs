@@ -275,6 +275,7 @@ pub fn import_frame(df: &DataFrame, file: &str, source: &str) -> Result<Imported
         table,
         report: ImportReport {
             files: vec![report],
+            skipped: vec![],
         },
     })
 }

@@ -105,6 +105,8 @@ pub struct FileReport {
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct ImportReport {
     pub files: Vec<FileReport>,
+    /// Files found in input directories that are in no known format (not read).
+    pub skipped: Vec<String>,
 }
 
 impl ImportReport {
@@ -164,6 +166,7 @@ impl Imported {
         let a = std::mem::take(&mut self.table);
         self.table = concat_tables(vec![a, other.table])?;
         self.report.files.extend(other.report.files);
+        self.report.skipped.extend(other.report.skipped);
         Ok(())
     }
 }
@@ -199,12 +202,7 @@ pub fn import_paths(paths: &[PathBuf], format: Format, opts: &ImportOptions) -> 
                 Ok(fmt) => fmt,
                 // Inside a directory, files of no known format are skipped (and said).
                 Err(_) if from_dir => {
-                    report.files.push(FileReport {
-                        file: f.display().to_string(),
-                        format: "skipped".into(),
-                        notes: vec!["not a recognised format".into()],
-                        ..FileReport::default()
-                    });
+                    report.skipped.push(f.display().to_string());
                     continue;
                 }
                 Err(e) => return Err(e),
@@ -276,6 +274,7 @@ pub fn import_file(path: &Path, format: Format, opts: &ImportOptions) -> Result<
                 table,
                 report: ImportReport {
                     files: vec![report],
+                    skipped: vec![],
                 },
             })
         }
@@ -507,6 +506,7 @@ mod tests {
                 f(3, &[("absurd_time", 1), ("InvalidConfig", 2)]),
                 f(4, &[("absurd_time", 5)]),
             ],
+            skipped: vec![],
         };
         assert_eq!(r.rows(), 7);
         assert_eq!(r.absurd_times(), 6);

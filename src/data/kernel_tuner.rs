@@ -323,6 +323,7 @@ pub fn import_text(
         table,
         report: super::importers::ImportReport {
             files: vec![report],
+            skipped: vec![],
         },
     })
 }
