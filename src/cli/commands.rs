@@ -57,9 +57,23 @@ fn data_cmd(cmd: DataCommand, catalog: &Catalog) -> Result<()> {
         DataCommand::Import {
             inputs,
             out: path,
+            from,
+            source,
+            workloads,
             validate,
         } => {
-            let mut table = data::load(&inputs)?;
+            let format = data::importers::Format::parse(&from)?;
+            let mut opts = data::importers::ImportOptions {
+                source,
+                ..Default::default()
+            };
+            for w in &workloads {
+                opts.workloads.add_path(w)?;
+            }
+            let imported = data::importers::import_paths(&inputs, format, &opts)?;
+            let (t, notes) = report::import_report(&imported.report);
+            out_table(&t, Format::Table, &notes)?;
+            let mut table = imported.table;
             if validate {
                 data::validate(&mut table, catalog)?;
             }

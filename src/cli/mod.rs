@@ -60,7 +60,9 @@ pub enum Command {
 
 #[derive(Subcommand, Debug)]
 pub enum DataCommand {
-    /// Convert runs files (canonical or the reference study's format) to a canonical CSV or Parquet
+    /// Convert measurements (Kernel Tuner caches, GEMM latency tables, the reference
+    /// study's runs files, canonical runs tables) to a canonical CSV or Parquet, and
+    /// report rows, failed configurations and missing features
     Import {
         /// Input files or directories
         #[arg(required = true)]
@@ -68,6 +70,17 @@ pub enum DataCommand {
         /// Output file (.csv or .parquet)
         #[arg(long, short)]
         out: PathBuf,
+        /// Input format: kernel-tuner, gemm-table, study, canonical, or auto (detected
+        /// per file from its content)
+        #[arg(long, default_value = "auto", value_name = "FORMAT")]
+        from: String,
+        /// The `source` column: where the data comes from (e.g. the repository name)
+        #[arg(long)]
+        source: Option<String>,
+        /// Extra workload description files or directories (*.toml) for Kernel Tuner
+        /// caches, over the shipped ones (datasets/workloads)
+        #[arg(long, value_name = "PATH")]
+        workloads: Vec<PathBuf>,
         /// Also write the validation flags column
         #[arg(long)]
         validate: bool,

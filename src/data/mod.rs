@@ -3,9 +3,13 @@
 //! A [`RunsTable`] is a typed list of [`Run`]s plus the columns we do not know,
 //! kept row-aligned in a polars `DataFrame` so they pass through untouched.
 
+pub mod gemm_table;
 pub mod import;
+pub mod importers;
+pub mod kernel_tuner;
 mod table_io;
 pub mod validate;
+pub mod workload;
 
 use polars::prelude::DataFrame;
 use std::sync::Arc;

@@ -405,7 +405,10 @@ pub fn write_frame(df: &mut DataFrame, path: &Path) -> Result<()> {
     };
     crate::output::write_atomic_with(path, |file| {
         let res = if parquet {
-            ParquetWriter::new(file).finish(df).map(|_| ())
+            ParquetWriter::new(file)
+                .with_compression(ParquetCompression::Zstd(None))
+                .finish(df)
+                .map(|_| ())
         } else {
             CsvWriter::new(file).include_header(true).finish(df)
         };

@@ -3,6 +3,7 @@
 
 use super::Table;
 use crate::catalog::Catalog;
+use crate::data::importers::ImportReport;
 use crate::data::{Run, ValidationReport};
 use crate::features::RunFeatures;
 use crate::models::analytical::Projection;
@@ -149,4 +150,54 @@ pub fn explain_text(
         );
     }
     s
+}
+
+/// Per imported file: rows, failed configurations and left-out rows by reason; and
+/// the lines below it: totals, the features imported rows lack and why, notes.
+pub fn import_report(rep: &ImportReport) -> (Table, String) {
+    let counts = |m: &std::collections::BTreeMap<String, usize>| {
+        m.iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let mut t = Table::new(&[
+        "file", "format", "gpu", "kernel", "rows", "failed", "left_out",
+    ]);
+    for f in &rep.files {
+        t.push(vec![
+            f.file.clone(),
+            f.format.clone(),
+            f.gpus.join("; "),
+            if f.kernels.len() > 4 {
+                format!("{} kernels", f.kernels.len())
+            } else {
+                f.kernels.join("; ")
+            },
+            f.rows.to_string(),
+            counts(&f.failed),
+            counts(&f.left_out),
+        ]);
+    }
+    let mut lines = vec![format!(
+        "{} rows imported; {} failed configurations not imported ({} absurd times)",
+        rep.rows(),
+        rep.failed_total(),
+        rep.absurd_times()
+    )];
+    for (feature, (rows, why)) in rep.missing() {
+        lines.push(format!("missing {feature} in {rows} rows: {}", why.join("; ")));
+    }
+    if let Some(first) = rep.skipped.first() {
+        lines.push(format!(
+            "skipped {} file(s) of no recognised format in the input directories (first: {first})",
+            rep.skipped.len()
+        ));
+    }
+    for f in &rep.files {
+        for n in &f.notes {
+            lines.push(format!("note: {}: {n}", f.file));
+        }
+    }
+    (t, lines.join("\n"))
 }

@@ -1,0 +1,516 @@
+//! Importing the formats users already have into runs tables: Kernel Tuner caches,
+//! GEMM latency tables, the reference study's runs files and canonical runs tables,
+//! chosen by name or detected from each file's content, with a report of what was
+//! imported, what was not and why.
+
+use super::workload::Workloads;
+use super::{gemm_table, import as study, kernel_tuner, RunsTable};
+use crate::error::{Error, Result};
+use polars::prelude::*;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Input formats of `gpucast data import --from`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// Kernel Tuner cache (`.json` / `.json.gz`).
+    KernelTuner,
+    /// GEMM latency table (device, gemm_dtype or dtype, m, n, k, latency in ms).
+    GemmTable,
+    /// The reference study's `runs_*.csv`.
+    Study,
+    /// A canonical runs table (gpu, kernel, config, time_ms, flops, dram_bytes).
+    Canonical,
+    /// Detect per file from its content.
+    Auto,
+}
+
+/// The formats, for messages.
+pub const FORMATS: &str = "kernel-tuner (JSON with a 'cache' object), gemm-table (columns device, gemm_dtype or dtype, m, n, k, latency), study (kernel, mean_ms, gpu_device_name, FLOPs, BYTES), canonical (gpu, kernel, config, time_ms, flops, dram_bytes)";
+
+impl Format {
+    pub fn parse(s: &str) -> Result<Format> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "kernel-tuner" | "kernel_tuner" | "kerneltuner" => Ok(Format::KernelTuner),
+            "gemm-table" | "gemm_table" | "gemm" => Ok(Format::GemmTable),
+            "study" => Ok(Format::Study),
+            "canonical" | "runs" => Ok(Format::Canonical),
+            "auto" => Ok(Format::Auto),
+            other => Err(Error::msg(format!(
+                "unknown import format '{other}': use kernel-tuner, gemm-table, study, canonical or auto"
+            ))),
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::KernelTuner => kernel_tuner::FORMAT,
+            Format::GemmTable => gemm_table::FORMAT,
+            Format::Study => "study",
+            Format::Canonical => "canonical",
+            Format::Auto => "auto",
+        }
+    }
+}
+
+/// What an import needs besides the files.
+#[derive(Debug, Clone)]
+pub struct ImportOptions {
+    /// Workload descriptions for Kernel Tuner caches.
+    pub workloads: Workloads,
+    /// The `source` column (where the data comes from); None: a per-format default
+    /// (`aiconfigurator` for GEMM tables, `kernel-tuner:<file name>` for caches).
+    pub source: Option<String>,
+}
+
+impl Default for ImportOptions {
+    fn default() -> Self {
+        ImportOptions {
+            workloads: Workloads::builtin(),
+            source: None,
+        }
+    }
+}
+
+/// A feature some imported rows lack, and why.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Missing {
+    pub feature: String,
+    pub rows: usize,
+    pub why: String,
+}
+
+/// What happened to one input file.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct FileReport {
+    pub file: String,
+    pub format: String,
+    pub gpus: Vec<String>,
+    pub kernels: Vec<String>,
+    /// The workload file used (Kernel Tuner caches).
+    pub workload: Option<String>,
+    /// Rows imported.
+    pub rows: usize,
+    /// Failed configurations (never imported), by reason: the marker the source wrote
+    /// (e.g. `RuntimeFailedConfig`), `non_number_time`, `no_time` or `absurd_time`.
+    pub failed: BTreeMap<String, usize>,
+    /// Measured rows the importer could not use, by reason (e.g. `duplicate_config`,
+    /// `no_work_measure`, `unknown_dtype:xyz`).
+    pub left_out: BTreeMap<String, usize>,
+    /// Features imported rows lack.
+    pub missing: Vec<Missing>,
+    pub notes: Vec<String>,
+}
+
+/// What an import did, per file.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct ImportReport {
+    pub files: Vec<FileReport>,
+    /// Files found in input directories that are in no known format (not read).
+    pub skipped: Vec<String>,
+}
+
+impl ImportReport {
+    pub fn rows(&self) -> usize {
+        self.files.iter().map(|f| f.rows).sum()
+    }
+    /// Failed configurations by reason, over all files.
+    pub fn failed(&self) -> BTreeMap<String, usize> {
+        sum_maps(self.files.iter().map(|f| &f.failed))
+    }
+    pub fn failed_total(&self) -> usize {
+        self.files.iter().flat_map(|f| f.failed.values()).sum()
+    }
+    /// Rows whose time was absurd (also counted in [`Self::failed`]).
+    pub fn absurd_times(&self) -> usize {
+        self.failed().get("absurd_time").copied().unwrap_or(0)
+    }
+    pub fn left_out(&self) -> BTreeMap<String, usize> {
+        sum_maps(self.files.iter().map(|f| &f.left_out))
+    }
+    /// Missing features over all files: feature -> (rows, reasons).
+    pub fn missing(&self) -> BTreeMap<String, (usize, Vec<String>)> {
+        let mut out: BTreeMap<String, (usize, Vec<String>)> = BTreeMap::new();
+        for m in self.files.iter().flat_map(|f| &f.missing) {
+            let e = out.entry(m.feature.clone()).or_default();
+            e.0 += m.rows;
+            if !e.1.contains(&m.why) {
+                e.1.push(m.why.clone());
+            }
+        }
+        out
+    }
+}
+
+fn sum_maps<'a>(
+    maps: impl Iterator<Item = &'a BTreeMap<String, usize>>,
+) -> BTreeMap<String, usize> {
+    let mut out = BTreeMap::new();
+    for m in maps {
+        for (k, v) in m {
+            *out.entry(k.clone()).or_insert(0) += v;
+        }
+    }
+    out
+}
+
+/// Rows plus the report of how they were obtained.
+#[derive(Debug, Clone, Default)]
+pub struct Imported {
+    pub table: RunsTable,
+    pub report: ImportReport,
+}
+
+impl Imported {
+    /// Append another import (rows, pass-through columns and report).
+    pub fn append(&mut self, other: Imported) -> Result<()> {
+        let a = std::mem::take(&mut self.table);
+        self.table = concat_tables(vec![a, other.table])?;
+        self.report.files.extend(other.report.files);
+        self.report.skipped.extend(other.report.skipped);
+        Ok(())
+    }
+}
+
+/// Import every file named by `paths` (directories are searched recursively) in
+/// `format`, or detecting each file's format with [`Format::Auto`].
+pub fn import_paths(paths: &[PathBuf], format: Format, opts: &ImportOptions) -> Result<Imported> {
+    let mut files: Vec<(PathBuf, bool)> = Vec::new();
+    for p in paths {
+        if p.is_dir() {
+            let found = files_in(p, format)?;
+            if found.is_empty() {
+                return Err(Error::file(
+                    p.display(),
+                    format!(
+                        "no input files for format {} in this directory",
+                        format.name()
+                    ),
+                ));
+            }
+            files.extend(found.into_iter().map(|f| (f, true)));
+        } else if p.exists() {
+            files.push((p.clone(), false));
+        } else {
+            return Err(Error::file(p.display(), "no such file or directory"));
+        }
+    }
+    let mut tables = Vec::new();
+    let mut report = ImportReport::default();
+    for (f, from_dir) in files {
+        let fmt = match format {
+            Format::Auto => match detect(&f) {
+                Ok(fmt) => fmt,
+                // Inside a directory, files of no known format are skipped (and said).
+                Err(_) if from_dir => {
+                    report.skipped.push(f.display().to_string());
+                    continue;
+                }
+                Err(e) => return Err(e),
+            },
+            other => other,
+        };
+        let one = import_file(&f, fmt, opts)?;
+        tables.push(one.table);
+        report.files.extend(one.report.files);
+    }
+    Ok(Imported {
+        table: concat_tables(tables)?,
+        report,
+    })
+}
+
+/// Import one file in a given (not auto) format.
+pub fn import_file(path: &Path, format: Format, opts: &ImportOptions) -> Result<Imported> {
+    let file = path.display().to_string();
+    match format {
+        Format::KernelTuner => {
+            let source = opts.source.clone().unwrap_or_else(|| {
+                let name = path
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                format!("kernel-tuner:{name}")
+            });
+            kernel_tuner::import(path, &opts.workloads, &source)
+        }
+        Format::GemmTable => {
+            let source = opts.source.as_deref().unwrap_or(gemm_table::DEFAULT_SOURCE);
+            gemm_table::import(path, source)
+        }
+        Format::Study | Format::Canonical => {
+            let df = read_frame(path)?;
+            let is_study = study::is_study_format(&df);
+            if format == Format::Study && !is_study {
+                return Err(Error::file(
+                    &file,
+                    format!("not the reference study's runs format (needs columns kernel, mean_ms, gpu_device_name, FLOPs, BYTES); formats: {FORMATS}"),
+                ));
+            }
+            let mut table = super::read_file(path)?;
+            if let Some(s) = &opts.source {
+                for r in &mut table.runs {
+                    r.source = Some(s.clone());
+                }
+            }
+            let mut gpus = table.gpus();
+            gpus.sort();
+            let mut kernels: Vec<String> = table.runs.iter().map(|r| r.kernel.clone()).collect();
+            kernels.sort();
+            kernels.dedup();
+            let report = FileReport {
+                file,
+                format: if is_study { "study" } else { "canonical" }.into(),
+                gpus,
+                kernels,
+                rows: table.len(),
+                failed: if table.skipped_error_rows > 0 {
+                    BTreeMap::from([("status_not_ok".to_string(), table.skipped_error_rows)])
+                } else {
+                    BTreeMap::new()
+                },
+                ..FileReport::default()
+            };
+            Ok(Imported {
+                table,
+                report: ImportReport {
+                    files: vec![report],
+                    skipped: vec![],
+                },
+            })
+        }
+        Format::Auto => {
+            let fmt = detect(path)?;
+            import_file(path, fmt, opts)
+        }
+    }
+}
+
+/// The format of one file, from its content: JSON with a `cache` object is a Kernel
+/// Tuner cache; a table with m, n, k and latency a GEMM table; the study's columns the
+/// study's format; gpu, kernel, config and time_ms a canonical runs table.
+pub fn detect(path: &Path) -> Result<Format> {
+    let file = path.display().to_string();
+    let head = read_head(path)?;
+    let is_gzip = head.starts_with(&[0x1f, 0x8b]);
+    let first = head.iter().find(|b| !b.is_ascii_whitespace()).copied();
+    if is_gzip || first == Some(b'{') || first == Some(b'[') {
+        let text = kernel_tuner::read_text(path)?;
+        let doc: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+            Error::file(
+                &file,
+                format!("line {}, column {}: not a recognised format (unreadable JSON); formats: {FORMATS}", e.line(), e.column()),
+            )
+        })?;
+        if kernel_tuner::is_cache(&doc) {
+            return Ok(Format::KernelTuner);
+        }
+        return Err(Error::file(
+            &file,
+            format!("line 1, column 1: not a recognised format: JSON without a top-level 'cache' object; formats: {FORMATS}"),
+        ));
+    }
+    let df = read_frame(path)?;
+    let gemm = gemm_table::is_gemm_table(&df);
+    let study = study::is_study_format(&df);
+    let canonical = ["gpu", "kernel", "config", "time_ms"]
+        .iter()
+        .all(|c| df.column(c).is_ok());
+    match (gemm, study, canonical) {
+        (true, false, false) => Ok(Format::GemmTable),
+        (false, true, _) => Ok(Format::Study),
+        (false, false, true) => Ok(Format::Canonical),
+        (false, false, false) => {
+            let cols: Vec<String> = df
+                .get_column_names()
+                .iter()
+                .take(12)
+                .map(|c| c.to_string())
+                .collect();
+            Err(Error::file(
+                &file,
+                format!(
+                    "not a recognised format (columns: {}); formats: {FORMATS}",
+                    cols.join(", ")
+                ),
+            ))
+        }
+        _ => Err(Error::file(
+            &file,
+            format!(
+                "ambiguous: the columns fit more than one format; pick one with --from ({FORMATS})"
+            ),
+        )),
+    }
+}
+
+fn read_head(path: &Path) -> Result<Vec<u8>> {
+    use std::io::Read;
+    let mut f =
+        std::fs::File::open(path).map_err(|e| Error::file(path.display(), e.to_string()))?;
+    let mut buf = vec![0u8; 512];
+    let n = f
+        .read(&mut buf)
+        .map_err(|e| Error::file(path.display(), e.to_string()))?;
+    buf.truncate(n);
+    if n == 0 {
+        return Err(Error::file(path.display(), "empty file"));
+    }
+    Ok(buf)
+}
+
+/// A CSV (every cell as text) or Parquet file as a frame.
+pub(crate) fn read_frame(path: &Path) -> Result<DataFrame> {
+    let name = path.display().to_string();
+    let bad = |e: PolarsError| {
+        let msg = e.to_string();
+        Error::file(
+            &name,
+            format!("cannot read: {}", msg.lines().next().unwrap_or(&msg)),
+        )
+    };
+    let bytes = std::fs::read(path).map_err(|e| Error::file(&name, e.to_string()))?;
+    if bytes.is_empty() {
+        return Err(Error::file(&name, "empty file"));
+    }
+    if bytes.starts_with(b"PAR1") {
+        ParquetReader::new(std::io::Cursor::new(bytes))
+            .finish()
+            .map_err(bad)
+    } else {
+        // Text cells: each value is parsed (and its errors located) by the importer.
+        CsvReadOptions::default()
+            .with_has_header(true)
+            .with_infer_schema_length(Some(0))
+            .into_reader_with_file_handle(std::io::Cursor::new(bytes))
+            .finish()
+            .map_err(bad)
+    }
+}
+
+/// Files under `dir` (recursively, sorted) that `format` may read.
+fn files_in(dir: &Path, format: Format) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let entries = std::fs::read_dir(&d).map_err(|e| Error::file(d.display(), e.to_string()))?;
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+                continue;
+            }
+            let name = p
+                .file_name()
+                .map(|n| n.to_string_lossy().to_ascii_lowercase())
+                .unwrap_or_default();
+            let json = name.ends_with(".json") || name.ends_with(".json.gz");
+            let table = name.ends_with(".csv") || name.ends_with(".parquet");
+            let take = match format {
+                Format::KernelTuner => json,
+                Format::GemmTable => table,
+                Format::Auto => json || table,
+                Format::Study | Format::Canonical => false,
+            };
+            if take {
+                out.push(p);
+            }
+        }
+    }
+    if matches!(format, Format::Study | Format::Canonical) {
+        return super::runs_files_in(dir);
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// A runs table from typed rows and text pass-through columns (row-aligned).
+pub(crate) fn table_from(
+    runs: Vec<super::Run>,
+    extra: Vec<(&str, Vec<Option<String>>)>,
+    file: &str,
+) -> Result<RunsTable> {
+    let n = runs.len();
+    let cols: Vec<Column> = extra
+        .into_iter()
+        .map(|(name, v)| Column::new(name.into(), v))
+        .collect();
+    let extra = DataFrame::new(n, cols).map_err(|e| Error::file(file, e.to_string()))?;
+    Ok(RunsTable {
+        runs,
+        extra,
+        files: vec![file.to_string()],
+        skipped_error_rows: 0,
+    })
+}
+
+/// Concatenate tables; pass-through columns one table lacks are null there.
+pub(crate) fn concat_tables(tables: Vec<RunsTable>) -> Result<RunsTable> {
+    let mut out = RunsTable::default();
+    let mut frames = Vec::new();
+    const PAD: &str = "__gpucast_pad";
+    for t in tables {
+        let n = t.runs.len();
+        let df = if t.extra.width() > 0 && t.extra.height() == n {
+            t.extra
+        } else {
+            DataFrame::new(
+                n,
+                vec![Column::full_null(PAD.into(), n, &DataType::Boolean)],
+            )
+            .map_err(|e| Error::msg(format!("combining tables: {e}")))?
+        };
+        frames.push(df);
+        out.runs.extend(t.runs);
+        out.files.extend(t.files);
+        out.skipped_error_rows += t.skipped_error_rows;
+    }
+    if frames
+        .iter()
+        .all(|f| f.get_column_names().iter().all(|c| c.as_str() == PAD))
+    {
+        return Ok(out);
+    }
+    let mut df = if frames.len() == 1 {
+        frames.pop().unwrap_or_default()
+    } else {
+        polars::functions::concat_df_diagonal(&frames)
+            .map_err(|e| Error::msg(format!("combining tables: {e}")))?
+    };
+    let _ = df.drop_in_place(PAD);
+    out.extra = df;
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_parse_by_name() {
+        assert_eq!(Format::parse("kernel-tuner").unwrap(), Format::KernelTuner);
+        assert_eq!(Format::parse(" Gemm-Table ").unwrap(), Format::GemmTable);
+        assert_eq!(Format::parse("auto").unwrap(), Format::Auto);
+        let e = Format::parse("csv").unwrap_err().to_string();
+        assert!(e.contains("unknown import format 'csv'"), "{e}");
+    }
+
+    #[test]
+    fn report_sums_over_files() {
+        let f = |rows, failed: &[(&str, usize)]| FileReport {
+            rows,
+            failed: failed.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+            ..FileReport::default()
+        };
+        let r = ImportReport {
+            files: vec![
+                f(3, &[("absurd_time", 1), ("InvalidConfig", 2)]),
+                f(4, &[("absurd_time", 5)]),
+            ],
+            skipped: vec![],
+        };
+        assert_eq!(r.rows(), 7);
+        assert_eq!(r.absurd_times(), 6);
+        assert_eq!(r.failed_total(), 8);
+        assert_eq!(r.failed()["InvalidConfig"], 2);
+    }
+}

@@ -1,0 +1,752 @@
+//! Import of Kernel Tuner caches (`.json` or `.json.gz`): one row per configuration
+//! that ran, with the work it did taken from a workload description.
+//!
+//! A cache holds `device_name`, `kernel_name`, `tune_params_keys`, sometimes
+//! `problem_size`, and `cache`: one entry per configuration, keyed by the parameter
+//! values joined with commas in `tune_params_keys` order. Newer entries repeat the
+//! parameter values; older ones hold only `time` (and `times`): their values come from
+//! the key. Mapping:
+//! - `gpu` = `device_name` as written; `source` = the name the caller gives (the
+//!   repository the cache comes from), so one GPU measured by two sources stays two
+//!   measurements.
+//! - `config` = the canonical key of the parameter names and values (sorted by name,
+//!   `name=value` joined by `,`), so the same configuration keyed in another parameter
+//!   order in another file is the same work.
+//! - `time_ms` = `time` (the mean, CUDA events); `time_std_ms` = sample standard
+//!   deviation of `times`, `trials` = their count.
+//! - `kernel`, `flops`, `dram_bytes`, launch geometry, `suite`, `category`,
+//!   `precision`: from the workload file that matches the cache (see
+//!   [`super::workload`]).
+//!
+//! Failed configurations are counted per reason and never imported: a `time` that is a
+//! string (`InvalidConfig`, `CompilationFailedConfig`, `RuntimeFailedConfig`, ...), any
+//! other non-number, a missing `time`, or an absurd time (not finite, <= 0, or
+//! > 1e6 ms).
+//!
+//! A cache no workload file describes still imports, with the work the cache itself
+//! records: `kernel` = its `kernel_name`, `flops` = `GFLOP/s` x time, `dram_bytes` =
+//! `GB/s` x time (a tuning script's own byte count, which may be logical rather than
+//! DRAM bytes). When only one of the two is recorded the other is 0 and the report
+//! lists it as a missing feature; a row with neither is left out and counted
+//! (`no_work_measure`). The pass-through column `work_from` says, per row, where its
+//! work came from. The config then also carries the cache's problem size, so two
+//! unknown problems never share a key.
+
+use super::importers::{FileReport, Imported, Missing};
+use super::workload::{line_col, Env, Matched, Workload, Workloads};
+use super::{Origin, Run};
+use crate::error::{Error, Result};
+use serde_json::{Map, Value};
+use std::collections::{BTreeMap, HashSet};
+use std::io::Read;
+use std::path::Path;
+use std::sync::Arc;
+
+/// A time above this (ms) is not a measurement: Kernel Tuner versions have written
+/// huge sentinels for failed runs.
+pub const ABSURD_TIME_MS: f64 = 1e6;
+
+/// Format name used by reports and the CLI.
+pub const FORMAT: &str = "kernel-tuner";
+
+/// A tuning-parameter value.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ParamValue {
+    Number(f64),
+    Text(String),
+}
+
+impl ParamValue {
+    /// A value as the key string of an older cache writes it: a number when it
+    /// parses as one, else trimmed text.
+    fn from_key_field(s: &str) -> ParamValue {
+        let t = s.trim();
+        match t.parse::<f64>() {
+            Ok(v) if v.is_finite() => ParamValue::Number(v),
+            _ => ParamValue::Text(t.to_string()),
+        }
+    }
+}
+
+/// The canonical configuration key: parameters sorted by name (byte order),
+/// `name=value` joined by `,` without spaces; integral numbers without a decimal point,
+/// other numbers as the shortest text that reads back to the same f64; strings trimmed.
+// TODO(merge): gpucast_runs::config_key
+pub(crate) fn canonical_key(params: &[(String, ParamValue)]) -> String {
+    let mut sorted: Vec<&(String, ParamValue)> = params.iter().collect();
+    sorted.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+    sorted
+        .iter()
+        .map(|(name, value)| format!("{}={}", name.trim(), format_value(value)))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+fn format_value(v: &ParamValue) -> String {
+    match v {
+        // Display prints integral values without a decimal point and others as the
+        // shortest round-trip text; -0 would print as "-0".
+        ParamValue::Number(x) if *x == 0.0 => "0".to_string(),
+        ParamValue::Number(x) => format!("{x}"),
+        ParamValue::Text(s) => s.trim().to_string(),
+    }
+}
+
+/// Read a file as text, gunzipping it when it starts with the gzip magic bytes.
+pub(crate) fn read_text(path: &Path) -> Result<String> {
+    let name = path.display().to_string();
+    let name = name.as_str();
+    let bytes = std::fs::read(path).map_err(|e| Error::file(name, e.to_string()))?;
+    let bytes = if bytes.starts_with(&[0x1f, 0x8b]) {
+        let mut out = Vec::new();
+        flate2::read::MultiGzDecoder::new(bytes.as_slice())
+            .read_to_end(&mut out)
+            .map_err(|e| Error::file(name, format!("cannot decompress gzip: {e}")))?;
+        out
+    } else {
+        bytes
+    };
+    String::from_utf8(bytes).map_err(|e| {
+        Error::file(
+            name,
+            format!(
+                "not UTF-8 text (byte {}): not a JSON file",
+                e.utf8_error().valid_up_to()
+            ),
+        )
+    })
+}
+
+/// Does this parsed JSON look like a Kernel Tuner cache?
+pub fn is_cache(doc: &Value) -> bool {
+    doc.get("cache").is_some_and(Value::is_object)
+}
+
+/// Import one cache. `source` names where it comes from (e.g. the repository).
+pub fn import(path: &Path, workloads: &Workloads, source: &str) -> Result<Imported> {
+    let text = read_text(path)?;
+    import_text(&text, &path.display().to_string(), workloads, source)
+}
+
+/// Import a cache from its (decompressed) text; `file` names it in messages.
+pub fn import_text(
+    text: &str,
+    file: &str,
+    workloads: &Workloads,
+    source: &str,
+) -> Result<Imported> {
+    let mut notes = Vec::new();
+    let doc: Value = match serde_json::from_str(text) {
+        Ok(v) => v,
+        Err(e) if e.is_eof() => {
+            // Kernel Tuner appends entries while tuning and closes the object at the
+            // end: a cache of an interrupted run lacks its closing braces.
+            let repaired = format!("{}}}}}", text.trim_end().trim_end_matches(','));
+            let v = serde_json::from_str(&repaired).map_err(|_| json_error(file, &e))?;
+            notes.push("the cache was not closed (tuning interrupted?): read up to its last complete entry".to_string());
+            v
+        }
+        Err(e) => return Err(json_error(file, &e)),
+    };
+    let top = doc.as_object().filter(|_| is_cache(&doc)).ok_or_else(|| {
+        let found = match &doc {
+            Value::Object(m) if m.is_empty() => "an empty object".to_string(),
+            Value::Object(m) => format!(
+                "top-level keys {}",
+                m.keys().take(6).cloned().collect::<Vec<_>>().join(", ")
+            ),
+            Value::Array(_) => "an array".to_string(),
+            _ => "a single value".to_string(),
+        };
+        Error::file(
+            file,
+            format!(
+                "line 1, column 1: not a Kernel Tuner cache: no top-level 'cache' object (found {found}); \
+                 formats: kernel-tuner (JSON with 'cache'), gemm-table, study, canonical (pick one with --from)"
+            ),
+        )
+    })?;
+    let field_error = |key: &str, what: &str| {
+        let (line, col) = key_position(text, key, 0);
+        Error::file(file, format!("line {line}, column {col}: '{key}' {what}"))
+    };
+    let device = top
+        .get("device_name")
+        .and_then(Value::as_str)
+        .ok_or_else(|| field_error("device_name", "is missing or not a string"))?;
+    let kernel_name = top
+        .get("kernel_name")
+        .and_then(Value::as_str)
+        .ok_or_else(|| field_error("kernel_name", "is missing or not a string"))?;
+    let keys: Vec<String> = match top.get("tune_params_keys") {
+        Some(Value::Array(a)) => a
+            .iter()
+            .map(|v| v.as_str().map(|s| s.trim().to_string()))
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| field_error("tune_params_keys", "must be a list of names"))?,
+        _ => return Err(field_error("tune_params_keys", "is missing or not a list")),
+    };
+    let problem_size = top.get("problem_size").and_then(problem_size_of);
+    let cache = top
+        .get("cache")
+        .and_then(Value::as_object)
+        .ok_or_else(|| field_error("cache", "is not an object"))?;
+    let cache_at = text.find("\"cache\"").unwrap_or(0);
+
+    let matched = workloads.find(kernel_name, &keys, problem_size.as_deref())?;
+    let workload = match &matched {
+        Matched::Found(w) => {
+            let unknown = w.unknown_variables(&keys);
+            if !unknown.is_empty() {
+                return Err(Error::file(
+                    file,
+                    format!(
+                        "workload {} uses {} which this cache's tune_params_keys ({}) and the workload's constants lack",
+                        w.origin,
+                        unknown.join(", "),
+                        keys.join(", ")
+                    ),
+                ));
+            }
+            Some(*w)
+        }
+        Matched::NotFound(_) => None,
+    };
+
+    let mut report = FileReport {
+        file: file.to_string(),
+        format: FORMAT.to_string(),
+        workload: workload.map(|w| w.origin.clone()),
+        notes,
+        ..FileReport::default()
+    };
+    if let Matched::NotFound(why) = &matched {
+        report.notes.push(format!(
+            "no workload applies ({why}): work taken from the cache's own metrics"
+        ));
+    }
+    let file_arc: Arc<str> = Arc::from(file);
+    let mut runs: Vec<Run> = Vec::new();
+    let mut work_from: Vec<Option<String>> = Vec::new();
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut tally = Tally::default();
+
+    for (key, entry) in cache {
+        let entry = entry.as_object().ok_or_else(|| {
+            let (line, col) = key_position(text, key, cache_at);
+            Error::file(
+                file,
+                format!("line {line}, column {col}: cache entry '{key}' is not an object"),
+            )
+        })?;
+        let params = entry_params(entry, key, &keys).map_err(|msg| {
+            let (line, col) = key_position(text, key, cache_at);
+            Error::file(
+                file,
+                format!("line {line}, column {col}: cache entry '{key}': {msg}"),
+            )
+        })?;
+        let time_ms = match time_of(entry) {
+            Ok(t) => t,
+            Err(reason) => {
+                *report.failed.entry(reason).or_default() += 1;
+                continue;
+            }
+        };
+        let mut all_params = params.clone();
+        if workload.is_none() {
+            if let Some(size) = &problem_size {
+                let text: Vec<String> = size
+                    .iter()
+                    .map(|v| format_value(&ParamValue::Number(*v)))
+                    .collect();
+                all_params.push(("problem_size".to_string(), ParamValue::Text(text.join("x"))));
+            }
+        }
+        let config = canonical_key(&all_params);
+        if !seen.insert(config.clone()) {
+            *report
+                .left_out
+                .entry("duplicate_config".into())
+                .or_default() += 1;
+            continue;
+        }
+        let mut run = Run {
+            gpu: device.to_string(),
+            config,
+            time_ms,
+            source: Some(source.to_string()),
+            origin: Origin {
+                file: file_arc.clone(),
+                row: runs.len() + 1,
+            },
+            ..Run::default()
+        };
+        if let Some(times) = entry.get("times").and_then(Value::as_array) {
+            let t: Vec<f64> = times.iter().filter_map(Value::as_f64).collect();
+            if t.len() == times.len() && !t.is_empty() {
+                run.trials = Some(t.len() as f64);
+                run.time_std_ms = sample_std(&t);
+            }
+        }
+        let from = match workload {
+            Some(w) => {
+                if let Err(reason) = apply_workload(&mut run, w, &params, &mut tally) {
+                    *report.left_out.entry(reason).or_default() += 1;
+                    continue;
+                }
+                format!("workload:{}", w.name)
+            }
+            None => {
+                run.kernel = kernel_name.to_string();
+                run.suite = Some("kernel-tuner".to_string());
+                match work_from_metrics(&mut run, entry, &mut tally) {
+                    Some(from) => from,
+                    None => {
+                        *report.left_out.entry("no_work_measure".into()).or_default() += 1;
+                        continue;
+                    }
+                }
+            }
+        };
+        runs.push(run);
+        work_from.push(Some(from));
+    }
+
+    report.rows = runs.len();
+    report.gpus = vec![device.to_string()];
+    report.kernels = vec![workload.map_or(kernel_name.to_string(), |w| w.name.clone())];
+    report.missing = tally.missing(workload, runs.len(), &runs);
+    let extra = vec![("work_from", work_from)];
+    let table = super::importers::table_from(runs, extra, file)?;
+    Ok(Imported {
+        table,
+        report: super::importers::ImportReport {
+            files: vec![report],
+            skipped: vec![],
+        },
+    })
+}
+
+/// Counts of per-row feature failures, for the report.
+#[derive(Default)]
+struct Tally {
+    /// column -> (rows whose formula failed, first error)
+    formula_failed: BTreeMap<String, (usize, String)>,
+    no_flops: usize,
+    no_bytes: usize,
+}
+
+impl Tally {
+    fn missing(&self, workload: Option<&Workload>, rows: usize, runs: &[Run]) -> Vec<Missing> {
+        let mut out = Vec::new();
+        for (column, (n, err)) in &self.formula_failed {
+            out.push(Missing {
+                feature: column.clone(),
+                rows: *n,
+                why: format!("formula failed: {err}"),
+            });
+        }
+        if self.no_flops > 0 {
+            out.push(Missing {
+                feature: "flops".into(),
+                rows: self.no_flops,
+                why: "no workload file and no GFLOP/s in the cache: set to 0".into(),
+            });
+        }
+        if self.no_bytes > 0 {
+            out.push(Missing {
+                feature: "dram_bytes".into(),
+                rows: self.no_bytes,
+                why: "no workload file and no GB/s in the cache: set to 0".into(),
+            });
+        }
+        for column in ["grid_blocks", "block_threads", "smem_per_block"] {
+            let absent = runs.iter().filter(|r| r.numeric(column).is_none()).count();
+            if absent == 0 || self.formula_failed.contains_key(column) {
+                continue;
+            }
+            let why = match workload {
+                Some(w) => format!("{} has no formula for it", w.origin),
+                None => "no workload file describes this cache".to_string(),
+            };
+            out.push(Missing {
+                feature: column.into(),
+                rows: absent,
+                why,
+            });
+        }
+        if rows > 0 {
+            out.push(Missing {
+                feature: "regs_per_thread".into(),
+                rows,
+                why: "Kernel Tuner caches do not record registers".into(),
+            });
+        }
+        let no_std = runs.iter().filter(|r| r.time_std_ms.is_none()).count();
+        if no_std > 0 {
+            out.push(Missing {
+                feature: "time_std_ms".into(),
+                rows: no_std,
+                why: "the entry has no 'times' list with at least two numbers".into(),
+            });
+        }
+        out
+    }
+}
+
+/// Fill the work and launch columns of `run` from the workload's formulas; Err(reason)
+/// when FLOPs or DRAM bytes cannot be computed (the row is left out).
+fn apply_workload(
+    run: &mut Run,
+    w: &Workload,
+    params: &[(String, ParamValue)],
+    tally: &mut Tally,
+) -> std::result::Result<(), String> {
+    let env: Env = params
+        .iter()
+        .filter_map(|(k, v)| match v {
+            ParamValue::Number(x) => Some((k.clone(), *x)),
+            ParamValue::Text(_) => None,
+        })
+        .collect();
+    run.kernel = w.name.clone();
+    run.suite = w.suite.clone();
+    run.category = w.category.clone();
+    run.precision = w.precision.clone();
+    for (column, value) in w.evaluate(&env) {
+        match (column.as_str(), value) {
+            ("flops", Ok(v)) if v >= 0.0 => run.flops = v,
+            ("dram_bytes", Ok(v)) if v >= 0.0 => run.dram_bytes = v,
+            ("flops" | "dram_bytes", Ok(v)) => return Err(format!("negative_{column}: {v}")),
+            ("flops" | "dram_bytes", Err(e)) => {
+                return Err(format!("{column}_formula_failed: {e}"))
+            }
+            (_, Ok(v)) if v >= 0.0 => {
+                if let Some(slot) = run.numeric_mut(&column) {
+                    *slot = Some(v);
+                }
+            }
+            (_, result) => {
+                let err = match result {
+                    Ok(v) => format!("negative value {v}"),
+                    Err(e) => e,
+                };
+                let slot = tally
+                    .formula_failed
+                    .entry(column.clone())
+                    .or_insert((0, err));
+                slot.0 += 1;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Work from the cache's own metrics (no workload file): which metric was used, or
+/// None when the entry records neither FLOP/s nor bytes/s.
+fn work_from_metrics(
+    run: &mut Run,
+    entry: &Map<String, Value>,
+    tally: &mut Tally,
+) -> Option<String> {
+    // rate x time: G/s x ms = 1e9 x 1e-3 = 1e6 per unit.
+    let amount = |metric: &str| {
+        entry
+            .get(metric)
+            .and_then(Value::as_f64)
+            .filter(|v| v.is_finite() && *v >= 0.0)
+            .map(|rate| rate * run.time_ms * 1e6)
+    };
+    let flops = amount("GFLOP/s");
+    let bytes = amount("GB/s");
+    if flops.is_none() && bytes.is_none() {
+        return None;
+    }
+    let mut from = Vec::new();
+    match flops {
+        Some(v) => {
+            run.flops = v;
+            from.push("GFLOP/s");
+        }
+        None => tally.no_flops += 1,
+    }
+    match bytes {
+        Some(v) => {
+            run.dram_bytes = v;
+            from.push("GB/s");
+        }
+        None => tally.no_bytes += 1,
+    }
+    Some(format!("cache:{}", from.join("+")))
+}
+
+/// The entry's time in ms, or the reason it is a failed configuration.
+fn time_of(entry: &Map<String, Value>) -> std::result::Result<f64, String> {
+    match entry.get("time") {
+        None | Some(Value::Null) => Err("no_time".into()),
+        Some(Value::Number(n)) => match n.as_f64() {
+            Some(t) if t.is_finite() && t > 0.0 && t <= ABSURD_TIME_MS => Ok(t),
+            _ => Err("absurd_time".into()),
+        },
+        Some(Value::String(s)) => {
+            let s = s.trim();
+            // Kernel Tuner's markers are identifiers such as "RuntimeFailedConfig".
+            if !s.is_empty()
+                && s.len() <= 64
+                && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            {
+                Err(s.to_string())
+            } else {
+                Err("non_number_time".into())
+            }
+        }
+        Some(_) => Err("non_number_time".into()),
+    }
+}
+
+/// Parameter values of one entry, in `tune_params_keys` order: the entry's own values
+/// (newer caches) or the fields of its key (older caches).
+fn entry_params(
+    entry: &Map<String, Value>,
+    key: &str,
+    names: &[String],
+) -> std::result::Result<Vec<(String, ParamValue)>, String> {
+    let fields: Vec<&str> = key.split(',').collect();
+    let mut out = Vec::with_capacity(names.len());
+    for (i, name) in names.iter().enumerate() {
+        let value = match entry.get(name) {
+            Some(Value::Number(n)) => ParamValue::Number(
+                n.as_f64().ok_or_else(|| format!("parameter '{name}' is not a finite number"))?,
+            ),
+            Some(Value::String(s)) => ParamValue::from_key_field(s),
+            Some(Value::Bool(b)) => ParamValue::Text(b.to_string()),
+            Some(other) => {
+                return Err(format!("parameter '{name}' is {}, not a number or a string", kind_of(other)))
+            }
+            None if fields.len() == names.len() => ParamValue::from_key_field(fields[i]),
+            None => {
+                return Err(format!(
+                    "no value for parameter '{name}': the entry lacks it and the key has {} fields for {} tune_params_keys",
+                    fields.len(),
+                    names.len()
+                ))
+            }
+        };
+        out.push((name.clone(), value));
+    }
+    Ok(out)
+}
+
+fn kind_of(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// `problem_size` as numbers (a number or a list of numbers); None otherwise.
+fn problem_size_of(v: &Value) -> Option<Vec<f64>> {
+    match v {
+        Value::Number(n) => n.as_f64().map(|x| vec![x]),
+        Value::Array(a) => a.iter().map(Value::as_f64).collect(),
+        _ => None,
+    }
+}
+
+/// Sample standard deviation (n - 1); None for fewer than two values.
+fn sample_std(v: &[f64]) -> Option<f64> {
+    if v.len() < 2 {
+        return None;
+    }
+    let n = v.len() as f64;
+    let mean = v.iter().sum::<f64>() / n;
+    let ss: f64 = v.iter().map(|x| (x - mean).powi(2)).sum();
+    Some((ss / (n - 1.0)).sqrt())
+}
+
+fn json_error(file: &str, e: &serde_json::Error) -> Error {
+    let msg = e.to_string();
+    // serde_json appends " at line L column C"; say it our way instead.
+    let msg = msg.split(" at line ").next().unwrap_or(&msg);
+    Error::file(
+        file,
+        format!(
+            "line {}, column {}: not valid JSON: {msg}",
+            e.line(),
+            e.column()
+        ),
+    )
+}
+
+/// Line and column of the first `"key":` at or after byte `from` (1, 1 if absent).
+fn key_position(text: &str, key: &str, from: usize) -> (usize, usize) {
+    let quoted = serde_json::to_string(key).unwrap_or_else(|_| format!("\"{key}\""));
+    let mut start = from.min(text.len());
+    while let Some(p) = text[start..].find(&quoted) {
+        let at = start + p;
+        let after = text[at + quoted.len()..].trim_start();
+        if after.starts_with(':') {
+            return line_col(text, at);
+        }
+        start = at + quoted.len();
+    }
+    (1, 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn n(v: f64) -> ParamValue {
+        ParamValue::Number(v)
+    }
+    fn p(name: &str, v: ParamValue) -> (String, ParamValue) {
+        (name.to_string(), v)
+    }
+
+    #[test]
+    fn canonical_key_sorts_by_byte_order_and_formats_numbers() {
+        let k = canonical_key(&[
+            p("b", n(2.0)),
+            p("MWG", n(64.0)),
+            p("a", n(0.5)),
+            p("Z", ParamValue::Text("  x y ".into())),
+            p("c", n(-0.0)),
+            p("d", n(0.1 + 0.2)),
+        ]);
+        // Upper case sorts before lower case in byte order.
+        assert_eq!(k, "MWG=64,Z=x y,a=0.5,b=2,c=0,d=0.30000000000000004");
+        assert_eq!(
+            canonical_key(&[p("x", n(1e21))]),
+            "x=1000000000000000000000"
+        );
+        assert_eq!(canonical_key(&[]), "");
+    }
+
+    #[test]
+    fn key_fields_parse_as_numbers_or_trimmed_text() {
+        assert_eq!(ParamValue::from_key_field(" 32 "), n(32.0));
+        assert_eq!(ParamValue::from_key_field("1.50"), n(1.5));
+        assert_eq!(
+            ParamValue::from_key_field(" abc "),
+            ParamValue::Text("abc".into())
+        );
+        assert_eq!(
+            ParamValue::from_key_field("inf"),
+            ParamValue::Text("inf".into())
+        );
+    }
+
+    #[test]
+    fn sample_std_uses_n_minus_one() {
+        assert_eq!(sample_std(&[1.0, 3.0]), Some(2.0_f64.sqrt()));
+        assert_eq!(sample_std(&[1.0]), None);
+    }
+
+    #[test]
+    fn failed_times_are_classified() {
+        let e = |v: Value| {
+            let mut m = Map::new();
+            m.insert("time".into(), v);
+            time_of(&m)
+        };
+        assert_eq!(e(Value::from(1.5)), Ok(1.5));
+        assert_eq!(
+            e(Value::from("RuntimeFailedConfig")),
+            Err("RuntimeFailedConfig".into())
+        );
+        assert_eq!(
+            e(Value::from(" InvalidConfig ")),
+            Err("InvalidConfig".into())
+        );
+        assert_eq!(e(Value::from("1.5 ms?")), Err("non_number_time".into()));
+        assert_eq!(e(Value::from(1e20)), Err("absurd_time".into()));
+        assert_eq!(e(Value::from(0.0)), Err("absurd_time".into()));
+        assert_eq!(e(Value::from(-2.0)), Err("absurd_time".into()));
+        assert_eq!(e(Value::Null), Err("no_time".into()));
+        assert_eq!(e(Value::Array(vec![])), Err("non_number_time".into()));
+        assert_eq!(time_of(&Map::new()), Err("no_time".into()));
+    }
+
+    /// SYNTHETIC cache text (made up for the test, not a measurement).
+    fn synthetic(kernel: &str, entries: &str) -> String {
+        format!(
+            "{{\"device_name\": \"Test GPU\", \"kernel_name\": \"{kernel}\",\n\"tune_params_keys\": [\"b\", \"a\"],\n\"cache\": {{\n{entries}\n}}}}"
+        )
+    }
+
+    #[test]
+    fn unknown_kernel_uses_cache_metrics_or_leaves_rows_out() {
+        let text = synthetic(
+            "mystery",
+            "\"1,2\": {\"b\": 1, \"a\": 2, \"time\": 2.0, \"GFLOP/s\": 10.0},\n\
+             \"3,4\": {\"b\": 3, \"a\": 4, \"time\": 4.0},\n\
+             \"5,6\": {\"b\": 5, \"a\": 6, \"time\": \"InvalidConfig\"}",
+        );
+        let imp = import_text(&text, "t.json", &Workloads::default(), "test").unwrap();
+        let r = &imp.report.files[0];
+        assert_eq!(r.rows, 1);
+        assert_eq!(r.failed.get("InvalidConfig"), Some(&1));
+        assert_eq!(r.left_out.get("no_work_measure"), Some(&1));
+        let run = &imp.table.runs[0];
+        assert_eq!(run.kernel, "mystery");
+        assert_eq!(run.config, "a=2,b=1");
+        // 10 GFLOP/s for 2 ms = 2e7 FLOPs.
+        assert_eq!(run.flops, 2e7);
+        assert_eq!(run.dram_bytes, 0.0);
+        let bytes = r
+            .missing
+            .iter()
+            .find(|m| m.feature == "dram_bytes")
+            .unwrap();
+        assert_eq!(bytes.rows, 1);
+    }
+
+    #[test]
+    fn entry_errors_name_line_and_column() {
+        let text = synthetic("k", "\"1,2\": {\"time\": 1.0},\n  \"3\": {\"time\": 1.0}");
+        let e = import_text(&text, "t.json", &Workloads::default(), "s")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "t.json: line 5, column 3: cache entry '3': no value for parameter 'b': the entry lacks it and the key has 1 fields for 2 tune_params_keys"
+        );
+        let e = import_text(
+            "{\"cache\": {}, \"device_name\": 7}",
+            "t.json",
+            &Workloads::default(),
+            "s",
+        )
+        .unwrap_err()
+        .to_string();
+        assert_eq!(
+            e,
+            "t.json: line 1, column 15: 'device_name' is missing or not a string"
+        );
+        let e = import_text("{\"cache\": [1,}", "t.json", &Workloads::default(), "s")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("t.json: line 1, column 14: not valid JSON"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn an_unclosed_cache_is_read_to_its_last_entry() {
+        let full = synthetic(
+            "k",
+            "\"1,2\": {\"time\": 1.0, \"GB/s\": 1.0},\n\"3,4\": {\"time\": 2.0, \"GB/s\": 1.0},",
+        );
+        let cut = full.trim_end_matches('}');
+        let imp = import_text(cut, "t.json", &Workloads::default(), "s").unwrap();
+        assert_eq!(imp.report.files[0].rows, 2);
+        assert!(imp.report.files[0].notes[0].contains("not closed"));
+    }
+}
