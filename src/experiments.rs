@@ -552,7 +552,7 @@ pub fn in_sample(run: &Run, fraction: f64) -> bool {
     for b in run.kernel.bytes().chain([0]).chain(run.config.bytes()) {
         h = (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3);
     }
-    (h % 1_000_000) as f64 < fraction * 1_000_000.0
+    ((h % 1_000_000) as f64) < fraction * 1_000_000.0
 }
 
 /// Loaded, validated runs of one data set.
