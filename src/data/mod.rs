@@ -4,6 +4,7 @@
 //! kept row-aligned in a polars `DataFrame` so they pass through untouched.
 
 pub mod import;
+pub mod ncu;
 mod table_io;
 pub mod validate;
 
