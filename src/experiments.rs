@@ -597,9 +597,20 @@ pub fn reproduce(
             let (table, report) = crate::data::load_validated(&data, catalog)?;
             load_seconds += t.elapsed().as_secs_f64();
             let study_metrics = crate::features::study_metrics_beside(&data);
-            loaded.push((data.clone(), Loaded { table, report, study_metrics }));
+            loaded.push((
+                data.clone(),
+                Loaded {
+                    table,
+                    report,
+                    study_metrics,
+                },
+            ));
         }
-        let l = &loaded.iter().find(|(d, _)| *d == data).expect("loaded above").1;
+        let l = &loaded
+            .iter()
+            .find(|(d, _)| *d == data)
+            .expect("loaded above")
+            .1;
         let selected: Vec<Run>;
         let runs = if e.sample.is_some_and(|f| f < 1.0) || e.kernels.is_some() {
             selected = l
@@ -611,10 +622,18 @@ pub fn reproduce(
                 .cloned()
                 .collect();
             if selected.is_empty() {
-                return Err(Error::usage(format!(
-                    "experiment '{}': no rows of its kernels in its data",
+                if opts.data.is_empty() {
+                    return Err(Error::usage(format!(
+                        "experiment '{}': no rows of its kernels in its data",
+                        e.name
+                    )));
+                }
+                // Other data given with --data: this experiment's kernels are not in it.
+                notes.push(format!(
+                    "- {}: skipped (none of its kernels is in the data given)",
                     e.name
-                )));
+                ));
+                continue;
             }
             &selected[..]
         } else {
@@ -629,8 +648,13 @@ pub fn reproduce(
                 format!(
                     ", {} of them evaluated ({}{})",
                     runs.len(),
-                    e.kernels.as_ref().map(|k| k.join(", ")).unwrap_or_else(|| "all kernels".into()),
-                    e.sample.map(|f| format!(", a {:.1} % sample of configurations", 100.0 * f)).unwrap_or_default()
+                    e.kernels
+                        .as_ref()
+                        .map(|k| k.join(", "))
+                        .unwrap_or_else(|| "all kernels".into()),
+                    e.sample
+                        .map(|f| format!(", a {:.1} % sample of configurations", 100.0 * f))
+                        .unwrap_or_default()
                 )
             } else {
                 String::new()
@@ -638,7 +662,14 @@ pub fn reproduce(
             l.report.flagged,
             l.report.excluded
         ));
-        let mut o = run(e, runs, &l.table.files, catalog, l.study_metrics.as_deref(), &|| {})?;
+        let mut o = run(
+            e,
+            runs,
+            &l.table.files,
+            catalog,
+            l.study_metrics.as_deref(),
+            &|| {},
+        )?;
         if e.roofline && opts.plots {
             o.rooflines = Some(runs.to_vec());
         }

@@ -142,7 +142,7 @@ fn xgemm_flops_geometry_and_the_caches_own_gflops_agree() {
     // FLOPs (to rounding), no bytes (reported missing), kernel named as in the cache.
     let opts = ImportOptions {
         workloads: Workloads::default(),
-        source: None,
+        ..ImportOptions::default()
     };
     let bare = importers::import_paths(&[fixture(XGEMM)], Format::KernelTuner, &opts).unwrap();
     let rep = &bare.report.files[0];

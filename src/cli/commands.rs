@@ -59,12 +59,14 @@ fn data_cmd(cmd: DataCommand, catalog: &Catalog) -> Result<()> {
             out: path,
             from,
             source,
+            gpu,
             workloads,
             validate,
         } => {
             let format = data::importers::Format::parse(&from)?;
             let mut opts = data::importers::ImportOptions {
                 source,
+                gpu,
                 ..Default::default()
             };
             for w in &workloads {

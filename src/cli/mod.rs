@@ -70,13 +70,17 @@ pub enum DataCommand {
         /// Output file (.csv or .parquet)
         #[arg(long, short)]
         out: PathBuf,
-        /// Input format: kernel-tuner, gemm-table, study, canonical, or auto (detected
-        /// per file from its content)
+        /// Input format: kernel-tuner, gemm-table, study, canonical, ncu (Nsight Compute
+        /// CSV, --page raw or details), or auto (detected per file from its content)
         #[arg(long, default_value = "auto", value_name = "FORMAT")]
         from: String,
         /// The `source` column: where the data comes from (e.g. the repository name)
         #[arg(long)]
         source: Option<String>,
+        /// The GPU a profile was taken on, when the file does not name it (Nsight
+        /// Compute exports of --page details)
+        #[arg(long)]
+        gpu: Option<String>,
         /// Extra workload description files or directories (*.toml) for Kernel Tuner
         /// caches, over the shipped ones (datasets/workloads)
         #[arg(long, value_name = "PATH")]

@@ -21,12 +21,14 @@ pub enum Format {
     Study,
     /// A canonical runs table (gpu, kernel, config, time_ms, flops, dram_bytes).
     Canonical,
+    /// An Nsight Compute CSV export (`ncu --csv --page raw` or `--page details`).
+    Ncu,
     /// Detect per file from its content.
     Auto,
 }
 
 /// The formats, for messages.
-pub const FORMATS: &str = "kernel-tuner (JSON with a 'cache' object), gemm-table (columns device, gemm_dtype or dtype, m, n, k, latency), study (kernel, mean_ms, gpu_device_name, FLOPs, BYTES), canonical (gpu, kernel, config, time_ms, flops, dram_bytes)";
+pub const FORMATS: &str = "kernel-tuner (JSON with a 'cache' object), gemm-table (columns device, gemm_dtype or dtype, m, n, k, latency), study (kernel, mean_ms, gpu_device_name, FLOPs, BYTES), canonical (gpu, kernel, config, time_ms, flops, dram_bytes), ncu (an Nsight Compute CSV export, --page raw or details)";
 
 impl Format {
     pub fn parse(s: &str) -> Result<Format> {
@@ -35,9 +37,10 @@ impl Format {
             "gemm-table" | "gemm_table" | "gemm" => Ok(Format::GemmTable),
             "study" => Ok(Format::Study),
             "canonical" | "runs" => Ok(Format::Canonical),
+            "ncu" | "nsight-compute" => Ok(Format::Ncu),
             "auto" => Ok(Format::Auto),
             other => Err(Error::msg(format!(
-                "unknown import format '{other}': use kernel-tuner, gemm-table, study, canonical or auto"
+                "unknown import format '{other}': use kernel-tuner, gemm-table, study, canonical, ncu or auto"
             ))),
         }
     }
@@ -47,6 +50,7 @@ impl Format {
             Format::GemmTable => gemm_table::FORMAT,
             Format::Study => "study",
             Format::Canonical => "canonical",
+            Format::Ncu => "ncu",
             Format::Auto => "auto",
         }
     }
@@ -60,6 +64,8 @@ pub struct ImportOptions {
     /// The `source` column (where the data comes from); None: a per-format default
     /// (`aiconfigurator` for GEMM tables, `kernel-tuner:<file name>` for caches).
     pub source: Option<String>,
+    /// The GPU of a profile that does not name its device (Nsight Compute exports).
+    pub gpu: Option<String>,
 }
 
 impl Default for ImportOptions {
@@ -67,6 +73,7 @@ impl Default for ImportOptions {
         ImportOptions {
             workloads: Workloads::builtin(),
             source: None,
+            gpu: None,
         }
     }
 }
@@ -278,6 +285,46 @@ pub fn import_file(path: &Path, format: Format, opts: &ImportOptions) -> Result<
                 },
             })
         }
+        Format::Ncu => {
+            let imp = super::ncu::import(path, opts.gpu.as_deref())?;
+            let mut table = imp.runs;
+            if let Some(s) = &opts.source {
+                for r in &mut table.runs {
+                    r.source = Some(s.clone());
+                }
+            }
+            let mut gpus = table.gpus();
+            gpus.sort();
+            let mut kernels: Vec<String> = table.runs.iter().map(|r| r.kernel.clone()).collect();
+            kernels.sort();
+            kernels.dedup();
+            let report = FileReport {
+                file,
+                format: "ncu".into(),
+                gpus,
+                kernels,
+                rows: table.len(),
+                missing: imp
+                    .report
+                    .missing
+                    .iter()
+                    .map(|m| Missing {
+                        feature: m.clone(),
+                        rows: table.len(),
+                        why: "the profile has no counter for it".into(),
+                    })
+                    .collect(),
+                notes: imp.report.to_string().lines().map(String::from).collect(),
+                ..FileReport::default()
+            };
+            Ok(Imported {
+                table,
+                report: ImportReport {
+                    files: vec![report],
+                    skipped: vec![],
+                },
+            })
+        }
         Format::Auto => {
             let fmt = detect(path)?;
             import_file(path, fmt, opts)
@@ -308,6 +355,9 @@ pub fn detect(path: &Path) -> Result<Format> {
             &file,
             format!("line 1, column 1: not a recognised format: JSON without a top-level 'cache' object; formats: {FORMATS}"),
         ));
+    }
+    if super::ncu::looks_like_ncu(path) {
+        return Ok(Format::Ncu);
     }
     let df = read_frame(path)?;
     let gemm = gemm_table::is_gemm_table(&df);
@@ -408,6 +458,7 @@ fn files_in(dir: &Path, format: Format) -> Result<Vec<PathBuf>> {
             let take = match format {
                 Format::KernelTuner => json,
                 Format::GemmTable => table,
+                Format::Ncu => name.ends_with(".csv"),
                 Format::Auto => json || table,
                 Format::Study | Format::Canonical => false,
             };

@@ -7,6 +7,7 @@ pub mod gemm_table;
 pub mod import;
 pub mod importers;
 pub mod kernel_tuner;
+pub mod ncu;
 mod table_io;
 pub mod validate;
 pub mod workload;

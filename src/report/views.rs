@@ -186,7 +186,10 @@ pub fn import_report(rep: &ImportReport) -> (Table, String) {
         rep.absurd_times()
     )];
     for (feature, (rows, why)) in rep.missing() {
-        lines.push(format!("missing {feature} in {rows} rows: {}", why.join("; ")));
+        lines.push(format!(
+            "missing {feature} in {rows} rows: {}",
+            why.join("; ")
+        ));
     }
     if let Some(first) = rep.skipped.first() {
         lines.push(format!(
