@@ -97,8 +97,8 @@ pub fn predict_table(
         reasons.push(match p {
             Some(_) => None,
             None if is_excluded(r) => Some(format!(
-                "source row excluded by validation ({})",
-                r.flags.join("; ")
+                "source row excluded by validation: {}",
+                r.reasons().join("; ")
             )),
             None => Some("no usable source measured this work".into()),
         });

@@ -73,7 +73,7 @@ fn bad_files_exit_nonzero_with_one_line() {
     );
     let err = gpucast_err(&["data", "validate", p.to_str().unwrap()]);
     assert_eq!(err.trim().lines().count(), 1, "{err}");
-    assert!(err.contains("neg.csv: row 1, column 'time_ms'"), "{err}");
+    assert!(err.contains("neg.csv:2: column 'time_ms'"), "{err}");
 
     let (_d, p) = write_tmp(
         "nobytes.csv",

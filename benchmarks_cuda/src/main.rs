@@ -3,7 +3,6 @@
 mod calibrate;
 mod cuda;
 mod device;
-mod expr;
 mod inspect;
 mod manifest;
 mod nvml;
@@ -14,6 +13,10 @@ mod runner;
 mod stats;
 mod tools;
 mod verify;
+
+// The evaluator lives in the shared contract crate (gpucast uses it for workload
+// formulas); `crate::expr` keeps naming it here.
+use gpucast_runs::expr;
 
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};

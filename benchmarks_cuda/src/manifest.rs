@@ -217,45 +217,29 @@ impl Instance {
 }
 
 /// The configuration key shared with the main crate's importer of the reference
-/// data: `k=v` pairs joined by ',' in the order N, rows, cols, block, iters,
-/// only those that apply (present and non-zero), `block` = threads per block.
-/// Size parameters outside those five (extended kernels only) follow in
-/// alphabetical order so that distinct configurations keep distinct keys.
+/// data, in the contract's canonical form ([`gpucast_runs::config_key`]: sorted by
+/// name): N, rows, cols and iters when present and non-zero, `block` = threads per
+/// block when non-zero, and the kernel's other size parameters (extended kernels
+/// only) so that distinct configurations keep distinct keys.
 pub fn config_key(vars: &Env, block_threads: u64, extra: &[String]) -> String {
-    let mut parts = Vec::new();
-    let fmt = |v: f64| {
-        if v.fract() == 0.0 && v.abs() < 1e15 {
-            format!("{}", v as i64)
-        } else {
-            format!("{v}")
-        }
-    };
-    for k in ["N", "rows", "cols"] {
-        if let Some(&v) = vars.get(k) {
-            if v != 0.0 {
-                parts.push(format!("{k}={}", fmt(v)));
-            }
-        }
-    }
-    if block_threads != 0 {
-        parts.push(format!("block={block_threads}"));
-    }
-    if let Some(&v) = vars.get("iters") {
-        if v != 0.0 {
-            parts.push(format!("iters={}", fmt(v)));
-        }
-    }
-    let mut extra: Vec<&String> = extra
-        .iter()
-        .filter(|k| !["N", "rows", "cols", "block", "iters"].contains(&k.as_str()))
+    const STUDY: [&str; 5] = ["N", "rows", "cols", "block", "iters"];
+    let mut params: Vec<(&str, f64)> = ["N", "rows", "cols", "iters"]
+        .into_iter()
+        .filter_map(|k| vars.get(k).map(|&v| (k, v)))
+        .filter(|&(_, v)| v != 0.0)
         .collect();
-    extra.sort();
+    if block_threads != 0 {
+        params.push(("block", block_threads as f64));
+    }
     for k in extra {
+        if STUDY.contains(&k.as_str()) {
+            continue;
+        }
         if let Some(&v) = vars.get(k.as_str()) {
-            parts.push(format!("{k}={}", fmt(v)));
+            params.push((k.as_str(), v));
         }
     }
-    parts.join(",")
+    gpucast_runs::config_key(params)
 }
 
 pub fn parse_init(s: &str, env: &Env) -> Result<Init, String> {
@@ -598,7 +582,7 @@ mod tests {
                 256,
                 &[]
             ),
-            "rows=512,cols=512,block=256"
+            "block=256,cols=512,rows=512"
         );
         assert_eq!(
             config_key(&env(&[("N", 1024.0)]), 256, &[]),
@@ -614,7 +598,7 @@ mod tests {
                 128,
                 &["K".into(), "N".into()]
             ),
-            "N=4096,block=128,K=16"
+            "K=16,N=4096,block=128"
         );
     }
 
@@ -675,22 +659,22 @@ mod tests {
         assert_eq!(
             keys("conv2d_3x3"),
             [
-                "rows=512,cols=512,block=256",
-                "rows=1024,cols=1024,block=256",
-                "rows=2048,cols=2048,block=256",
-                "rows=4096,cols=4096,block=256"
+                "block=256,cols=512,rows=512",
+                "block=256,cols=1024,rows=1024",
+                "block=256,cols=2048,rows=2048",
+                "block=256,cols=4096,rows=4096"
             ]
         );
         assert_eq!(
             keys("matmul_naive"),
             [
-                "rows=256,cols=256,block=256",
-                "rows=512,cols=512,block=256",
-                "rows=1024,cols=1024,block=256",
-                "rows=2048,cols=2048,block=256"
+                "block=256,cols=256,rows=256",
+                "block=256,cols=512,rows=512",
+                "block=256,cols=1024,rows=1024",
+                "block=256,cols=2048,rows=2048"
             ]
         );
-        assert_eq!(keys("matmul_tiled")[0], "rows=256,cols=256,block=1024");
+        assert_eq!(keys("matmul_tiled")[0], "block=1024,cols=256,rows=256");
         assert_eq!(keys("shared_bank_conflict"), ["block=1024"]);
         let a = keys("atomic_hotspot");
         assert_eq!(a.len(), 8);
@@ -716,24 +700,24 @@ mod tests {
         );
         let i = inst("random_access", "N=1048576,block=256");
         assert_eq!(i.dram_bytes, 8.0 * n);
-        let i = inst("matmul_naive", "rows=512,cols=512,block=256");
+        let i = inst("matmul_naive", "block=256,cols=512,rows=512");
         assert_eq!(
             (i.flops, i.dram_bytes, i.grid),
             (2.0 * 512f64.powi(3), 12.0 * 512.0 * 512.0, [32, 32, 1])
         );
-        let i = inst("matmul_tiled", "rows=2048,cols=2048,block=1024");
+        let i = inst("matmul_tiled", "block=1024,cols=2048,rows=2048");
         assert_eq!(
             (i.flops, i.grid, i.block),
             (2.0 * 2048f64.powi(3), [64, 64, 1], [32, 32, 1])
         );
-        let i = inst("conv2d_3x3", "rows=1024,cols=1024,block=256");
+        let i = inst("conv2d_3x3", "block=256,cols=1024,rows=1024");
         assert_eq!(
             (i.flops, i.dram_bytes, i.grid),
             (18.0 * 1024.0 * 1024.0, 8.0 * 1024.0 * 1024.0, [64, 64, 1])
         );
-        let i = inst("conv2d_7x7", "rows=512,cols=512,block=256");
+        let i = inst("conv2d_7x7", "block=256,cols=512,rows=512");
         assert_eq!(i.flops, 98.0 * 512.0 * 512.0);
-        let i = inst("shared_transpose", "rows=4096,cols=4096,block=1024");
+        let i = inst("shared_transpose", "block=1024,cols=4096,rows=4096");
         assert_eq!(
             (i.grid, i.dram_bytes),
             ([128, 128, 1], 8.0 * 4096.0 * 4096.0)
@@ -764,7 +748,7 @@ mod tests {
         assert!(size_filter_matches(&i, &f));
         let i = inst("vector_add", "N=4194304,block=256");
         assert!(!size_filter_matches(&i, &f));
-        let i = inst("conv2d_3x3", "rows=512,cols=512,block=256");
+        let i = inst("conv2d_3x3", "block=256,cols=512,rows=512");
         assert!(size_filter_matches(&i, &f));
         assert!(parse_size_filter("N").is_err());
         assert!(parse_size_filter("N=abc").is_err());

@@ -6,41 +6,9 @@ use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
-/// Column order of files this tool creates.
-pub const COLUMNS: &[&str] = &[
-    "gpu",
-    "kernel",
-    "config",
-    "time_ms",
-    "flops",
-    "dram_bytes",
-    "time_std_ms",
-    "trials",
-    "time_min_ms",
-    "time_median_ms",
-    "time_cv",
-    "reps",
-    "block_threads",
-    "grid_blocks",
-    "regs_per_thread",
-    "smem_per_block",
-    "working_set_bytes",
-    "dram_bytes_model",
-    "precision",
-    "suite",
-    "category",
-    "sm_count",
-    "status",
-    "error",
-    "verified",
-    "driver_version",
-    "cuda_version",
-    "sm_clock_mhz",
-    "mem_clock_mhz",
-    "date",
-    "commit",
-    "source",
-];
+/// Column order of files this tool creates: the runs-table contract's runner header
+/// (gpucast reads the same list; columns a row has no value for stay empty).
+pub const COLUMNS: &[&str] = gpucast_runs::RUNNER_HEADER;
 
 /// One output row; `None`/empty fields are written as empty cells.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -271,7 +239,7 @@ pub fn done_key(gpu: &str, kernel: &str, config: &str, sm_count: Option<u32>) ->
     )
 }
 
-/// (gpu, kernel, config, sm_count) of rows already measured with status ok.
+/// (gpu, kernel, canonical config, sm_count) of rows already measured with status ok.
 /// Rows that do not parse (e.g. a line cut short by a crash) are ignored.
 pub fn done_rows(path: &Path) -> Result<HashSet<DoneKey>> {
     let mut done = HashSet::new();
@@ -302,12 +270,10 @@ pub fn done_rows(path: &Path) -> Result<HashSet<DoneKey>> {
         };
         if ok {
             let smv = sm.map(|i| rec[i].to_string()).unwrap_or_default();
-            done.insert((
-                rec[g].to_string(),
-                rec[k].to_string(),
-                rec[c].to_string(),
-                smv,
-            ));
+            // Files written before keys were canonical spell them in another order.
+            let config =
+                gpucast_runs::canonical_config(&rec[c]).unwrap_or_else(|_| rec[c].to_string());
+            done.insert((rec[g].to_string(), rec[k].to_string(), config, smv));
         }
     }
     Ok(done)
@@ -389,6 +355,50 @@ mod tests {
         )));
         // no temp file left behind
         assert_eq!(std::fs::read_dir(p.parent().unwrap()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn header_is_the_contract_and_rows_fill_the_required_columns() {
+        use gpucast_runs::{column, ColumnKind};
+        // By construction: the header is the contract's list, not a copy of it.
+        assert!(std::ptr::eq(COLUMNS, gpucast_runs::RUNNER_HEADER));
+        let r = row("vector_add", "N=4,block=256", "ok");
+        for c in COLUMNS {
+            let spec = column(c).unwrap();
+            match spec.kind {
+                ColumnKind::Required | ColumnKind::Runner => {
+                    assert!(r.get(c).is_some(), "the runner has no value for {c}")
+                }
+                ColumnKind::Flags => panic!("runners do not write {c}"),
+                _ => {}
+            }
+        }
+        // Every value the runner fills is read back by gpucast as a number or a text.
+        for c in COLUMNS.iter().filter(|c| r.get(c).is_some()) {
+            let spec = column(c).unwrap();
+            if spec.numeric && !r.get(c).unwrap().is_empty() {
+                assert!(r.get(c).unwrap().parse::<f64>().is_ok(), "{c}");
+            }
+        }
+    }
+
+    #[test]
+    fn resume_recognizes_keys_written_in_another_order() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("runs.csv");
+        std::fs::write(
+            &p,
+            "gpu,kernel,config,time_ms,flops,dram_bytes,status\n\
+             Synthetic GPU,conv,\"rows=512,cols=512,block=256\",0.5,1,1,ok\n",
+        )
+        .unwrap();
+        let done = done_rows(&p).unwrap();
+        assert!(done.contains(&done_key(
+            "Synthetic GPU",
+            "conv",
+            "block=256,cols=512,rows=512",
+            None
+        )));
     }
 
     #[test]

@@ -231,6 +231,7 @@ pub fn import_frame(df: &DataFrame, file: &str, source: &str) -> Result<Imported
             origin: Origin {
                 file: file_arc.clone(),
                 row,
+                line: None,
             },
             ..Run::default()
         });
@@ -332,7 +333,7 @@ mod tests {
         let e = import_frame(&bad, "t.csv", "test").unwrap_err().to_string();
         assert_eq!(
             e,
-            "t.csv: row 1, column 'm': expected a positive whole number, found '1.5'"
+            "t.csv:2: column 'm': expected a positive whole number, found '1.5'"
         );
     }
 }

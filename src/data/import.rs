@@ -4,7 +4,7 @@
 //! Mapping: gpu <- gpu_device_name, time_ms <- mean_ms, time_std_ms <- std_ms,
 //! flops <- FLOPs, dram_bytes <- BYTES (the study's accounting), block_threads <- block,
 //! regs_per_thread <- regs, smem_per_block <- shmem, category <- mem_pattern,
-//! config <- [`config_key`] of N/rows/cols/block/iters. grid_blocks and
+//! config <- [`study_config_key`] of N/rows/cols/block/iters. grid_blocks and
 //! working_set_bytes mean the same in both formats. Every original column is kept;
 //! the study's `shared_bytes` (shared memory per block, not traffic as in the canonical
 //! format) is kept as `study_shared_bytes`.
@@ -12,7 +12,7 @@
 use crate::error::{Error, Result};
 use polars::prelude::*;
 
-use super::table_io::text_cells;
+use super::table_io::{text_cells, RowLines};
 
 /// Columns that identify the study's format.
 const SIGNATURE: [&str; 5] = ["kernel", "mean_ms", "gpu_device_name", "FLOPs", "BYTES"];
@@ -21,32 +21,23 @@ pub fn is_study_format(df: &DataFrame) -> bool {
     SIGNATURE.iter().all(|c| df.column(c).is_ok()) && df.column("time_ms").is_err()
 }
 
-/// The configuration key: `k=v` pairs joined by ',' in the order N, rows, cols, block,
-/// iters, with only the parameters that apply (present and non-zero). The benchmark
-/// runner writes the same key, so new measurements pair with the reference rows.
-pub fn config_key(params: &[(&str, Option<f64>)]) -> String {
-    const ORDER: [&str; 5] = ["N", "rows", "cols", "block", "iters"];
-    let mut parts = Vec::new();
-    for name in ORDER {
-        if let Some((_, Some(v))) = params.iter().find(|(k, _)| *k == name) {
-            if *v != 0.0 {
-                parts.push(format!("{name}={}", format_number(*v)));
-            }
-        }
-    }
-    parts.join(",")
-}
-
-fn format_number(v: f64) -> String {
-    if v.fract() == 0.0 && v.abs() < 1e15 {
-        format!("{}", v as i64)
-    } else {
-        format!("{v}")
-    }
+/// The study's configuration key: the canonical key ([`gpucast_runs::config_key`])
+/// of the parameters that apply (present and non-zero). gpucast-bench builds the
+/// same key, so new measurements pair with the reference rows.
+pub fn study_config_key(params: &[(&str, Option<f64>)]) -> String {
+    gpucast_runs::config_key(
+        params
+            .iter()
+            .filter_map(|&(k, v)| v.filter(|&x| x != 0.0).map(|x| (k, x))),
+    )
 }
 
 /// Convert a study-format frame into a canonical one (original columns kept).
-pub fn study_to_canonical(df: &DataFrame, file: &str) -> Result<DataFrame> {
+pub(crate) fn study_to_canonical(
+    df: &DataFrame,
+    file: &str,
+    lines: &RowLines,
+) -> Result<DataFrame> {
     let n = df.height();
     let cells = |name: &str| text_cells(df, name).unwrap_or_else(|| vec![None; n]);
     let param = |name: &str| -> Result<Vec<Option<f64>>> {
@@ -56,7 +47,12 @@ pub fn study_to_canonical(df: &DataFrame, file: &str) -> Result<DataFrame> {
             .map(|(i, c)| match c {
                 None => Ok(None),
                 Some(s) => s.parse::<f64>().map(Some).map_err(|_| {
-                    Error::cell(file, i + 1, name, format!("expected a number, found '{s}'"))
+                    Error::parse(
+                        file,
+                        lines.at(i),
+                        Some(name),
+                        format!("expected a number, found '{s}'"),
+                    )
                 }),
             })
             .collect()
@@ -67,14 +63,14 @@ pub fn study_to_canonical(df: &DataFrame, file: &str) -> Result<DataFrame> {
         .map(|i| {
             let params: Vec<(&str, Option<f64>)> =
                 keys.iter().zip(&values).map(|(k, v)| (*k, v[i])).collect();
-            config_key(&params)
+            study_config_key(&params)
         })
         .collect();
 
     let mut out = df.clone();
     if out.column("shared_bytes").is_ok() {
         out.rename("shared_bytes", "study_shared_bytes".into())
-            .map_err(|e| Error::file(file, e.to_string()))?;
+            .map_err(|e| Error::Other(format!("{file}: {e}")))?;
     }
     let renamed_copy = |src: &str, dst: &str| -> Option<Column> {
         df.column(src).ok().map(|c| c.clone().with_name(dst.into()))
@@ -105,7 +101,7 @@ pub fn study_to_canonical(df: &DataFrame, file: &str) -> Result<DataFrame> {
     }
     for c in add {
         out.with_column(c)
-            .map_err(|e| Error::file(file, e.to_string()))?;
+            .map_err(|e| Error::Other(format!("{file}: {e}")))?;
     }
     Ok(out)
 }
@@ -115,8 +111,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn config_key_orders_and_skips_zero() {
-        let k = config_key(&[
+    fn study_key_is_canonical_and_skips_zero() {
+        let k = study_config_key(&[
             ("iters", Some(50.0)),
             ("block", Some(256.0)),
             ("N", Some(262144.0)),
@@ -124,11 +120,12 @@ mod tests {
             ("cols", None),
         ]);
         assert_eq!(k, "N=262144,block=256,iters=50");
-        let k = config_key(&[
+        let k = study_config_key(&[
             ("rows", Some(512.0)),
             ("cols", Some(512.0)),
             ("block", Some(256.0)),
         ]);
-        assert_eq!(k, "rows=512,cols=512,block=256");
+        assert_eq!(k, "block=256,cols=512,rows=512");
+        assert_eq!(gpucast_runs::canonical_config(&k).unwrap(), k);
     }
 }

@@ -68,28 +68,18 @@ impl ParamValue {
     }
 }
 
-/// The canonical configuration key: parameters sorted by name (byte order),
-/// `name=value` joined by `,` without spaces; integral numbers without a decimal point,
-/// other numbers as the shortest text that reads back to the same f64; strings trimmed.
-// TODO(merge): gpucast_runs::config_key
+/// The canonical configuration key of the parameters (the contract's rule:
+/// [`gpucast_runs::config_key`]).
 pub(crate) fn canonical_key(params: &[(String, ParamValue)]) -> String {
-    let mut sorted: Vec<&(String, ParamValue)> = params.iter().collect();
-    sorted.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
-    sorted
-        .iter()
-        .map(|(name, value)| format!("{}={}", name.trim(), format_value(value)))
-        .collect::<Vec<_>>()
-        .join(",")
-}
-
-fn format_value(v: &ParamValue) -> String {
-    match v {
-        // Display prints integral values without a decimal point and others as the
-        // shortest round-trip text; -0 would print as "-0".
-        ParamValue::Number(x) if *x == 0.0 => "0".to_string(),
-        ParamValue::Number(x) => format!("{x}"),
-        ParamValue::Text(s) => s.trim().to_string(),
-    }
+    gpucast_runs::config_key(params.iter().map(|(name, value)| {
+        (
+            name.as_str(),
+            match value {
+                ParamValue::Number(x) => gpucast_runs::ParamValue::key_text(x),
+                ParamValue::Text(t) => t.trim().to_string(),
+            },
+        )
+    }))
 }
 
 /// Read a file as text, gunzipping it when it starts with the gzip magic bytes.
@@ -258,7 +248,7 @@ pub fn import_text(
             if let Some(size) = &problem_size {
                 let text: Vec<String> = size
                     .iter()
-                    .map(|v| format_value(&ParamValue::Number(*v)))
+                    .map(|v| gpucast_runs::ParamValue::key_text(v))
                     .collect();
                 all_params.push(("problem_size".to_string(), ParamValue::Text(text.join("x"))));
             }
@@ -279,6 +269,7 @@ pub fn import_text(
             origin: Origin {
                 file: file_arc.clone(),
                 row: runs.len() + 1,
+                line: None,
             },
             ..Run::default()
         };

@@ -1,7 +1,10 @@
 //! Reading and writing runs tables (CSV and Parquet) with polars.
 
-use super::{import, Origin, Run, RunsTable, OPTIONAL_NUMERIC, OPTIONAL_TEXT, REQUIRED};
-use crate::error::{Error, Result};
+use super::{
+    canonical_config, column, import, upper_bound, ColumnKind, Origin, Run, RunsTable,
+    OPTIONAL_NUMERIC, OPTIONAL_TEXT, REQUIRED,
+};
+use crate::error::{Error, Position, Result};
 use polars::prelude::*;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -14,7 +17,7 @@ pub fn load(paths: &[PathBuf]) -> Result<RunsTable> {
         if p.is_dir() {
             let found = runs_files_in(p)?;
             if found.is_empty() {
-                return Err(Error::file(
+                return Err(Error::io(
                     p.display(),
                     "no runs files (CSV or Parquet with 'gpu', 'kernel' and 'time_ms' columns) in this directory",
                 ));
@@ -23,7 +26,7 @@ pub fn load(paths: &[PathBuf]) -> Result<RunsTable> {
         } else if p.exists() {
             files.push(p.clone());
         } else {
-            return Err(Error::file(p.display(), "no such file or directory"));
+            return Err(Error::io(p.display(), "no such file or directory"));
         }
     }
     load_files(&files)
@@ -71,9 +74,9 @@ fn concat_extras(extras: Vec<(usize, DataFrame)>) -> Result<DataFrame> {
             }
         })
         .collect::<PolarsResult<Vec<_>>>()
-        .map_err(|e| Error::msg(format!("combining extra columns: {e}")))?;
+        .map_err(|e| Error::Other(format!("combining extra columns: {e}")))?;
     let mut df = polars::functions::concat_df_diagonal(&frames)
-        .map_err(|e| Error::msg(format!("combining extra columns: {e}")))?;
+        .map_err(|e| Error::Other(format!("combining extra columns: {e}")))?;
     let _ = df.drop_in_place(PAD);
     Ok(df)
 }
@@ -86,7 +89,7 @@ pub fn runs_files_in(dir: &Path) -> Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
-        let entries = std::fs::read_dir(&d).map_err(|e| Error::file(d.display(), e.to_string()))?;
+        let entries = std::fs::read_dir(&d).map_err(|e| Error::io(d.display(), e))?;
         for e in entries.flatten() {
             let p = e.path();
             if p.is_dir() {
@@ -106,6 +109,7 @@ fn is_runs_file(p: &Path) -> bool {
             let Ok(text) = std::fs::read(p) else {
                 return false;
             };
+            let text = text.strip_prefix(UTF8_BOM).unwrap_or(&text);
             let end = text.iter().position(|&b| b == b'\n').unwrap_or(text.len());
             let header = String::from_utf8_lossy(&text[..end]);
             let cols: Vec<&str> = header
@@ -126,35 +130,147 @@ fn extension(p: &Path) -> Option<String> {
         .map(|e| e.to_string_lossy().to_ascii_lowercase())
 }
 
-fn read_frame(path: &Path) -> Result<DataFrame> {
+/// Where each data row of a file is, for messages: the editor's line of each row
+/// of a text file, or only its row number (Parquet, or a CSV whose layout the
+/// line scan could not follow).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct RowLines(Option<Vec<usize>>);
+
+impl RowLines {
+    /// Position of 0-based data row `i`.
+    pub(crate) fn at(&self, i: usize) -> Position {
+        match self.0.as_ref().and_then(|l| l.get(i)) {
+            Some(&line) => Position::Line(line),
+            None => Position::Row(i + 1),
+        }
+    }
+    fn line(&self, i: usize) -> Option<usize> {
+        self.0.as_ref().and_then(|l| l.get(i).copied())
+    }
+}
+
+/// The records of CSV text: the editor line each record starts on (header first),
+/// and the byte ranges of blank lines between records (dropped before parsing, so
+/// that a trailing or stray blank line is not a row). Quotes are followed so that
+/// a quoted cell spanning lines stays one record.
+fn scan_records(bytes: &[u8]) -> (Vec<usize>, Vec<std::ops::Range<usize>>) {
+    let mut starts = Vec::new();
+    let mut blanks = Vec::new();
+    let mut in_quotes = false;
+    let mut line_no = 1;
+    let mut s = 0;
+    while s < bytes.len() {
+        let e = bytes[s..]
+            .iter()
+            .position(|&b| b == b'\n')
+            .map_or(bytes.len(), |p| s + p);
+        let line = &bytes[s..e];
+        if !in_quotes {
+            if line.is_empty() || line == b"\r" {
+                blanks.push(s..(e + 1).min(bytes.len()));
+            } else {
+                starts.push(line_no);
+            }
+        }
+        if line.iter().filter(|&&b| b == b'"').count() % 2 == 1 {
+            in_quotes = !in_quotes;
+        }
+        line_no += 1;
+        s = e + 1;
+    }
+    (starts, blanks)
+}
+
+/// Reject a header that is clearly not comma-separated (counting outside quotes).
+fn check_separator(header: &[u8], file: &str) -> Result<()> {
+    let (mut commas, mut semis, mut tabs, mut quoted) = (0, 0, 0, false);
+    for &b in header {
+        match b {
+            b'"' => quoted = !quoted,
+            b',' if !quoted => commas += 1,
+            b';' if !quoted => semis += 1,
+            b'\t' if !quoted => tabs += 1,
+            _ => {}
+        }
+    }
+    let looks = if semis > commas {
+        "';'-separated"
+    } else if tabs > commas {
+        "tab-separated"
+    } else {
+        return Ok(());
+    };
+    Err(Error::parse(
+        file,
+        Position::Line(1),
+        None,
+        format!("looks {looks}; gpucast reads comma-separated CSV"),
+    ))
+}
+
+fn read_frame(path: &Path) -> Result<(DataFrame, RowLines)> {
     let name = &path.display().to_string();
-    let bad =
-        |e: PolarsError| Error::file(name, format!("cannot read: {}", first_line(&e.to_string())));
+    let bad = |e: PolarsError| {
+        Error::parse_file(name, format!("cannot read: {}", first_line(&e.to_string())))
+    };
     match extension(path).as_deref() {
         Some("parquet") => {
-            let f = std::fs::File::open(path).map_err(|e| Error::file(name, e.to_string()))?;
-            ParquetReader::new(f).finish().map_err(bad)
+            let f = std::fs::File::open(path).map_err(|e| Error::io(name, e))?;
+            let df = ParquetReader::new(f).finish().map_err(bad)?;
+            if df.height() == 0 {
+                return Err(Error::parse_file(name, "no data rows"));
+            }
+            Ok((df, RowLines(None)))
         }
         Some("csv") | Some("tsv") | Some("txt") | None => {
-            let bytes = std::fs::read(path).map_err(|e| Error::file(name, e.to_string()))?;
-            if bytes.is_empty() {
-                return Err(Error::file(name, "empty file"));
+            let mut bytes = std::fs::read(path).map_err(|e| Error::io(name, e))?;
+            if bytes.starts_with(UTF8_BOM) {
+                bytes.drain(..UTF8_BOM.len());
+            }
+            let (starts, blanks) = scan_records(&bytes);
+            match starts.len() {
+                0 => return Err(Error::parse_file(name, "empty file")),
+                1 => return Err(Error::parse_file(name, "no data rows (only a header)")),
+                _ => {}
+            }
+            let header_end = bytes
+                .iter()
+                .position(|&b| b == b'\n')
+                .unwrap_or(bytes.len());
+            check_separator(&bytes[..header_end], name)?;
+            if !blanks.is_empty() {
+                let mut kept = Vec::with_capacity(bytes.len());
+                let mut from = 0;
+                for r in &blanks {
+                    kept.extend_from_slice(&bytes[from..r.start]);
+                    from = r.end;
+                }
+                kept.extend_from_slice(&bytes[from..]);
+                bytes = kept;
             }
             // Read every column as text: we type-check cell by cell so that a bad
-            // value gets an error naming its row instead of a whole-file failure.
-            CsvReadOptions::default()
+            // value gets an error naming its line instead of a whole-file failure.
+            let df = CsvReadOptions::default()
                 .with_has_header(true)
                 .with_infer_schema_length(Some(0))
                 .into_reader_with_file_handle(std::io::Cursor::new(bytes))
                 .finish()
-                .map_err(bad)
+                .map_err(bad)?;
+            let lines = if df.height() + 1 == starts.len() {
+                RowLines(Some(starts[1..].to_vec()))
+            } else {
+                RowLines(None)
+            };
+            Ok((df, lines))
         }
-        Some(other) => Err(Error::file(
+        Some(other) => Err(Error::parse_file(
             name,
             format!("unknown file type '.{other}' (expected .csv or .parquet)"),
         )),
     }
 }
+
+const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 
 fn first_line(s: &str) -> &str {
     s.lines().next().unwrap_or(s)
@@ -162,13 +278,13 @@ fn first_line(s: &str) -> &str {
 
 /// Read one file (canonical or the reference study's format, detected by its columns).
 pub fn read_file(path: &Path) -> Result<RunsTable> {
-    let df = read_frame(path)?;
+    let (df, lines) = read_frame(path)?;
     let file: Arc<str> = Arc::from(path.display().to_string());
     if import::is_study_format(&df) {
-        let df = import::study_to_canonical(&df, &file)?;
-        return from_frame(df, file);
+        let df = import::study_to_canonical(&df, &file, &lines)?;
+        return from_frame(df, file, lines);
     }
-    from_frame(df, file)
+    from_frame(df, file, lines)
 }
 
 /// Column `name` as text cells (None = null or empty).
@@ -183,33 +299,43 @@ pub(crate) fn text_cells(df: &DataFrame, name: &str) -> Option<Vec<Option<String
     )
 }
 
-/// Parse a numeric cell; NaN and infinities are rejected here, once, for every column.
-fn parse_number(file: &str, row: usize, column: &str, cell: &str) -> Result<f64> {
-    let v: f64 = cell.parse().map_err(|_| {
-        Error::cell(
-            file,
-            row,
-            column,
-            format!("expected a number, found '{cell}'"),
-        )
-    })?;
+/// Parse a numeric cell of `column`: finite, >= 0 (time > 0), and below the
+/// contract's plausible bound. Checked here, once, for every column.
+fn parse_number(file: &str, at: Position, column: &str, cell: &str) -> Result<f64> {
+    let err = |m: String| Error::parse(file, at, Some(column), m);
+    let v: f64 = cell
+        .parse()
+        .map_err(|_| err(format!("expected a number, found '{cell}'")))?;
     if !v.is_finite() {
-        return Err(Error::cell(
-            file,
-            row,
-            column,
-            format!("value is {cell}: must be a finite number"),
-        ));
+        return Err(err(format!("value is {cell}: must be a finite number")));
+    }
+    if column == "time_ms" && v <= 0.0 {
+        return Err(err(format!("time must be > 0, found {cell}")));
+    }
+    if v < 0.0 {
+        return Err(err(format!("must be >= 0, found {cell}")));
+    }
+    if let Some(max) = upper_bound(column) {
+        if v > max {
+            let what = if column.ends_with("_ms") {
+                " ms (about 3 hours)"
+            } else {
+                ""
+            };
+            return Err(err(format!(
+                "{cell} is above {max:e}{what}, the largest plausible value: a typo?"
+            )));
+        }
     }
     Ok(v)
 }
 
 /// Convert a canonical frame (all columns, any dtype) into typed runs.
-pub(crate) fn from_frame(df: DataFrame, file: Arc<str>) -> Result<RunsTable> {
+pub(crate) fn from_frame(df: DataFrame, file: Arc<str>, lines: RowLines) -> Result<RunsTable> {
     let n = df.height();
     for req in REQUIRED {
         if df.column(req).is_err() {
-            return Err(Error::file(
+            return Err(Error::parse_file(
                 &*file,
                 format!("missing required column '{req}'"),
             ));
@@ -220,6 +346,7 @@ pub(crate) fn from_frame(df: DataFrame, file: Arc<str>) -> Result<RunsTable> {
             origin: Origin {
                 file: file.clone(),
                 row: i + 1,
+                line: lines.line(i),
             },
             ..Run::default()
         })
@@ -240,88 +367,54 @@ pub(crate) fn from_frame(df: DataFrame, file: Arc<str>) -> Result<RunsTable> {
     let mut known: Vec<&str> = Vec::new();
     for name in df.get_column_names() {
         let name = name.as_str();
+        let Some(spec) = column(name) else { continue };
         let Some(cells) = text_cells(&df, name) else {
             continue;
         };
-        let required = REQUIRED.contains(&name);
-        let is_num =
-            matches!(name, "time_ms" | "flops" | "dram_bytes") || OPTIONAL_NUMERIC.contains(&name);
-        let is_text = matches!(name, "gpu" | "kernel" | "config") || OPTIONAL_TEXT.contains(&name);
-        if name == "flags" {
-            known.push("flags");
-            for (run, c) in runs.iter_mut().zip(&cells) {
-                if let Some(c) = c {
-                    run.flags = c
-                        .split(';')
-                        .map(|s| s.trim().to_string())
-                        .filter(|s| !s.is_empty())
-                        .collect();
+        match spec.kind {
+            ColumnKind::Runner => continue,
+            ColumnKind::Flags => {
+                known.push(name);
+                for (run, c) in runs.iter_mut().zip(&cells) {
+                    if let Some(c) = c {
+                        run.flags = c
+                            .split(';')
+                            .map(|s| s.trim().to_string())
+                            .filter(|s| !s.is_empty())
+                            .collect();
+                    }
                 }
+                continue;
             }
-            continue;
-        }
-        if !is_num && !is_text {
-            continue;
+            ColumnKind::Required | ColumnKind::OptionalNumeric | ColumnKind::OptionalText => {}
         }
         known.push(name);
+        let required = spec.kind == ColumnKind::Required;
         for (i, (run, cell)) in runs.iter_mut().zip(cells).enumerate() {
             if !keep[i] {
                 continue;
             }
-            let row = i + 1;
+            let at = lines.at(i);
             let Some(cell) = cell else {
                 if required {
-                    return Err(Error::cell(&*file, row, name, "missing value"));
+                    return Err(Error::parse(&*file, at, Some(name), "missing value"));
                 }
                 continue;
             };
-            if is_num {
-                let v = parse_number(&file, row, name, &cell)?;
-                match name {
-                    "time_ms" if v <= 0.0 => {
-                        return Err(Error::cell(
-                            &*file,
-                            row,
-                            name,
-                            format!("time must be > 0, found {cell}"),
-                        ))
-                    }
-                    "flops" | "dram_bytes" if v < 0.0 => {
-                        return Err(Error::cell(
-                            &*file,
-                            row,
-                            name,
-                            format!("must be >= 0, found {cell}"),
-                        ))
-                    }
-                    "time_ms" => run.time_ms = v,
-                    "flops" => run.flops = v,
-                    "dram_bytes" => run.dram_bytes = v,
-                    _ => {
-                        if v < 0.0 {
-                            return Err(Error::cell(
-                                &*file,
-                                row,
-                                name,
-                                format!("must be >= 0, found {cell}"),
-                            ));
-                        }
-                        if let Some(slot) = run.numeric_mut(name) {
-                            *slot = Some(v);
-                        }
-                    }
+            if spec.numeric {
+                let v = parse_number(&file, at, name, &cell)?;
+                if let Some(slot) = run.required_numeric_mut(name) {
+                    *slot = v;
+                } else if let Some(slot) = run.numeric_mut(name) {
+                    *slot = Some(v);
                 }
-            } else {
-                match name {
-                    "gpu" => run.gpu = cell,
-                    "kernel" => run.kernel = cell,
-                    "config" => run.config = cell,
-                    _ => {
-                        if let Some(slot) = run.text_mut(name) {
-                            *slot = Some(cell);
-                        }
-                    }
-                }
+            } else if name == "config" {
+                run.config = canonical_config(&cell)
+                    .map_err(|e| Error::parse(&*file, at, Some(name), e.to_string()))?;
+            } else if let Some(slot) = run.required_text_mut(name) {
+                *slot = cell;
+            } else if let Some(slot) = run.text_mut(name) {
+                *slot = Some(cell);
             }
         }
     }
@@ -333,13 +426,13 @@ pub(crate) fn from_frame(df: DataFrame, file: Arc<str>) -> Result<RunsTable> {
         .cloned()
         .collect();
     let mut extra =
-        DataFrame::new(n, extra_cols).map_err(|e| Error::file(&*file, e.to_string()))?;
+        DataFrame::new(n, extra_cols).map_err(|e| Error::parse_file(&*file, e.to_string()))?;
     let skipped = keep.iter().filter(|k| !**k).count();
     if skipped > 0 {
         let mask = BooleanChunked::from_slice("keep".into(), &keep);
         extra = extra
             .filter(&mask)
-            .map_err(|e| Error::file(&*file, e.to_string()))?;
+            .map_err(|e| Error::parse_file(&*file, e.to_string()))?;
         let mut it = keep.iter();
         runs.retain(|_| *it.next().unwrap_or(&true));
     }
@@ -391,7 +484,7 @@ pub fn to_frame(table: &RunsTable) -> Result<DataFrame> {
             }
         }
     }
-    DataFrame::new(n, cols).map_err(|e| Error::msg(format!("building output table: {e}")))
+    DataFrame::new(n, cols).map_err(|e| Error::Other(format!("building output table: {e}")))
 }
 
 /// Write `df` to `path` (CSV or Parquet by extension), atomically, so an interrupted
@@ -401,7 +494,11 @@ pub fn write_frame(df: &mut DataFrame, path: &Path) -> Result<()> {
     let parquet = match extension(path).as_deref() {
         Some("parquet") => true,
         Some("csv") => false,
-        _ => return Err(Error::file(name, "output must end in .csv or .parquet")),
+        _ => {
+            return Err(Error::usage(format!(
+                "{name}: output must end in .csv or .parquet"
+            )))
+        }
     };
     crate::output::write_atomic_with(path, |file| {
         let res = if parquet {
@@ -412,7 +509,7 @@ pub fn write_frame(df: &mut DataFrame, path: &Path) -> Result<()> {
         } else {
             CsvWriter::new(file).include_header(true).finish(df)
         };
-        res.map_err(|e| Error::file(name, format!("cannot write: {e}")))
+        res.map_err(|e| Error::io(name, format!("cannot write: {e}")))
     })
 }
 

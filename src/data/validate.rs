@@ -1,54 +1,60 @@
-//! Validation: hard errors (one line naming file, row, column; the load fails) and
-//! warnings (rows kept, the `flags` column says why).
+//! Validation: hard errors (one line naming file, line, column; the load fails) and
+//! verdicts on rows that are kept: [`Run::exclusion`] (left out of fitting and
+//! scoring, see [`is_excluded`]) and [`Run::warnings`]. Validation sets them once;
+//! the `flags` column is their serialized form.
 //!
-//! Warnings and the exclusion rule (see [`is_excluded`]):
-//! - `flat_time:<F>x` — within one (gpu, kernel) another row has F >= 4 times the work
-//!   (max of FLOPs and DRAM bytes) but less than F^0.25 times the time (e.g. the TITAN X
-//!   conv2d rows). Over 4x this can be honest (a launch floor, an L2-resident working
-//!   set); over F >= 16x it is not, and such rows are excluded.
-//! - `below_launch_floor` — time below 1 µs, faster than any back-to-back launch rate
-//!   measured on NVIDIA GPUs (the reference study's floor is 1.3-5.5 µs). Kept.
-//! - `above_peak_bandwidth` — DRAM bytes / time above 1.05 x the GPU's peak bandwidth
-//!   while the working set does not fit in L2 (so no cache can explain it). Excluded.
-//! - `above_peak_flops` — FLOP/s above 1.05 x the peak for the run's precision. Excluded.
-//! - `single_gpu` — the (kernel, config) was measured on one GPU only: it cannot be
-//!   used as a source->target pair. Kept.
+//! Exclusions (physically implausible measurements):
+//! - above peak bandwidth: DRAM bytes / time above 1.05 x the GPU's peak bandwidth
+//!   while the working set does not fit in L2 (so no cache can explain it);
+//! - above peak FLOP/s: above 1.05 x the peak for the run's precision;
+//! - flat time: within one (GPU, kernel), rows whose work differs by >= 16x took
+//!   nearly the same time (the larger grew by less than (work ratio)^0.25, 2x for
+//!   16x the work), and most rows that far apart in work disagree with this one the
+//!   same way, and so do most rows >= 4x apart (so one mistyped row is flagged
+//!   alone, not the good rows around it).
+//!   Two things make a flat time honest and are not counted: the smaller row sits
+//!   on the launch floor (below 10 us, or within 2x of the kernel's fastest run on
+//!   that GPU and below 20 us), or the larger row's grid fits in one wave of the
+//!   GPU (more blocks then run in parallel, not after each other). E.g. the
+//!   reference study's TITAN X rows: conv2d flat at 67 us over 64x the work.
+//!
+//! Warnings (rows kept): flat time over >= 4x (caches and partial waves can do it),
+//! below launch floor (under 1 us, faster than any back-to-back launch measured on
+//! NVIDIA GPUs), single GPU (the (kernel, config) was measured on one GPU only: no
+//! source->target pair).
+//!
+//! Cost: O(n log n) (a sort, then one sweep per (GPU, kernel) with a Fenwick tree).
 
-use super::{Run, RunsTable};
-use crate::catalog::Catalog;
-use crate::error::{Error, Result};
+use super::{Exclusion, Run, RunsTable, Warning};
+use crate::catalog::{Catalog, Gpu};
+use crate::error::{Error, Position, Result};
 use crate::features::roofline::peak_gflops;
+use gpucast_runs::VALIDATION_FLAGS;
 use std::collections::{BTreeMap, HashMap};
 
-/// Flag prefixes this module writes (recomputed on every validation).
-const OWN_FLAGS: [&str; 5] = [
-    "flat_time",
-    "below_launch_floor",
-    "above_peak_bandwidth",
-    "above_peak_flops",
-    "single_gpu",
-];
-/// "Does not grow": the time grows by less than (work growth)^0.25 (2x for 16x the work),
-/// far less than any roof or latency model allows outside a launch floor.
+/// "Does not grow": the time grows by less than (work growth)^0.25.
 const FLAT_GROWTH_EXPONENT: f64 = 0.25;
-/// Work growth at which a flat time is flagged / excluded.
-const FLAT_FLAG_FACTOR: f64 = 4.0;
+/// Work growth at which a flat time is a warning / an exclusion.
+const FLAT_WARN_FACTOR: f64 = 4.0;
 const FLAT_EXCLUDE_FACTOR: f64 = 16.0;
-/// Plausible launch floor in milliseconds (1 µs).
+/// Work ratios this close (in log) to a factor count as reaching it: sizes 16x apart
+/// whose byte counts carry a small per-block term are 15.9999x apart.
+const RATIO_TOLERANCE: f64 = 0.01;
+/// Launch floor: a time this short says nothing about the work done...
+const FLOOR_ALWAYS_MS: f64 = 0.010;
+/// ...nor does one within this factor of the kernel's fastest run on the GPU, up to
+/// the cap (above it, a plateau is not launch overhead).
+const FLOOR_FACTOR: f64 = 2.0;
+const FLOOR_CAP_MS: f64 = 0.020;
+/// Faster than any back-to-back launch measured on NVIDIA GPUs (1 us; the reference
+/// study's floor is 1.3-5.5 us).
 pub const LAUNCH_FLOOR_MS: f64 = 1e-3;
 const PEAK_SLACK: f64 = 1.05;
 
-/// The documented, generic exclusion rule: a row is left out of fitting and scoring
-/// when its measurement is physically implausible (above a peak that no cache explains)
-/// or sits on a plateau over >= 16x growth of work.
+/// The exclusion rule: a row is left out of fitting and scoring when validation
+/// found its measurement physically implausible ([`Run::exclusion`]).
 pub fn is_excluded(run: &Run) -> bool {
-    run.flags.iter().any(|f| {
-        f == "above_peak_bandwidth"
-            || f == "above_peak_flops"
-            || f.strip_prefix("flat_time:")
-                .and_then(|x| x.trim_end_matches('x').parse::<f64>().ok())
-                .is_some_and(|factor| factor >= FLAT_EXCLUDE_FACTOR)
-    })
+    run.exclusion.is_some()
 }
 
 #[derive(Debug, Clone, Default, serde::Serialize)]
@@ -59,8 +65,23 @@ pub struct GpuSummary {
     pub configs: usize,
     pub flagged: usize,
     pub excluded: usize,
-    /// flag name (without its value) -> rows
+    /// reason name (flag without its value) -> rows
     pub reasons: BTreeMap<String, usize>,
+}
+
+/// One row validation excluded or warned about (for a `--list` output).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct FlaggedRow {
+    /// Index into the table's runs.
+    pub index: usize,
+    /// `FILE:LINE` (or `FILE: row N` for Parquet).
+    pub place: String,
+    pub gpu: String,
+    pub kernel: String,
+    pub config: String,
+    pub excluded: bool,
+    /// The exclusion first, then the warnings, each one printable line.
+    pub reasons: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, serde::Serialize)]
@@ -71,151 +92,429 @@ pub struct ValidationReport {
     pub excluded: usize,
     pub skipped_error_rows: usize,
     pub per_gpu: Vec<GpuSummary>,
+    /// Every excluded or warned row with its reasons (not in JSON: it can be as
+    /// long as the table).
+    #[serde(skip)]
+    pub flagged_rows: Vec<FlaggedRow>,
 }
 
 /// Check a loaded table against the catalog: resolve GPU names (rows then carry the
-/// catalog's canonical name), reject duplicates, and set the warning flags.
+/// catalog's canonical name), reject duplicates, and set each row's verdicts.
 pub fn validate(table: &mut RunsTable, catalog: &Catalog) -> Result<ValidationReport> {
+    let mut resolved: HashMap<String, Option<&Gpu>> = HashMap::new();
     for run in &mut table.runs {
-        let gpu = catalog.resolve(&run.gpu).ok_or_else(|| {
-            Error::cell(
+        let gpu = *resolved
+            .entry(run.gpu.clone())
+            .or_insert_with(|| catalog.resolve(&run.gpu));
+        let Some(gpu) = gpu else {
+            return Err(Error::unknown_gpu(
+                run.gpu.clone(),
                 &*run.origin.file,
-                run.origin.row,
-                "gpu",
-                format!(
-                    "unknown GPU '{}': not in the catalog (add it with --gpus FILE)",
-                    run.gpu
-                ),
-            )
-        })?;
-        run.gpu = gpu.name.clone();
-        run.flags
-            .retain(|f| !OWN_FLAGS.iter().any(|o| f.starts_with(o)));
+                Position::of(&run.origin),
+                "not in the catalog (add it with --gpus FILE)",
+            ));
+        };
+        run.gpu.clone_from(&gpu.name);
+        run.flags.retain(|f| !is_validation_flag(f));
+        run.exclusion = None;
+        run.warnings.clear();
     }
+    check_duplicates(&table.runs)?;
 
-    let mut seen: HashMap<(&str, &str, &str), &Run> = HashMap::new();
-    for run in &table.runs {
-        if let Some(first) = seen.insert((&run.gpu, &run.kernel, &run.config), run) {
-            return Err(Error::cell(
+    let gpus: HashMap<&str, &Gpu> = resolved
+        .values()
+        .flatten()
+        .map(|g| (g.name.as_str(), *g))
+        .collect();
+    let mut verdicts: Vec<Verdict> = table
+        .runs
+        .iter()
+        .map(|r| peak_verdict(r, gpus[r.gpu.as_str()]))
+        .collect();
+    flat_time(&table.runs, &gpus, &mut verdicts);
+    single_gpu(&table.runs, &mut verdicts);
+
+    for (run, v) in table.runs.iter_mut().zip(verdicts) {
+        let mut exclusions = v.exclusions.into_iter();
+        run.exclusion = exclusions.next();
+        run.warnings = exclusions
+            .map(Warning::AlsoImplausible)
+            .chain(v.warnings)
+            .collect();
+        let own = run
+            .exclusion
+            .iter()
+            .map(|e| e.flag())
+            .chain(run.warnings.iter().map(|w| w.flag()));
+        run.flags.extend(own);
+    }
+    Ok(summarize(table))
+}
+
+fn is_validation_flag(flag: &str) -> bool {
+    let name = flag.split(':').next().unwrap_or(flag);
+    VALIDATION_FLAGS.contains(&name)
+}
+
+/// Same GPU, kernel, config and source twice is an error; two sources measuring the
+/// same work is allowed.
+fn check_duplicates(runs: &[Run]) -> Result<()> {
+    let mut seen: HashMap<(&str, &str, &str, Option<&str>), &Run> = HashMap::new();
+    for run in runs {
+        let key = (
+            run.gpu.as_str(),
+            run.kernel.as_str(),
+            run.config.as_str(),
+            run.source.as_deref(),
+        );
+        if let Some(first) = seen.insert(key, run) {
+            let source = match &run.source {
+                Some(s) => format!(" from source '{s}'"),
+                None => String::new(),
+            };
+            return Err(Error::validation(
                 &*run.origin.file,
-                run.origin.row,
-                "config",
+                Position::of(&run.origin),
+                Some("config"),
                 format!(
-                    "duplicate (gpu, kernel, config) = ({}, {}, {}): also at {}",
+                    "duplicate (gpu, kernel, config) = ({}, {}, {}){source}: also at {}",
                     run.gpu, run.kernel, run.config, first.origin
                 ),
             ));
         }
     }
-
-    flag_flat_time(&mut table.runs);
-    flag_peaks(&mut table.runs, catalog);
-    flag_single_gpu(&mut table.runs);
-    Ok(summarize(table))
+    Ok(())
 }
 
-fn flag_flat_time(runs: &mut [Run]) {
-    let mut groups: BTreeMap<(String, String), Vec<usize>> = BTreeMap::new();
-    for (i, r) in runs.iter().enumerate() {
-        if r.work() > 0.0 {
-            groups
-                .entry((r.gpu.clone(), r.kernel.clone()))
-                .or_default()
-                .push(i);
-        }
+/// What validation found about one row, in order of discovery.
+#[derive(Default)]
+struct Verdict {
+    exclusions: Vec<Exclusion>,
+    warnings: Vec<Warning>,
+}
+
+fn peak_verdict(r: &Run, gpu: &Gpu) -> Verdict {
+    let mut v = Verdict::default();
+    let secs = r.time_ms * 1e-3;
+    let working_set = r.working_set_bytes.unwrap_or(r.dram_bytes);
+    let bw_gbs = r.dram_bytes / secs / 1e9;
+    if bw_gbs > PEAK_SLACK * gpu.mem_bandwidth_gbs && working_set > gpu.l2_bytes as f64 {
+        v.exclusions.push(Exclusion::AbovePeakBandwidth {
+            achieved_gbs: bw_gbs,
+            peak_gbs: gpu.mem_bandwidth_gbs,
+            working_set_bytes: working_set,
+            l2_bytes: gpu.l2_bytes as f64,
+        });
     }
-    // The largest work growth over which each row's time failed to grow.
-    let mut growth = vec![0.0f64; runs.len()];
-    for idx in groups.values() {
-        for &a in idx {
-            for &b in idx {
-                let g = runs[b].work() / runs[a].work();
-                if g >= FLAT_FLAG_FACTOR
-                    && runs[b].time_ms / runs[a].time_ms < g.powf(FLAT_GROWTH_EXPONENT)
-                {
-                    growth[a] = growth[a].max(g);
-                    growth[b] = growth[b].max(g);
+    let gflops = r.flops / secs / 1e9;
+    let peak = peak_gflops(gpu, r.precision());
+    if gflops > PEAK_SLACK * peak {
+        v.exclusions.push(Exclusion::AbovePeakFlops {
+            achieved_gflops: gflops,
+            peak_gflops: peak,
+            precision: r.precision().to_string(),
+        });
+    }
+    if r.time_ms < LAUNCH_FLOOR_MS {
+        v.warnings
+            .push(Warning::BelowLaunchFloor { time_ms: r.time_ms });
+    }
+    v
+}
+
+/// Does the run's grid fit in one wave of resident blocks on the SMs it ran on?
+fn fits_one_wave(r: &Run, gpu: &Gpu) -> bool {
+    let (Some(grid), Some(threads)) = (r.grid_blocks, r.block_threads) else {
+        return false;
+    };
+    if threads < 1.0 || grid < 1.0 {
+        return false;
+    }
+    let by_threads = (gpu.max_threads_per_sm as f64 / threads).floor();
+    let per_sm = by_threads.min(gpu.max_blocks_per_sm as f64).max(1.0);
+    let sms = r.sm_count.unwrap_or(gpu.sm_count as f64);
+    grid <= sms * per_sm
+}
+
+/// One row of a (GPU, kernel) group, in order of work.
+struct Point {
+    /// Index into the table's runs.
+    run: usize,
+    ln_work: f64,
+    time_ms: f64,
+    /// ln(time) - FLAT_GROWTH_EXPONENT * ln(work): a pair (a, b) with more work in
+    /// b is flat exactly when b's score is below a's.
+    score: f64,
+    /// Its time says nothing about its work (it may be the smaller of a flat pair).
+    floor_bound: bool,
+    /// More work runs in parallel, not longer (it may be the larger of a flat pair).
+    one_wave: bool,
+}
+
+/// How one row compares with the rows at least a factor apart in work.
+#[derive(Default, Clone, Copy)]
+struct Tally {
+    comparable: usize,
+    disagreeing: usize,
+    /// The most extreme disagreeing partner (index into the group).
+    witness: Option<usize>,
+}
+
+fn flat_time(runs: &[Run], gpus: &HashMap<&str, &Gpu>, verdicts: &mut [Verdict]) {
+    let mut order: Vec<usize> = (0..runs.len()).filter(|&i| runs[i].work() > 0.0).collect();
+    order.sort_by(|&a, &b| {
+        let (ra, rb) = (&runs[a], &runs[b]);
+        (ra.gpu.as_str(), ra.kernel.as_str())
+            .cmp(&(rb.gpu.as_str(), rb.kernel.as_str()))
+            .then(ra.work().total_cmp(&rb.work()))
+    });
+    for group in
+        order.chunk_by(|&a, &b| runs[a].gpu == runs[b].gpu && runs[a].kernel == runs[b].kernel)
+    {
+        let gpu = gpus[runs[group[0]].gpu.as_str()];
+        let fastest_ms = group
+            .iter()
+            .map(|&i| runs[i].time_ms)
+            .fold(f64::INFINITY, f64::min);
+        let floor_ms = FLOOR_ALWAYS_MS.max((FLOOR_FACTOR * fastest_ms).min(FLOOR_CAP_MS));
+        let points: Vec<Point> = group
+            .iter()
+            .map(|&i| {
+                let r = &runs[i];
+                let ln_work = r.work().ln();
+                Point {
+                    run: i,
+                    ln_work,
+                    time_ms: r.time_ms,
+                    score: r.time_ms.ln() - FLAT_GROWTH_EXPONENT * ln_work,
+                    floor_bound: r.time_ms <= floor_ms,
+                    one_wave: fits_one_wave(r, gpu),
                 }
+            })
+            .collect();
+        let strong = tally(&points, FLAT_EXCLUDE_FACTOR);
+        let weak = tally(&points, FLAT_WARN_FACTOR);
+        for (k, p) in points.iter().enumerate() {
+            let v = &mut verdicts[p.run];
+            // Excluded only when the row also disagrees with most rows >= 4x apart:
+            // a good row whose one far partner is a bad row is outvoted by its
+            // nearer neighbours.
+            let excluded = verdict_of(&points, k, &strong[k]).filter(|_| majority(&weak[k]));
+            if let Some((work_ratio, time_ratio, t)) = excluded {
+                v.exclusions.push(Exclusion::FlatTime {
+                    work_ratio,
+                    time_ratio,
+                    disagreeing: t.disagreeing,
+                    comparable: t.comparable,
+                });
+            } else if let Some((work_ratio, time_ratio, t)) = verdict_of(&points, k, &weak[k]) {
+                v.warnings.push(Warning::FlatTime {
+                    work_ratio,
+                    time_ratio,
+                    disagreeing: t.disagreeing,
+                    comparable: t.comparable,
+                });
             }
         }
     }
-    for (r, g) in runs.iter_mut().zip(growth) {
-        if g > 0.0 {
-            r.flags.push(format!("flat_time:{}x", g.round()));
-        }
-    }
 }
 
-fn flag_peaks(runs: &mut [Run], catalog: &Catalog) {
-    for r in runs.iter_mut() {
-        let Some(gpu) = catalog.resolve(&r.gpu) else {
-            continue;
-        };
-        let secs = r.time_ms * 1e-3;
-        if r.time_ms < LAUNCH_FLOOR_MS {
-            r.flags.push("below_launch_floor".into());
-        }
-        let working_set = r.working_set_bytes.unwrap_or(r.dram_bytes);
-        let bw_gbs = r.dram_bytes / secs / 1e9;
-        if bw_gbs > PEAK_SLACK * gpu.mem_bandwidth_gbs && working_set > gpu.l2_bytes as f64 {
-            r.flags.push("above_peak_bandwidth".into());
-        }
-        let gflops = r.flops / secs / 1e9;
-        if gflops > PEAK_SLACK * peak_gflops(gpu, r.precision()) {
-            r.flags.push("above_peak_flops".into());
-        }
+/// A row is implausible when most rows far enough apart in work disagree with it:
+/// (work ratio, time ratio) of its most extreme pair, larger over smaller.
+fn verdict_of(points: &[Point], k: usize, t: &Tally) -> Option<(f64, f64, Tally)> {
+    if !majority(t) {
+        return None;
     }
-}
-
-fn flag_single_gpu(runs: &mut [Run]) {
-    let mut gpus_per_work: HashMap<(String, String), Vec<String>> = HashMap::new();
-    for r in runs.iter() {
-        let e = gpus_per_work
-            .entry((r.kernel.clone(), r.config.clone()))
-            .or_default();
-        if !e.contains(&r.gpu) {
-            e.push(r.gpu.clone());
-        }
-    }
-    let n_gpus = {
-        let mut g: Vec<&str> = runs.iter().map(|r| r.gpu.as_str()).collect();
-        g.sort();
-        g.dedup();
-        g.len()
+    let w = t.witness?;
+    let (small, large) = if points[w].ln_work < points[k].ln_work {
+        (&points[w], &points[k])
+    } else {
+        (&points[k], &points[w])
     };
-    if n_gpus < 2 {
+    Some((
+        (large.ln_work - small.ln_work).exp(),
+        large.time_ms / small.time_ms,
+        *t,
+    ))
+}
+
+fn majority(t: &Tally) -> bool {
+    t.disagreeing > 0 && 2 * t.disagreeing > t.comparable
+}
+
+/// For every point (sorted by work), count the points at least `factor` apart in
+/// work on either side, and those among them that form a flat pair with it. Two
+/// sweeps with a Fenwick tree over score ranks: O(n log n).
+fn tally(points: &[Point], factor: f64) -> Vec<Tally> {
+    let n = points.len();
+    let gap = factor.ln() - RATIO_TOLERANCE;
+    let mut ranks: Vec<f64> = points.iter().map(|p| p.score).collect();
+    ranks.sort_by(f64::total_cmp);
+    // 1-based rank of the last score <= s
+    let rank_le = |s: f64| ranks.partition_point(|&x| x <= s);
+    let rank_of = |s: f64| ranks.partition_point(|&x| x < s) + 1;
+    let mut out = vec![Tally::default(); n];
+
+    // As the larger row: partners are smaller rows (not floor-bound) a factor below.
+    let mut tree = Fenwick::new(n);
+    let (mut next, mut inserted) = (0, 0);
+    let mut max_score: Option<usize> = None;
+    for b in 0..n {
+        while next < n && points[b].ln_work - points[next].ln_work >= gap {
+            let a = &points[next];
+            if !a.floor_bound {
+                tree.add(rank_of(a.score));
+                inserted += 1;
+                if max_score.is_none_or(|m| points[m].score < a.score) {
+                    max_score = Some(next);
+                }
+            }
+            next += 1;
+        }
+        if points[b].one_wave || inserted == 0 {
+            continue;
+        }
+        let higher = inserted - tree.sum(rank_le(points[b].score));
+        out[b].comparable += inserted;
+        out[b].disagreeing += higher;
+        if higher > 0 {
+            out[b].witness = max_score;
+        }
+    }
+
+    // As the smaller row: partners are larger rows (not one-wave) a factor above.
+    let mut tree = Fenwick::new(n);
+    let (mut next, mut inserted) = (n, 0);
+    let mut min_score: Option<usize> = None;
+    for a in (0..n).rev() {
+        while next > 0 && points[next - 1].ln_work - points[a].ln_work >= gap {
+            let b = &points[next - 1];
+            if !b.one_wave {
+                tree.add(rank_of(b.score));
+                inserted += 1;
+                if min_score.is_none_or(|m| points[m].score > b.score) {
+                    min_score = Some(next - 1);
+                }
+            }
+            next -= 1;
+        }
+        if points[a].floor_bound || inserted == 0 {
+            continue;
+        }
+        let lower = tree.sum(rank_of(points[a].score) - 1);
+        out[a].comparable += inserted;
+        out[a].disagreeing += lower;
+        if lower > 0 {
+            // keep the pair with the larger work ratio
+            let better = match out[a].witness {
+                Some(w) => {
+                    let prev = points[a].ln_work - points[w].ln_work;
+                    min_score.is_some_and(|m| points[m].ln_work - points[a].ln_work > prev)
+                }
+                None => true,
+            };
+            if better {
+                out[a].witness = min_score;
+            }
+        }
+    }
+    out
+}
+
+/// Counts of inserted ranks, prefix sums in O(log n).
+struct Fenwick(Vec<usize>);
+
+impl Fenwick {
+    fn new(n: usize) -> Self {
+        Fenwick(vec![0; n + 1])
+    }
+    /// Insert one at 1-based rank `i`.
+    fn add(&mut self, mut i: usize) {
+        while i < self.0.len() {
+            self.0[i] += 1;
+            i += i & i.wrapping_neg();
+        }
+    }
+    /// How many inserted at ranks 1..=i.
+    fn sum(&self, mut i: usize) -> usize {
+        let mut s = 0;
+        while i > 0 {
+            s += self.0[i];
+            i -= i & i.wrapping_neg();
+        }
+        s
+    }
+}
+
+fn single_gpu(runs: &[Run], verdicts: &mut [Verdict]) {
+    let mut first_gpu: HashMap<(&str, &str), (&str, bool)> = HashMap::new();
+    let mut gpus: Vec<&str> = Vec::new();
+    for r in runs {
+        if !gpus.contains(&r.gpu.as_str()) {
+            gpus.push(&r.gpu);
+        }
+        let e = first_gpu
+            .entry((r.kernel.as_str(), r.config.as_str()))
+            .or_insert((r.gpu.as_str(), true));
+        if e.0 != r.gpu {
+            e.1 = false;
+        }
+    }
+    if gpus.len() < 2 {
         return;
     }
-    for r in runs.iter_mut() {
-        if gpus_per_work[&(r.kernel.clone(), r.config.clone())].len() == 1 {
-            r.flags.push("single_gpu".into());
+    for (r, v) in runs.iter().zip(verdicts) {
+        if first_gpu[&(r.kernel.as_str(), r.config.as_str())].1 {
+            v.warnings.push(Warning::SingleGpu);
         }
     }
 }
 
 fn summarize(table: &RunsTable) -> ValidationReport {
     let mut per_gpu: Vec<GpuSummary> = Vec::new();
-    for gpu in table.gpus() {
-        let rows: Vec<&Run> = table.runs.iter().filter(|r| r.gpu == gpu).collect();
-        let mut kernels: Vec<&str> = rows.iter().map(|r| r.kernel.as_str()).collect();
-        kernels.sort();
-        kernels.dedup();
-        let mut reasons = BTreeMap::new();
-        for r in &rows {
-            for f in &r.flags {
-                let name = f.split(':').next().unwrap_or(f).to_string();
-                *reasons.entry(name).or_insert(0) += 1;
-            }
-        }
-        per_gpu.push(GpuSummary {
-            gpu,
-            rows: rows.len(),
-            kernels: kernels.len(),
-            configs: rows.len(),
-            flagged: rows.iter().filter(|r| !r.flags.is_empty()).count(),
-            excluded: rows.iter().filter(|r| is_excluded(r)).count(),
-            reasons,
+    let mut slot: HashMap<&str, usize> = HashMap::new();
+    let mut kernels: Vec<std::collections::HashSet<&str>> = Vec::new();
+    let mut flagged_rows = Vec::new();
+    for (index, r) in table.runs.iter().enumerate() {
+        let k = *slot.entry(r.gpu.as_str()).or_insert_with(|| {
+            per_gpu.push(GpuSummary {
+                gpu: r.gpu.clone(),
+                ..GpuSummary::default()
+            });
+            kernels.push(Default::default());
+            per_gpu.len() - 1
         });
+        let g = &mut per_gpu[k];
+        kernels[k].insert(r.kernel.as_str());
+        g.rows += 1;
+        g.configs += 1;
+        let names = r
+            .exclusion
+            .iter()
+            .map(|e| e.name())
+            .chain(r.warnings.iter().map(|w| w.name()));
+        for name in names {
+            *g.reasons.entry(name.to_string()).or_insert(0) += 1;
+        }
+        let flagged = r.exclusion.is_some() || !r.warnings.is_empty();
+        if flagged {
+            g.flagged += 1;
+            flagged_rows.push(FlaggedRow {
+                index,
+                place: r.origin.to_string(),
+                gpu: r.gpu.clone(),
+                kernel: r.kernel.clone(),
+                config: r.config.clone(),
+                excluded: is_excluded(r),
+                reasons: r.reasons(),
+            });
+        }
+        if is_excluded(r) {
+            g.excluded += 1;
+        }
+    }
+    for (g, k) in per_gpu.iter_mut().zip(&kernels) {
+        g.kernels = k.len();
     }
     ValidationReport {
         files: table.files.clone(),
@@ -224,5 +523,87 @@ fn summarize(table: &RunsTable) -> ValidationReport {
         excluded: per_gpu.iter().map(|g| g.excluded).sum(),
         skipped_error_rows: table.skipped_error_rows,
         per_gpu,
+        flagged_rows,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// SYNTHETIC points: (work, time_ms, floor_bound, one_wave).
+    fn points(rows: &[(f64, f64, bool, bool)]) -> Vec<Point> {
+        rows.iter()
+            .enumerate()
+            .map(|(i, &(w, t, floor_bound, one_wave))| Point {
+                run: i,
+                ln_work: w.ln(),
+                time_ms: t,
+                score: t.ln() - FLAT_GROWTH_EXPONENT * w.ln(),
+                floor_bound,
+                one_wave,
+            })
+            .collect()
+    }
+
+    /// The O(n^2) definition the sweep must agree with.
+    fn brute(points: &[Point], factor: f64) -> Vec<(usize, usize)> {
+        let mut out = vec![(0, 0); points.len()];
+        for (i, a) in points.iter().enumerate() {
+            for (j, b) in points.iter().enumerate() {
+                if b.ln_work - a.ln_work >= factor.ln() - RATIO_TOLERANCE
+                    && !a.floor_bound
+                    && !b.one_wave
+                {
+                    let flat = b.score < a.score;
+                    for k in [i, j] {
+                        out[k].0 += 1;
+                        out[k].1 += flat as usize;
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn sweep_matches_the_pairwise_definition() {
+        // SYNTHETIC: a deterministic pseudo-random sweep with ties, floors and waves.
+        let mut x: u64 = 12345;
+        let mut rnd = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % 1000) as f64 / 1000.0
+        };
+        let mut rows: Vec<(f64, f64, bool, bool)> = (0..300)
+            .map(|_| {
+                let w = 10f64.powf(3.0 + 6.0 * rnd());
+                let t = 0.001 * w.powf(0.2 + 0.8 * rnd()).max(1.0) / 100.0;
+                (w, (t * 1e4).round() / 1e4 + 1e-4, rnd() < 0.2, rnd() < 0.1)
+            })
+            .collect();
+        rows.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let p = points(&rows);
+        for factor in [4.0, 16.0] {
+            let fast = tally(&p, factor);
+            let slow = brute(&p, factor);
+            for (k, (t, s)) in fast.iter().zip(&slow).enumerate() {
+                assert_eq!((t.comparable, t.disagreeing), *s, "row {k} factor {factor}");
+                assert_eq!(t.witness.is_some(), s.1 > 0);
+            }
+        }
+    }
+
+    #[test]
+    fn fenwick_counts() {
+        let mut f = Fenwick::new(5);
+        for r in [1, 3, 3, 5] {
+            f.add(r);
+        }
+        assert_eq!(
+            (0..=5).map(|i| f.sum(i)).collect::<Vec<_>>(),
+            [0, 1, 1, 3, 3, 4]
+        );
     }
 }

@@ -26,10 +26,7 @@
 //! grid_blocks = "(m/MWG)*(n/NWG)"     # any optional numeric runs column
 //! ```
 
-// TODO(merge): gpucast_runs::expr
-#[path = "../../benchmarks_cuda/src/expr.rs"]
-#[allow(dead_code)]
-mod expr;
+use gpucast_runs::expr;
 
 use super::OPTIONAL_NUMERIC;
 use crate::error::{Error, Result};

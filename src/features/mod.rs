@@ -288,7 +288,7 @@ mod tests {
         )
         .unwrap();
         let e = KernelResources::from_csv(&p).unwrap_err().to_string();
-        assert!(e.contains("row 1, column 'regs_per_thread'"), "{e}");
+        assert!(e.contains("r.csv:2: column 'regs_per_thread'"), "{e}");
         std::fs::write(&p, "kernel,arch\n").unwrap();
         assert!(KernelResources::from_csv(&p)
             .unwrap_err()

@@ -866,6 +866,6 @@ mod tests {
         let blocker = dir.path().join("file");
         std::fs::write(&blocker, "x").unwrap();
         let err = pred_vs_measured(&blocker.join("x.svg"), "t", &[]).unwrap_err();
-        assert!(matches!(err, Error::File { .. }), "{err}");
+        assert!(matches!(err, Error::Io { .. }), "{err}");
     }
 }

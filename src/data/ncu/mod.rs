@@ -258,16 +258,9 @@ fn short(kernel: &str) -> String {
     }
 }
 
-/// The canonical configuration key: parameters sorted by name (byte order),
-/// `name=value` joined by `,`; integral numbers without a decimal point.
-// TODO(merge): gpucast_runs::config_key
+/// The canonical configuration key (the contract's rule).
 fn canonical_key(params: &mut [(&str, String)]) -> String {
-    params.sort_by(|a, b| a.0.cmp(b.0));
-    params
-        .iter()
-        .map(|(k, v)| format!("{k}={}", v.trim()))
-        .collect::<Vec<_>>()
-        .join(",")
+    gpucast_runs::config_key(params.iter().map(|(k, v)| (*k, v.as_str())))
 }
 
 fn number_text(v: f64) -> String {
@@ -432,6 +425,7 @@ fn group(
             origin: Origin {
                 file: file_arc.clone(),
                 row: row + 1,
+                line: None,
             },
             ..Run::default()
         });

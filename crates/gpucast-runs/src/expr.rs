@@ -1,4 +1,4 @@
-//! A tiny arithmetic expression evaluator for the suite manifest.
+//! A tiny arithmetic expression evaluator (suite manifest sizes, workload formulas).
 //!
 //! Grammar: numbers (integer, decimal, `1e6`), variables (`N`, `rows`, ...),
 //! `+ - * /` (real division), `%` (remainder), `^` (power, right-assoc), unary

@@ -1,0 +1,291 @@
+//! The runs-table columns, declared once: the column specs, the name lists, the
+//! [`Run`] record's fields and its name-based accessors all come from the single
+//! `contract!` invocation below.
+
+use crate::run::{Exclusion, Origin, Warning};
+
+/// What a column holds and who must provide it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ColumnKind {
+    /// Every row must have a value.
+    Required,
+    /// A number a row may leave empty; a field of [`Run`].
+    OptionalNumeric,
+    /// A text a row may leave empty; a field of [`Run`].
+    OptionalText,
+    /// Written by a benchmark runner for provenance; gpucast passes it through
+    /// untouched (except `status`: rows whose status is not `ok` are skipped).
+    Runner,
+    /// Written by validation (`flags`): the serialized warnings of a row.
+    Flags,
+}
+
+/// One column of the contract.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ColumnSpec {
+    pub name: &'static str,
+    pub kind: ColumnKind,
+    /// True when cells are numbers (parsed, finite, >= 0), false for text.
+    pub numeric: bool,
+    /// One line: meaning and unit.
+    pub description: &'static str,
+}
+
+macro_rules! contract {
+    (
+        required_text: [$($rt:ident = $rtd:literal),* $(,)?],
+        required_numeric: [$($rn:ident = $rnd:literal),* $(,)?],
+        numeric: [$($num:ident = $numd:literal),* $(,)?],
+        text: [$($txt:ident = $txtd:literal),* $(,)?],
+        runner_numeric: [$($un:ident = $und:literal),* $(,)?],
+        runner_text: [$($ut:ident = $utd:literal),* $(,)?],
+        flags: $fd:literal $(,)?
+    ) => {
+        /// Every column of the contract, in the order files are written.
+        pub const COLUMNS: &[ColumnSpec] = &[
+            $(ColumnSpec { name: stringify!($rt), kind: ColumnKind::Required, numeric: false, description: $rtd },)*
+            $(ColumnSpec { name: stringify!($rn), kind: ColumnKind::Required, numeric: true, description: $rnd },)*
+            $(ColumnSpec { name: stringify!($num), kind: ColumnKind::OptionalNumeric, numeric: true, description: $numd },)*
+            $(ColumnSpec { name: stringify!($txt), kind: ColumnKind::OptionalText, numeric: false, description: $txtd },)*
+            $(ColumnSpec { name: stringify!($un), kind: ColumnKind::Runner, numeric: true, description: $und },)*
+            $(ColumnSpec { name: stringify!($ut), kind: ColumnKind::Runner, numeric: false, description: $utd },)*
+            ColumnSpec { name: "flags", kind: ColumnKind::Flags, numeric: false, description: $fd },
+        ];
+
+        /// Required columns, in the contract's order.
+        pub const REQUIRED: &[&str] = &[$(stringify!($rt),)* $(stringify!($rn),)*];
+        /// Optional numeric columns (fields of [`Run`]).
+        pub const OPTIONAL_NUMERIC: &[&str] = &[$(stringify!($num)),*];
+        /// Optional text columns (fields of [`Run`]).
+        pub const OPTIONAL_TEXT: &[&str] = &[$(stringify!($txt)),*];
+        /// Provenance columns a runner writes (passed through by gpucast).
+        pub const RUNNER: &[&str] = &[$(stringify!($un),)* $(stringify!($ut),)*];
+        /// The header a benchmark runner writes: every column except `flags`,
+        /// which only validation writes.
+        pub const RUNNER_HEADER: &[&str] = &[
+            $(stringify!($rt),)* $(stringify!($rn),)* $(stringify!($num),)*
+            $(stringify!($txt),)* $(stringify!($un),)* $(stringify!($ut),)*
+        ];
+
+        /// One kernel configuration measured on one GPU.
+        #[derive(Debug, Clone, Default, PartialEq)]
+        pub struct Run {
+            $(#[doc = $rtd] pub $rt: String,)*
+            $(#[doc = $rnd] pub $rn: f64,)*
+            $(#[doc = $numd] pub $num: Option<f64>,)*
+            $(#[doc = $txtd] pub $txt: Option<String>,)*
+            /// The `flags` column: after validation, the serialized [`Run::warnings`]
+            /// and [`Run::exclusion`] plus any flags of other tools read from the file.
+            pub flags: Vec<String>,
+            /// Set by validation: why the row is left out of fitting and scoring.
+            pub exclusion: Option<Exclusion>,
+            /// Set by validation: what is unusual about a kept row.
+            pub warnings: Vec<Warning>,
+            pub origin: Origin,
+        }
+
+        impl Run {
+            /// The value of a numeric column (required or optional) by name.
+            pub fn numeric(&self, column: &str) -> Option<f64> {
+                match column {
+                    $(stringify!($rn) => Some(self.$rn),)*
+                    $(stringify!($num) => self.$num,)*
+                    _ => None,
+                }
+            }
+            /// The slot of an optional numeric column by name (for loaders).
+            pub fn numeric_mut(&mut self, column: &str) -> Option<&mut Option<f64>> {
+                match column {
+                    $(stringify!($num) => Some(&mut self.$num),)*
+                    _ => None,
+                }
+            }
+            /// The slot of a required numeric column by name (for loaders).
+            pub fn required_numeric_mut(&mut self, column: &str) -> Option<&mut f64> {
+                match column {
+                    $(stringify!($rn) => Some(&mut self.$rn),)*
+                    _ => None,
+                }
+            }
+            /// The value of a text column (required or optional) by name.
+            pub fn text(&self, column: &str) -> Option<&str> {
+                match column {
+                    $(stringify!($rt) => Some(&self.$rt),)*
+                    $(stringify!($txt) => self.$txt.as_deref(),)*
+                    _ => None,
+                }
+            }
+            /// The slot of an optional text column by name (for loaders).
+            pub fn text_mut(&mut self, column: &str) -> Option<&mut Option<String>> {
+                match column {
+                    $(stringify!($txt) => Some(&mut self.$txt),)*
+                    _ => None,
+                }
+            }
+            /// The slot of a required text column by name (for loaders).
+            pub fn required_text_mut(&mut self, column: &str) -> Option<&mut String> {
+                match column {
+                    $(stringify!($rt) => Some(&mut self.$rt),)*
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+
+contract! {
+    required_text: [
+        gpu = "GPU name as measured; after validation, the catalog's canonical name",
+        kernel = "kernel identifier",
+        config = "problem configuration key (canonical `name=value,...`); same (kernel, config) on two GPUs = same work",
+    ],
+    required_numeric: [
+        time_ms = "mean kernel time, milliseconds (> 0)",
+        flops = "floating-point operations executed",
+        dram_bytes = "bytes moved between the SMs and device memory (or the best estimate)",
+    ],
+    numeric: [
+        time_std_ms = "standard deviation of the timing trials, milliseconds",
+        trials = "number of timing trials",
+        block_threads = "threads per block",
+        grid_blocks = "blocks in the grid",
+        regs_per_thread = "registers per thread",
+        smem_per_block = "shared memory per block, bytes (static + dynamic)",
+        blocks_per_sm = "resident blocks per SM as measured or reported by a profiler",
+        warps_per_sm = "resident warps per SM as measured or reported by a profiler",
+        achieved_occupancy = "achieved occupancy from a profiler, fraction of the SM's warp slots (0..1)",
+        working_set_bytes = "distinct bytes touched",
+        l2_bytes = "traffic between L1 and L2, bytes (e.g. from Nsight Compute)",
+        l1_bytes = "traffic at L1, bytes (e.g. from Nsight Compute)",
+        shared_bytes = "shared-memory traffic, bytes (e.g. from Nsight Compute)",
+        inst_warp = "warp-level instructions executed",
+        inst_thread = "thread-level instructions executed",
+        flops_fma = "FMA floating-point instructions executed",
+        flops_add = "add floating-point instructions executed",
+        flops_mul = "multiply floating-point instructions executed",
+        flops_special = "special-function (transcendental) instructions executed",
+        time_min_ms = "fastest timing trial, milliseconds",
+        time_median_ms = "median timing trial, milliseconds",
+        time_cv = "coefficient of variation of the timing trials (std / mean)",
+        dram_bytes_model = "DRAM bytes by the runner's sector model (whole 32-byte sectors)",
+        sm_count = "SMs the kernel ran on (the whole GPU unless restricted)",
+    ],
+    text: [
+        precision = "fp32 (default), fp16, bf16, fp64, int, tf32",
+        suite = "free label of the benchmark suite (e.g. reference-16)",
+        category = "free label of the kernel's character (e.g. memory-bound, coalesced)",
+        source = "provenance (tool, date, driver); two sources may measure the same work",
+    ],
+    runner_numeric: [
+        reps = "kernel launches per timing trial",
+        sm_clock_mhz = "SM clock during the measurement, MHz",
+        mem_clock_mhz = "memory clock during the measurement, MHz",
+    ],
+    runner_text: [
+        status = "ok, or error (the row has no time and is skipped on load)",
+        error = "the runner's one-line error for a failed row",
+        verified = "true / false: the kernel's output was checked, empty when not checked",
+        driver_version = "GPU driver version",
+        cuda_version = "CUDA version",
+        date = "measurement date (ISO 8601)",
+        commit = "git commit of the runner",
+    ],
+    flags: "validation warnings, ';'-separated (e.g. flat_time:64x;single_gpu)",
+}
+
+/// The spec of a column by name.
+pub fn column(name: &str) -> Option<&'static ColumnSpec> {
+    COLUMNS.iter().find(|c| c.name == name)
+}
+
+/// Largest plausible value of a numeric column; a larger one is a typo, not data.
+/// Times: 1e7 ms (about 3 hours). Counts of FLOPs, bytes or instructions: 1e21
+/// (a zettaop: beyond any kernel launch). Fractions: 1.
+pub fn upper_bound(name: &str) -> Option<f64> {
+    let spec = column(name)?;
+    if !spec.numeric {
+        return None;
+    }
+    if name == "achieved_occupancy" {
+        Some(1.0)
+    } else if name.ends_with("_ms") {
+        Some(1e7)
+    } else if name.starts_with("flops") || name.ends_with("_bytes") || name.starts_with("inst_") {
+        Some(1e21)
+    } else {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_lists_partition_the_specs() {
+        let mut names: Vec<&str> = COLUMNS.iter().map(|c| c.name).collect();
+        let n = names.len();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), n, "a column is declared twice");
+        assert_eq!(
+            REQUIRED.len() + OPTIONAL_NUMERIC.len() + OPTIONAL_TEXT.len() + RUNNER.len() + 1,
+            n
+        );
+        assert_eq!(RUNNER_HEADER.len(), n - 1);
+        assert!(!RUNNER_HEADER.contains(&"flags"));
+        assert_eq!(
+            REQUIRED,
+            ["gpu", "kernel", "config", "time_ms", "flops", "dram_bytes"]
+        );
+        assert!(OPTIONAL_NUMERIC.contains(&"achieved_occupancy"));
+        for c in COLUMNS {
+            assert!(!c.description.is_empty() && !c.description.contains('\n'));
+        }
+    }
+
+    #[test]
+    fn every_record_column_has_an_accessor() {
+        // SYNTHETIC values: set every field through its slot and read it back.
+        let mut r = Run::default();
+        for (i, name) in OPTIONAL_NUMERIC.iter().enumerate() {
+            *r.numeric_mut(name).unwrap() = Some(i as f64 + 0.5);
+        }
+        for name in OPTIONAL_TEXT {
+            *r.text_mut(name).unwrap() = Some(format!("v-{name}"));
+        }
+        for c in COLUMNS.iter().filter(|c| c.kind == ColumnKind::Required) {
+            if c.numeric {
+                *r.required_numeric_mut(c.name).unwrap() = 7.0;
+            } else {
+                *r.required_text_mut(c.name).unwrap() = format!("v-{}", c.name);
+            }
+        }
+        for (i, name) in OPTIONAL_NUMERIC.iter().enumerate() {
+            assert_eq!(r.numeric(name), Some(i as f64 + 0.5), "{name}");
+            assert!(r.text(name).is_none());
+        }
+        for name in OPTIONAL_TEXT {
+            assert_eq!(r.text(name), Some(format!("v-{name}").as_str()));
+        }
+        assert_eq!(r.time_ms, 7.0);
+        assert_eq!(r.gpu, "v-gpu");
+        for name in RUNNER {
+            assert!(r.numeric(name).is_none() && r.text(name).is_none());
+        }
+    }
+
+    #[test]
+    fn bounds() {
+        assert_eq!(upper_bound("time_ms"), Some(1e7));
+        assert_eq!(upper_bound("time_std_ms"), Some(1e7));
+        assert_eq!(upper_bound("flops"), Some(1e21));
+        assert_eq!(upper_bound("flops_fma"), Some(1e21));
+        assert_eq!(upper_bound("dram_bytes"), Some(1e21));
+        assert_eq!(upper_bound("l2_bytes"), Some(1e21));
+        assert_eq!(upper_bound("achieved_occupancy"), Some(1.0));
+        assert_eq!(upper_bound("block_threads"), None);
+        assert_eq!(upper_bound("gpu"), None);
+        assert_eq!(upper_bound("nonsense"), None);
+    }
+}
