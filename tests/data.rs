@@ -381,6 +381,41 @@ fn a_plateau_on_the_launch_floor_is_honest() {
 }
 
 #[test]
+fn a_plateau_within_one_wave_or_far_from_any_roof_is_honest() {
+    // SYNTHETIC: 8 to 512 blocks of 256 threads on a TITAN V (80 SMs, 8 such blocks
+    // each: 640 per wave) all take 40 us: more blocks run in parallel, not longer.
+    // The same times over 4 to 256 waves are implausible.
+    let sweep = |blocks_per_step: f64| -> String {
+        let mut text =
+            String::from("gpu,kernel,config,time_ms,flops,dram_bytes,block_threads,grid_blocks\n");
+        for (i, g) in [1.0f64, 4.0, 16.0, 64.0].iter().enumerate() {
+            let grid = g * blocks_per_step;
+            text += &format!("{TV},loop,N={i},0.04,0,{},256,{grid}\n", grid * 64.0);
+        }
+        text
+    };
+    let validate = |text: &str| {
+        let (_d, p) = write_tmp("waves.csv", text);
+        let mut t = data::load(&[p]).unwrap();
+        data::validate(&mut t, &Catalog::builtin()).unwrap()
+    };
+    assert_eq!(validate(&sweep(8.0)).flagged, 0, "one wave");
+    let rep = validate(&sweep(2560.0));
+    assert_eq!(rep.excluded, 4, "4 to 256 waves");
+    assert!(rep
+        .flagged_rows
+        .iter()
+        .all(|f| f.reasons[0].starts_with("flat time: ")));
+    // Without geometry: 1 MB to 16 MB flat at 2 ms is 0.1 % to 1 % of the
+    // bandwidth roof (a serial loop per block can do that): kept.
+    let mut text = String::from(HEADER);
+    for (i, n) in [1e6f64, 4e6, 16e6].iter().enumerate() {
+        text += &format!("{TV},serial,N={i},2.0,0,{n}\n");
+    }
+    assert_eq!(validate(&text).flagged, 0);
+}
+
+#[test]
 fn one_mistyped_row_is_flagged_alone() {
     // SYNTHETIC: nine honest bandwidth-bound rows, and one whose FLOPs were typed
     // with six extra zeros (above peak FLOP/s too, but the plateau rule must not
