@@ -38,6 +38,61 @@ fn csv_parquet_round_trip_keeps_values_and_unknown_columns() {
 }
 
 #[test]
+fn every_column_a_runner_writes_is_read_back() {
+    // SYNTHETIC row with a value in every column of the runner header (the list
+    // gpucast-bench writes, taken from the same contract crate).
+    use data::ColumnKind;
+    let header: Vec<&str> = data::COLUMNS
+        .iter()
+        .filter(|c| c.kind != ColumnKind::Flags)
+        .map(|c| c.name)
+        .collect();
+    let cell = |c: &data::ColumnSpec| match (c.name, c.numeric) {
+        ("gpu", _) => "NVIDIA TITAN V".to_string(),
+        ("status", _) => "ok".to_string(),
+        ("precision", _) => "fp32".to_string(),
+        ("achieved_occupancy", _) => "0.5".to_string(),
+        (_, true) => "1".to_string(),
+        (name, false) => format!("v_{name}"),
+    };
+    let row: Vec<String> = data::COLUMNS
+        .iter()
+        .filter(|c| c.kind != ColumnKind::Flags)
+        .map(cell)
+        .collect();
+    let (_d, p) = write_tmp(
+        "all.csv",
+        &format!("{}\n{}\n", header.join(","), row.join(",")),
+    );
+    let t = data::load(&[p]).unwrap();
+    let r = &t.runs[0];
+    for c in data::COLUMNS {
+        let want = cell(c);
+        match c.kind {
+            ColumnKind::Required | ColumnKind::OptionalNumeric | ColumnKind::OptionalText => {
+                let got = if c.numeric {
+                    r.numeric(c.name).map(|v| v.to_string())
+                } else {
+                    r.text(c.name).map(str::to_string)
+                };
+                assert_eq!(got.as_deref(), Some(want.as_str()), "{}", c.name);
+            }
+            ColumnKind::Runner => {
+                assert!(t.extra.column(c.name).is_ok(), "{} passes through", c.name)
+            }
+            ColumnKind::Flags => {}
+        }
+    }
+    assert_eq!(
+        t.extra.width(),
+        data::COLUMNS
+            .iter()
+            .filter(|c| c.kind == ColumnKind::Runner)
+            .count()
+    );
+}
+
+#[test]
 fn a_directory_means_every_runs_file_in_it() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("a.csv"), SYNTHETIC_RUNS).unwrap();
