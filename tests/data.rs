@@ -38,6 +38,61 @@ fn csv_parquet_round_trip_keeps_values_and_unknown_columns() {
 }
 
 #[test]
+fn every_column_a_runner_writes_is_read_back() {
+    // SYNTHETIC row with a value in every column of the runner header (the list
+    // gpucast-bench writes, taken from the same contract crate).
+    use data::ColumnKind;
+    let header: Vec<&str> = data::COLUMNS
+        .iter()
+        .filter(|c| c.kind != ColumnKind::Flags)
+        .map(|c| c.name)
+        .collect();
+    let cell = |c: &data::ColumnSpec| match (c.name, c.numeric) {
+        ("gpu", _) => "NVIDIA TITAN V".to_string(),
+        ("status", _) => "ok".to_string(),
+        ("precision", _) => "fp32".to_string(),
+        ("achieved_occupancy", _) => "0.5".to_string(),
+        (_, true) => "1".to_string(),
+        (name, false) => format!("v_{name}"),
+    };
+    let row: Vec<String> = data::COLUMNS
+        .iter()
+        .filter(|c| c.kind != ColumnKind::Flags)
+        .map(cell)
+        .collect();
+    let (_d, p) = write_tmp(
+        "all.csv",
+        &format!("{}\n{}\n", header.join(","), row.join(",")),
+    );
+    let t = data::load(&[p]).unwrap();
+    let r = &t.runs[0];
+    for c in data::COLUMNS {
+        let want = cell(c);
+        match c.kind {
+            ColumnKind::Required | ColumnKind::OptionalNumeric | ColumnKind::OptionalText => {
+                let got = if c.numeric {
+                    r.numeric(c.name).map(|v| v.to_string())
+                } else {
+                    r.text(c.name).map(str::to_string)
+                };
+                assert_eq!(got.as_deref(), Some(want.as_str()), "{}", c.name);
+            }
+            ColumnKind::Runner => {
+                assert!(t.extra.column(c.name).is_ok(), "{} passes through", c.name)
+            }
+            ColumnKind::Flags => {}
+        }
+    }
+    assert_eq!(
+        t.extra.width(),
+        data::COLUMNS
+            .iter()
+            .filter(|c| c.kind == ColumnKind::Runner)
+            .count()
+    );
+}
+
+#[test]
 fn a_directory_means_every_runs_file_in_it() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("a.csv"), SYNTHETIC_RUNS).unwrap();
@@ -378,6 +433,41 @@ fn a_plateau_on_the_launch_floor_is_honest() {
         .collect();
     let (_, rep) = validated(&rows);
     assert!(rep.excluded >= 3, "{}", rep.excluded);
+}
+
+#[test]
+fn a_plateau_within_one_wave_or_far_from_any_roof_is_honest() {
+    // SYNTHETIC: 8 to 512 blocks of 256 threads on a TITAN V (80 SMs, 8 such blocks
+    // each: 640 per wave) all take 40 us: more blocks run in parallel, not longer.
+    // The same times over 4 to 256 waves are implausible.
+    let sweep = |blocks_per_step: f64| -> String {
+        let mut text =
+            String::from("gpu,kernel,config,time_ms,flops,dram_bytes,block_threads,grid_blocks\n");
+        for (i, g) in [1.0f64, 4.0, 16.0, 64.0].iter().enumerate() {
+            let grid = g * blocks_per_step;
+            text += &format!("{TV},loop,N={i},0.04,0,{},256,{grid}\n", grid * 64.0);
+        }
+        text
+    };
+    let validate = |text: &str| {
+        let (_d, p) = write_tmp("waves.csv", text);
+        let mut t = data::load(&[p]).unwrap();
+        data::validate(&mut t, &Catalog::builtin()).unwrap()
+    };
+    assert_eq!(validate(&sweep(8.0)).flagged, 0, "one wave");
+    let rep = validate(&sweep(2560.0));
+    assert_eq!(rep.excluded, 4, "4 to 256 waves");
+    assert!(rep
+        .flagged_rows
+        .iter()
+        .all(|f| f.reasons[0].starts_with("flat time: ")));
+    // Without geometry: 1 MB to 16 MB flat at 2 ms is 0.1 % to 1 % of the
+    // bandwidth roof (a serial loop per block can do that): kept.
+    let mut text = String::from(HEADER);
+    for (i, n) in [1e6f64, 4e6, 16e6].iter().enumerate() {
+        text += &format!("{TV},serial,N={i},2.0,0,{n}\n");
+    }
+    assert_eq!(validate(&text).flagged, 0);
 }
 
 #[test]

@@ -11,12 +11,15 @@
 //!   nearly the same time (the larger grew by less than (work ratio)^0.25, 2x for
 //!   16x the work), and most rows that far apart in work disagree with this one the
 //!   same way, and so do most rows >= 4x apart (so one mistyped row is flagged
-//!   alone, not the good rows around it).
-//!   Two things make a flat time honest and are not counted: the smaller row sits
-//!   on the launch floor (below 10 us, or within 2x of the kernel's fastest run on
-//!   that GPU and below 20 us), or the larger row's grid fits in one wave of the
-//!   GPU (more blocks then run in parallel, not after each other). E.g. the
-//!   reference study's TITAN X rows: conv2d flat at 67 us over 64x the work.
+//!   alone, not the good rows around it). Work is the time the row's FLOPs and
+//!   bytes need at the GPU's roofs (see `roof_seconds`). Two things make a flat
+//!   time honest and are not counted: a row on the launch floor (below 10 us, or
+//!   within 2x of the kernel's fastest run on that GPU and below 20 us) is in no
+//!   flat pair, and only a throughput-bound row can be the larger of one (its grid
+//!   spans more than one wave of the GPU, or, geometry unknown, it reaches a
+//!   quarter of a roof: a partly filled GPU runs more blocks in parallel, not
+//!   longer). E.g. the reference study's TITAN X rows: conv2d flat at 67 us over
+//!   64x the work, 1 to 85 waves.
 //!
 //! Warnings (rows kept): flat time over >= 4x (caches and partial waves can do it),
 //! below launch floor (under 1 us, faster than any back-to-back launch measured on
@@ -50,6 +53,9 @@ const FLOOR_CAP_MS: f64 = 0.020;
 /// study's floor is 1.3-5.5 us).
 pub const LAUNCH_FLOOR_MS: f64 = 1e-3;
 const PEAK_SLACK: f64 = 1.05;
+/// A run without launch geometry counts as throughput-bound from this fraction of
+/// its roofline time on.
+const MIN_ROOF_FRACTION: f64 = 0.25;
 
 /// The exclusion rule: a row is left out of fitting and scoring when validation
 /// found its measurement physically implausible ([`Run::exclusion`]).
@@ -222,18 +228,21 @@ fn peak_verdict(r: &Run, gpu: &Gpu) -> Verdict {
     v
 }
 
-/// Does the run's grid fit in one wave of resident blocks on the SMs it ran on?
-fn fits_one_wave(r: &Run, gpu: &Gpu) -> bool {
-    let (Some(grid), Some(threads)) = (r.grid_blocks, r.block_threads) else {
-        return false;
-    };
-    if threads < 1.0 || grid < 1.0 {
-        return false;
+/// Should the run's time grow with its work? When its launch geometry is known:
+/// its grid spans more than one wave of resident blocks on the SMs it ran on (within
+/// one wave, more blocks run in parallel, not longer). When it is not: it runs at a
+/// quarter of a roof or more (below that, a partly filled GPU or a serial loop per
+/// block can hold the time flat, e.g. a library GEMM with a long k and few tiles).
+fn throughput_bound(r: &Run, gpu: &Gpu, roof_s: f64) -> bool {
+    match (r.grid_blocks, r.block_threads) {
+        (Some(grid), Some(threads)) if threads >= 1.0 && grid >= 1.0 => {
+            let by_threads = (gpu.max_threads_per_sm as f64 / threads).floor();
+            let per_sm = by_threads.min(gpu.max_blocks_per_sm as f64).max(1.0);
+            let sms = r.sm_count.unwrap_or(gpu.sm_count as f64);
+            grid > sms * per_sm
+        }
+        _ => roof_s >= MIN_ROOF_FRACTION * r.time_ms * 1e-3,
     }
-    let by_threads = (gpu.max_threads_per_sm as f64 / threads).floor();
-    let per_sm = by_threads.min(gpu.max_blocks_per_sm as f64).max(1.0);
-    let sms = r.sm_count.unwrap_or(gpu.sm_count as f64);
-    grid <= sms * per_sm
 }
 
 /// One row of a (GPU, kernel) group, in order of work.
@@ -245,10 +254,19 @@ struct Point {
     /// ln(time) - FLAT_GROWTH_EXPONENT * ln(work): a pair (a, b) with more work in
     /// b is flat exactly when b's score is below a's.
     score: f64,
-    /// Its time says nothing about its work (it may be the smaller of a flat pair).
+    /// On the launch floor: its time says nothing about its work, so it is in no
+    /// flat pair (as the smaller row its time is overhead; as the larger row it is as
+    /// fast as a launch gets, and a slower smaller row is slow for its own reasons).
     floor_bound: bool,
-    /// More work runs in parallel, not longer (it may be the larger of a flat pair).
-    one_wave: bool,
+    /// Its time should grow with its work (see [`throughput_bound`]); only such a
+    /// row can be the larger of a flat pair.
+    throughput_bound: bool,
+}
+
+impl Point {
+    fn can_be_larger(&self) -> bool {
+        !self.floor_bound && self.throughput_bound
+    }
 }
 
 /// How one row compares with the rows at least a factor apart in work.
@@ -260,13 +278,32 @@ struct Tally {
     witness: Option<usize>,
 }
 
+/// The work of a run in seconds at the GPU's roofs: the larger of FLOPs over the
+/// peak for its precision and DRAM bytes over the peak bandwidth. Raw FLOPs and bytes
+/// do not add up: a GEMM whose FLOPs grow 64x with its batch while its weights
+/// (bytes) stay the same is honestly flat while memory-bound.
+fn roof_seconds(r: &Run, gpu: &Gpu) -> f64 {
+    let flops_s = r.flops / (peak_gflops(gpu, r.precision()) * 1e9);
+    let bytes_s = r.dram_bytes / (gpu.mem_bandwidth_gbs * 1e9);
+    let s = flops_s.max(bytes_s);
+    if s.is_finite() {
+        s
+    } else {
+        0.0
+    }
+}
+
 fn flat_time(runs: &[Run], gpus: &HashMap<&str, &Gpu>, verdicts: &mut [Verdict]) {
-    let mut order: Vec<usize> = (0..runs.len()).filter(|&i| runs[i].work() > 0.0).collect();
+    let work: Vec<f64> = runs
+        .iter()
+        .map(|r| roof_seconds(r, gpus[r.gpu.as_str()]))
+        .collect();
+    let mut order: Vec<usize> = (0..runs.len()).filter(|&i| work[i] > 0.0).collect();
     order.sort_by(|&a, &b| {
         let (ra, rb) = (&runs[a], &runs[b]);
         (ra.gpu.as_str(), ra.kernel.as_str())
             .cmp(&(rb.gpu.as_str(), rb.kernel.as_str()))
-            .then(ra.work().total_cmp(&rb.work()))
+            .then(work[a].total_cmp(&work[b]))
     });
     for group in
         order.chunk_by(|&a, &b| runs[a].gpu == runs[b].gpu && runs[a].kernel == runs[b].kernel)
@@ -281,14 +318,14 @@ fn flat_time(runs: &[Run], gpus: &HashMap<&str, &Gpu>, verdicts: &mut [Verdict])
             .iter()
             .map(|&i| {
                 let r = &runs[i];
-                let ln_work = r.work().ln();
+                let ln_work = work[i].ln();
                 Point {
                     run: i,
                     ln_work,
                     time_ms: r.time_ms,
                     score: r.time_ms.ln() - FLAT_GROWTH_EXPONENT * ln_work,
                     floor_bound: r.time_ms <= floor_ms,
-                    one_wave: fits_one_wave(r, gpu),
+                    throughput_bound: throughput_bound(r, gpu, work[i]),
                 }
             })
             .collect();
@@ -371,7 +408,7 @@ fn tally(points: &[Point], factor: f64) -> Vec<Tally> {
             }
             next += 1;
         }
-        if points[b].one_wave || inserted == 0 {
+        if !points[b].can_be_larger() || inserted == 0 {
             continue;
         }
         let higher = inserted - tree.sum(rank_le(points[b].score));
@@ -382,14 +419,14 @@ fn tally(points: &[Point], factor: f64) -> Vec<Tally> {
         }
     }
 
-    // As the smaller row: partners are larger rows (not one-wave) a factor above.
+    // As the smaller row: partners are larger rows a factor above.
     let mut tree = Fenwick::new(n);
     let (mut next, mut inserted) = (n, 0);
     let mut min_score: Option<usize> = None;
     for a in (0..n).rev() {
         while next > 0 && points[next - 1].ln_work - points[a].ln_work >= gap {
             let b = &points[next - 1];
-            if !b.one_wave {
+            if b.can_be_larger() {
                 tree.add(rank_of(b.score));
                 inserted += 1;
                 if min_score.is_none_or(|m| points[m].score > b.score) {
@@ -531,17 +568,17 @@ fn summarize(table: &RunsTable) -> ValidationReport {
 mod tests {
     use super::*;
 
-    /// SYNTHETIC points: (work, time_ms, floor_bound, one_wave).
+    /// SYNTHETIC points: (work, time_ms, floor_bound, throughput_bound).
     fn points(rows: &[(f64, f64, bool, bool)]) -> Vec<Point> {
         rows.iter()
             .enumerate()
-            .map(|(i, &(w, t, floor_bound, one_wave))| Point {
+            .map(|(i, &(w, t, floor_bound, throughput_bound))| Point {
                 run: i,
                 ln_work: w.ln(),
                 time_ms: t,
                 score: t.ln() - FLAT_GROWTH_EXPONENT * w.ln(),
                 floor_bound,
-                one_wave,
+                throughput_bound,
             })
             .collect()
     }
@@ -553,7 +590,7 @@ mod tests {
             for (j, b) in points.iter().enumerate() {
                 if b.ln_work - a.ln_work >= factor.ln() - RATIO_TOLERANCE
                     && !a.floor_bound
-                    && !b.one_wave
+                    && b.can_be_larger()
                 {
                     let flat = b.score < a.score;
                     for k in [i, j] {
@@ -580,7 +617,7 @@ mod tests {
             .map(|_| {
                 let w = 10f64.powf(3.0 + 6.0 * rnd());
                 let t = 0.001 * w.powf(0.2 + 0.8 * rnd()).max(1.0) / 100.0;
-                (w, (t * 1e4).round() / 1e4 + 1e-4, rnd() < 0.2, rnd() < 0.1)
+                (w, (t * 1e4).round() / 1e4 + 1e-4, rnd() < 0.2, rnd() < 0.9)
             })
             .collect();
         rows.sort_by(|a, b| a.0.total_cmp(&b.0));

@@ -33,7 +33,8 @@ pub enum Exclusion {
     /// `work_ratio` (>= 16) times took nearly the same time, and most rows that far
     /// apart in work disagree with this one the same way.
     FlatTime {
-        /// Work of the larger row over the smaller one of the most extreme pair.
+        /// Work (the time its FLOPs and bytes need at the GPU's roofs) of the
+        /// larger row over the smaller one of the most extreme pair.
         work_ratio: f64,
         /// Time of the larger row over the smaller one of that pair.
         time_ratio: f64,
