@@ -501,7 +501,32 @@ pub fn roofline(
     let rows_left_out = rows.len().saturating_sub(MAX_BANDWIDTH_ROWS);
     rows.truncate(MAX_BANDWIDTH_ROWS);
 
+    // Each panel draws at most MAX_DRAWN_PER_PANEL runs, shared evenly among its kernels
+    // and spread over each kernel's range (sorted, ends kept), so the axes do not change.
+    let runs_total: usize = roof_pts.values().map(Vec::len).sum::<usize>()
+        + rows.iter().map(|r| r.1.len()).sum::<usize>();
+    let per_kernel = |kernels: usize| (MAX_DRAWN_PER_PANEL / kernels.max(1)).max(1);
+    let roof_cap = per_kernel(roof_pts.len());
+    for pts in roof_pts.values_mut() {
+        pts.sort_by(|a, b| a.1.total_cmp(&b.1));
+        *pts = evenly_spaced(pts, roof_cap);
+    }
+    let row_cap = per_kernel(rows.len());
+    for r in &mut rows {
+        r.1.sort_by(f64::total_cmp);
+        r.1 = evenly_spaced(&r.1, row_cap);
+    }
+    let runs_drawn: usize = roof_pts.values().map(Vec::len).sum::<usize>()
+        + rows.iter().map(|r| r.1.len()).sum::<usize>();
+
     let mut notes: Vec<String> = Vec::new();
+    if runs_drawn < runs_total {
+        notes.push(format!(
+            "drawn: {} of {} points, evenly spaced within each kernel",
+            thousands(runs_drawn as u64),
+            thousands(runs_total as u64)
+        ));
+    }
     let compute_only: Vec<&str> = roof_pts
         .iter()
         .filter(|(_, v)| v.iter().any(|p| p.0.is_none()))
@@ -530,7 +555,8 @@ pub fn roofline(
     let bw_height = if rows.is_empty() {
         0
     } else {
-        130 + 24 * rows.len() as u32
+        // At least four rows high: the key beside the plot has up to four entries.
+        130 + 24 * rows.len().max(4) as u32
     };
     let size = (SIZE.0, roof_height + bw_height + footer);
 
@@ -900,12 +926,15 @@ fn draw_header<'a>(
 ) -> std::result::Result<Area<'a>, DrawingAreaErrorKind<std::io::Error>> {
     let (head, body) = root.split_vertically(height);
     let (w, _) = head.dim_in_pixel();
-    let title_style = text_style(TITLE_SIZE, &BLACK, HPos::Center, VPos::Top);
-    head.draw(&Text::new(
-        title.to_string(),
-        (w as i32 / 2, 10),
-        title_style,
-    ))?;
+    // A long title gets a smaller font, and is cut at the smallest one if still too long.
+    let room = f64::from(w) - 40.0;
+    let size = [TITLE_SIZE, 24, 20]
+        .into_iter()
+        .find(|s| title.chars().count() as f64 * char_width_px(*s) <= room)
+        .unwrap_or(20);
+    let title = shorten(title, (room / char_width_px(size)) as usize);
+    let title_style = text_style(size, &BLACK, HPos::Center, VPos::Top);
+    head.draw(&Text::new(title, (w as i32 / 2, 10), title_style))?;
     let (_, notes_area) = head.split_vertically(14 + TITLE_SIZE);
     draw_notes(&notes_area, notes, HPos::Center)?;
     Ok(body)
@@ -1598,6 +1627,25 @@ mod tests {
         // two dots in the bandwidth key.
         assert_eq!(count(&svg, "<circle"), 6 + 7 + 2);
         assert!(!svg.contains("NaN"));
+    }
+
+    #[test]
+    fn roofline_of_a_large_corpus_draws_a_capped_share_of_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("big.svg");
+        // Two kernels of 5,000 runs each, both with FLOPs and bytes: 20,000 points.
+        let pts: Vec<RoofPoint> = (1..=5000)
+            .flat_map(|i| {
+                let t = 1.0 + i as f64 * 1e-3;
+                [run("gemm", 1e10, 1e8, t), run("copy", 1e6, 1e9, t)]
+            })
+            .collect();
+        roofline(&path, "big", 67_000.0, 3350.0, None, &pts).unwrap();
+        let svg = read(&path);
+        // 1,500 per kernel and panel, plus the key's dot.
+        assert_eq!(count(&svg, "<circle"), 2 * MAX_DRAWN_PER_PANEL + 1);
+        assert!(svg.contains("drawn: 6,000 of 20,000 points"));
+        assert!(svg.len() < 2_000_000, "{} bytes", svg.len());
     }
 
     #[test]
