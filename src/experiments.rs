@@ -27,7 +27,7 @@ use crate::catalog::Catalog;
 use crate::data::{validate::is_excluded, Run};
 use crate::error::{Error, Result};
 use crate::evaluation::{self, Evaluation, Metrics, Protocol, Selection};
-use crate::features::{roofline, run_features, Calibration, FiguresSource, KernelResources};
+use crate::features::{roofline, Calibration, FiguresSource, KernelResources};
 use crate::models::{Context, ModelSpec};
 use crate::report::{self, pct, plots, Table};
 use std::collections::BTreeMap;
@@ -388,14 +388,19 @@ pub fn write_outputs(o: &Outcome, out: &Path, with_plots: bool) -> Result<Vec<Pa
         targets.sort();
         targets.dedup();
         for t in targets {
-            let mut by_model: BTreeMap<&str, Vec<(f64, f64)>> = BTreeMap::new();
+            let mut by_model: BTreeMap<&str, Vec<plots::Prediction>> = BTreeMap::new();
             for r in recs.iter().filter(|r| r.target == t) {
                 by_model
                     .entry(&r.model)
                     .or_default()
-                    .push((r.measured_ms, r.pred_ms));
+                    .push(plots::Prediction {
+                        measured_ms: r.measured_ms,
+                        pred_ms: r.pred_ms,
+                        lo_ms: r.pred_lo_ms,
+                        hi_ms: r.pred_hi_ms,
+                    });
             }
-            let series: Vec<(String, Vec<(f64, f64)>)> = by_model
+            let series: Vec<(String, Vec<plots::Prediction>)> = by_model
                 .into_iter()
                 .map(|(k, v)| (k.to_string(), v))
                 .collect();
@@ -438,8 +443,8 @@ fn slug(s: &str) -> String {
         .collect()
 }
 
-/// A roofline chart per GPU with every kernel configuration placed at its achieved
-/// GFLOP/s (memory-only kernels at the left edge).
+/// A roofline chart per GPU: every run with FLOPs at its achieved GFLOP/s, and every run
+/// that moves DRAM bytes (pure memory kernels included) at its achieved GB/s.
 pub fn roofline_plots(runs: &[Run], catalog: &Catalog, out: &Path) -> Result<Vec<PathBuf>> {
     let mut written = Vec::new();
     let mut gpus: Vec<&str> = runs.iter().map(|r| r.gpu.as_str()).collect();
@@ -448,21 +453,14 @@ pub fn roofline_plots(runs: &[Run], catalog: &Catalog, out: &Path) -> Result<Vec
     for g in gpus {
         let gpu = catalog.resolve_or_err(g)?;
         let figs = Calibration::Spec.figures(gpu)?;
-        let points: Vec<(String, f64, f64)> = runs
+        let points: Vec<plots::RoofPoint> = runs
             .iter()
             .filter(|r| r.gpu == g && !is_excluded(r))
-            .map(|r| {
-                let f = run_features(r, gpu, &figs, catalog, None);
-                let gflops = r.flops / (r.time_ms * 1e-3) / 1e9;
-                (
-                    r.kernel.clone(),
-                    if f.intensity.is_finite() {
-                        f.intensity
-                    } else {
-                        0.0
-                    },
-                    gflops,
-                )
+            .map(|r| plots::RoofPoint {
+                kernel: r.kernel.clone(),
+                flops: r.flops,
+                dram_bytes: r.dram_bytes,
+                time_ms: r.time_ms,
             })
             .collect();
         let p = out.join(format!("roofline_{}.svg", slug(g)));
