@@ -239,7 +239,7 @@ fn predictions(a: &PredictArgs, catalog: &Catalog) -> Result<gpucast::predict::P
         .transpose()?;
     let model = ModelChoice::parse(&a.model, a.seed)?;
     let cal = calibration(&a.figures, model.is_study(), &a.runs, catalog)?;
-    let resources = KernelResources::load(a.figures.resources.as_deref())?;
+    let resources = a.figures.kernel_resources()?;
     let ctx = Context {
         catalog,
         calibration: &cal,
@@ -265,7 +265,7 @@ fn explain(a: ExplainArgs, catalog: &Catalog) -> Result<()> {
         ))
     })?;
     let cal = calibration(&a.figures, false, &a.runs, catalog)?;
-    let resources = KernelResources::load(a.figures.resources.as_deref())?;
+    let resources = a.figures.kernel_resources()?;
     let ctx = Context {
         catalog,
         calibration: &cal,
@@ -302,6 +302,22 @@ fn explain(a: ExplainArgs, catalog: &Catalog) -> Result<()> {
     ))
 }
 
+impl FiguresArgs {
+    /// The kernel resources asked for: the given file, else the suite's shipped one.
+    fn kernel_resources(&self) -> Result<Option<KernelResources>> {
+        if self.no_resources {
+            return Ok(None);
+        }
+        match &self.resources {
+            Some(p) => KernelResources::load(Some(p)),
+            None => {
+                let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join(KernelResources::SHIPPED);
+                KernelResources::load(Some(shipped.as_path()).filter(|p| p.exists()))
+            }
+        }
+    }
+}
+
 fn progress_bar(len: u64, msg: &str) -> indicatif::ProgressBar {
     let pb = indicatif::ProgressBar::new(len);
     pb.set_style(
@@ -323,7 +339,7 @@ fn evaluate(a: EvaluateArgs, catalog: &Catalog) -> Result<()> {
         .collect::<Result<Vec<_>>>()?;
     let ours = calibration(&a.figures, false, &a.data, catalog)?;
     let study = calibration(&a.figures, true, &a.data, catalog)?;
-    let resources = KernelResources::load(a.figures.resources.as_deref())?;
+    let resources = a.figures.kernel_resources()?;
     let selection = Default::default();
     let pb = progress_bar(
         (gpucast::evaluation::fold_count(&table.runs, &protocol, &selection) * specs.len()) as u64,
@@ -395,7 +411,7 @@ fn train(a: TrainArgs, catalog: &Catalog) -> Result<()> {
     };
     let (table, _) = data::load_validated(&a.data, catalog)?;
     let cal = calibration(&a.figures, false, &a.data, catalog)?;
-    let resources = KernelResources::load(a.figures.resources.as_deref())?;
+    let resources = a.figures.kernel_resources()?;
     let ctx = Context {
         catalog,
         calibration: &cal,

@@ -138,11 +138,14 @@ pub struct FiguresArgs {
     /// one beside the data, if any)
     #[arg(long, value_name = "FILE")]
     pub study_metrics: Option<PathBuf>,
-    /// Per-architecture kernel resources (`gpucast-bench inspect --format csv`, e.g.
-    /// benchmarks_cuda/inspect/resources.csv): target occupancy then uses the registers
-    /// of each kernel as compiled for the target's architecture
+    /// Per-architecture kernel resources (`gpucast-bench inspect --format csv`): target
+    /// occupancy then uses the registers of each kernel as compiled for the target's
+    /// architecture. Default: the suite's shipped benchmarks_cuda/inspect/resources.csv
     #[arg(long, value_name = "FILE")]
     pub resources: Option<PathBuf>,
+    /// Use only the runs' own register and shared-memory columns
+    #[arg(long, conflicts_with = "resources")]
+    pub no_resources: bool,
 }
 
 #[derive(Args, Debug)]

@@ -66,6 +66,10 @@ pub struct KernelResources {
 }
 
 impl KernelResources {
+    /// The benchmark suite's resources as compiled for eight architectures, relative
+    /// to the source tree.
+    pub const SHIPPED: &'static str = "benchmarks_cuda/inspect/resources.csv";
+
     pub fn from_csv(path: &std::path::Path) -> crate::error::Result<KernelResources> {
         use crate::error::Error;
         let text = std::fs::read_to_string(path)

@@ -274,14 +274,17 @@ const MAX_INNER_FOLDS: usize = 4;
 
 /// Quantiles of held-out errors that bound the prediction interval (a 90 % interval).
 const INTERVAL_QUANTILES: (f64, f64) = (0.05, 0.95);
+/// Most a correction may worsen any held-out training GPU's mean APE (1 point).
+const MAX_HARM: f64 = 0.01;
 /// Candidate shares of the correction.
 const SHARE_GRID: [f64; 5] = [0.0, 0.25, 0.5, 0.75, 1.0];
 
 /// How much of the learned correction to trust, chosen honestly inside the training
-/// data: each training GPU in turn is held out, the residual model is fitted on the
-/// pairs that do not touch it and scored on the pairs that target it; the share with
-/// the lowest mean absolute percentage error over all held-out pairs wins (ties go to
-/// the smaller share). With too few GPUs to hold one out, the correction is not used.
+/// data: each group of training GPUs in turn is held out, the residual model is fitted
+/// on the pairs that do not touch it and scored on the pairs that target it; among the
+/// shares that make no held-out GPU more than [`MAX_HARM`] worse, the one with the
+/// lowest mean absolute percentage error over all held-out pairs wins (ties go to the
+/// smaller share). With too few GPUs to hold one out, the correction is not used.
 /// Also returns the held-out log errors left after the chosen correction: they set the
 /// prediction interval. A `fixed` share is used as given (its held-out errors still set
 /// the interval).
@@ -298,7 +301,8 @@ fn choose_correction_share(
     // with few GPUs that is leave-one-GPU-out; with many it bounds the refits.
     let groups = n_gpus.min(MAX_INNER_FOLDS);
     let group = |g: usize| g % groups.max(1);
-    let mut scored: Vec<(f64, f64)> = Vec::new(); // (predicted correction, actual residual)
+    // (predicted correction, actual residual, held-out target GPU)
+    let mut scored: Vec<(f64, f64, usize)> = Vec::new();
     for held in 0..groups {
         let (mut xi, mut yi, mut xo, mut yo) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for ((row, &target), &(s, t)) in x.iter().zip(y).zip(pair_gpus) {
@@ -307,7 +311,7 @@ fn choose_correction_share(
                 yi.push(target);
             } else if group(t) == held && group(s) != held {
                 xo.push(row.clone());
-                yo.push(target);
+                yo.push((target, t));
             }
         }
         if xo.is_empty() {
@@ -320,7 +324,8 @@ fn choose_correction_share(
         scored.extend(
             pred.iter()
                 .map(|c| c.clamp(-MAX_LOG_CORRECTION, MAX_LOG_CORRECTION))
-                .zip(yo),
+                .zip(yo)
+                .map(|(c, (r, t))| (c, r, t)),
         );
     }
     if scored.is_empty() {
@@ -328,16 +333,39 @@ fn choose_correction_share(
         // in-sample residuals of the analytical projection.
         return Ok((fixed.unwrap_or(0.0), y.to_vec()));
     }
+    let ape = |share: f64, c: f64, r: f64| ((share * c - r).exp() - 1.0).abs();
     let mape = |share: f64| {
         scored
             .iter()
-            .map(|(c, r)| ((share * c - r).exp() - 1.0).abs())
+            .map(|&(c, r, _)| ape(share, c, r))
             .sum::<f64>()
+    };
+    // Per held-out GPU: its mean APE with a share. A share is admissible only when it
+    // makes no held-out GPU more than MAX_HARM worse than no correction: the target
+    // is one more GPU like them, and a correction that helps on average while hurting
+    // some GPU would hurt some targets.
+    let per_gpu = |share: f64| {
+        let mut sums = vec![(0.0, 0usize); n_gpus];
+        for &(c, r, t) in &scored {
+            sums[t].0 += ape(share, c, r);
+            sums[t].1 += 1;
+        }
+        sums.into_iter()
+            .map(|(s, n)| if n > 0 { s / n as f64 } else { 0.0 })
+            .collect::<Vec<f64>>()
+    };
+    let base = per_gpu(0.0);
+    let admissible = |share: f64| {
+        per_gpu(share)
+            .iter()
+            .zip(&base)
+            .all(|(m, b)| *m <= b + MAX_HARM)
     };
     let share = fixed.unwrap_or_else(|| {
         SHARE_GRID
             .iter()
             .copied()
+            .filter(|&l| l == 0.0 || admissible(l))
             .fold((0.0, f64::INFINITY), |best, l| {
                 let m = mape(l);
                 if m < best.1 - 1e-12 {
@@ -348,7 +376,10 @@ fn choose_correction_share(
             })
             .0
     });
-    Ok((share, scored.iter().map(|(c, r)| r - share * c).collect()))
+    Ok((
+        share,
+        scored.iter().map(|&(c, r, _)| r - share * c).collect(),
+    ))
 }
 
 /// Quantile of `v` (linear interpolation), `q` in [0, 1].
