@@ -11,7 +11,7 @@
 //! seed.
 
 use super::analytical::{combine, project, projections};
-use super::regressors::{make, Regressor, RegressorKind};
+use super::regressors::{make, FittedRegressor, RegressorKind};
 use super::{Context, Evidence, Model, Prediction};
 use crate::data::Run;
 use crate::error::{Error, Result};
@@ -61,7 +61,7 @@ pub struct Hybrid {
     /// leave-one-GPU-out: a diagnostic, to see what the correction does when forced.
     fixed_share: Option<f64>,
     state: Option<HybridState>,
-    regressor: Option<Box<dyn Regressor>>,
+    regressor: Option<FittedRegressor>,
 }
 
 impl Hybrid {
@@ -122,7 +122,7 @@ fn correction(
     share: f64,
     x: &[Vec<f64>],
     y: &[f64],
-) -> Result<Option<Box<dyn Regressor>>> {
+) -> Result<Option<FittedRegressor>> {
     if share == 0.0 {
         return Ok(None);
     }
@@ -134,7 +134,7 @@ fn fit_regressor(
     seed: u64,
     x: &[Vec<f64>],
     y: &[f64],
-) -> Result<Option<Box<dyn Regressor>>> {
+) -> Result<Option<FittedRegressor>> {
     if y.len() < MIN_PAIRS {
         return Ok(None);
     }
@@ -145,9 +145,7 @@ fn fit_regressor(
     let flat: Vec<f64> = x.iter().flatten().copied().collect();
     let xm =
         Array2::from_shape_vec((y.len(), width), flat).map_err(|e| Error::msg(e.to_string()))?;
-    let mut reg = make(kind, seed);
-    reg.fit(&xm, &Array1::from(y.to_vec()))?;
-    Ok(Some(reg))
+    Ok(Some(make(kind, seed).fit(&xm, &Array1::from(y.to_vec()))?))
 }
 
 /// Quantiles of held-out errors that bound the prediction interval (a 90 % interval).

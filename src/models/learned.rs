@@ -1,7 +1,7 @@
 //! Learned baselines (the study's ML setup): a regressor predicts log time from the
 //! workload and hardware features of a run on its GPU. No source measurement is used.
 
-use super::regressors::{make, Regressor, RegressorKind};
+use super::regressors::{make, FittedRegressor, RegressorKind};
 use super::{Context, Evidence, Model, Prediction};
 use crate::data::Run;
 use crate::error::{Error, Result};
@@ -11,7 +11,7 @@ use ndarray::{Array1, Array2};
 pub struct Learned {
     kind: RegressorKind,
     seed: u64,
-    regressor: Option<Box<dyn Regressor>>,
+    regressor: Option<FittedRegressor>,
 }
 
 impl Learned {
@@ -51,9 +51,7 @@ impl Model for Learned {
         }
         let x = design(&rows, ctx)?;
         let y = Array1::from_iter(rows.iter().map(|r| r.time_ms.ln()));
-        let mut reg = make(self.kind, self.seed);
-        reg.fit(&x, &y)?;
-        self.regressor = Some(reg);
+        self.regressor = Some(make(self.kind, self.seed).fit(&x, &y)?);
         Ok(())
     }
     fn predict(
