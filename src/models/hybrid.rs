@@ -11,7 +11,7 @@
 //! seed.
 
 use super::analytical::{combine, project, projections, similarity};
-use super::regressors::{make, Regressor, RegressorKind};
+use super::regressors::{make, FittedRegressor, RegressorKind};
 use super::{Context, Evidence, Fit, Predict, Prediction};
 use crate::catalog::Gpu;
 use crate::data::{query_of, Run};
@@ -183,7 +183,7 @@ pub struct FittedHybrid {
     params: HybridParams,
     state: HybridState,
     /// None when the correction share is 0 or there were too few pairs to fit one.
-    regressor: Option<Box<dyn Regressor>>,
+    regressor: Option<FittedRegressor>,
 }
 
 impl FittedHybrid {
@@ -235,7 +235,7 @@ fn correction(
     share: f64,
     x: &[Vec<f64>],
     y: &[f64],
-) -> Result<Option<Box<dyn Regressor>>> {
+) -> Result<Option<FittedRegressor>> {
     if share == 0.0 {
         return Ok(None);
     }
@@ -247,13 +247,13 @@ fn fit_regressor(
     seed: u64,
     x: &[Vec<f64>],
     y: &[f64],
-) -> Result<Option<Box<dyn Regressor>>> {
+) -> Result<Option<FittedRegressor>> {
     if y.len() < MIN_PAIRS {
         return Ok(None);
     }
-    let mut reg = make(kind, seed);
-    reg.fit(&to_matrix(x)?, &Array1::from(y.to_vec()))?;
-    Ok(Some(reg))
+    Ok(Some(
+        make(kind, seed).fit(&to_matrix(x)?, &Array1::from(y.to_vec()))?,
+    ))
 }
 
 /// Feature rows as a matrix (rows of equal width).

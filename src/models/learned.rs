@@ -1,7 +1,7 @@
 //! Learned baselines (the study's ML setup): a regressor predicts log time from the
 //! workload and hardware features of a run on its GPU. No source measurement is used.
 
-use super::regressors::{make, Regressor, RegressorKind};
+use super::regressors::{make, FittedRegressor, RegressorKind};
 use super::{Context, Evidence, Fit, Predict, Prediction};
 use crate::data::Run;
 use crate::error::{Error, Result};
@@ -18,7 +18,7 @@ pub struct LearnedParams {
 /// A fitted learned baseline.
 pub struct FittedLearned {
     kind: RegressorKind,
-    regressor: Box<dyn Regressor>,
+    regressor: FittedRegressor,
 }
 
 /// Workload + hardware feature rows for runs.
@@ -48,8 +48,7 @@ impl Fit for LearnedParams {
         }
         let x = design(&rows, ctx)?;
         let y = Array1::from_iter(rows.iter().map(|r| r.time_ms.ln()));
-        let mut regressor = make(self.kind, self.seed);
-        regressor.fit(&x, &y)?;
+        let regressor = make(self.kind, self.seed).fit(&x, &y)?;
         Ok(Box::new(FittedLearned {
             kind: self.kind,
             regressor,

@@ -1,0 +1,107 @@
+//! Epsilon-SVR with an RBF kernel: `linfa-svm`, nothing hand-written. Features and target
+//! are z-scored, so `eps` and `c` are in units of the target's standard deviation; gamma is
+//! 1 / n_features.
+
+use super::{bad_param, check_fit_input, guarded, RegressorKind, Standardizer};
+use crate::error::Result;
+use ndarray::{Array1, Array2, Axis};
+
+/// Hyperparameters of [`FittedSvr`].
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SvrParams {
+    /// Box constraint (penalty on points outside the tube), > 0.
+    pub c: f64,
+    /// Half-width of the insensitive tube, in target standard deviations, > 0.
+    pub eps: f64,
+    /// SMO stopping tolerance, > 0. libsvm's default 1e-3; linfa-svm's own 1e-7 was ~10x
+    /// slower on 2000 x 30.
+    pub solver_tolerance: f64,
+}
+
+impl Default for SvrParams {
+    fn default() -> Self {
+        SvrParams {
+            c: 10.0,
+            eps: 0.1,
+            solver_tolerance: 1e-3,
+        }
+    }
+}
+
+impl SvrParams {
+    pub fn check(&self) -> Result<()> {
+        let name = RegressorKind::Svr.name();
+        if !(self.c.is_finite() && self.c > 0.0) {
+            return Err(bad_param(name, format!("c must be > 0, got {}", self.c)));
+        }
+        // linfa-svm refuses a zero-width tube too.
+        if !(self.eps.is_finite() && self.eps > 0.0) {
+            return Err(bad_param(
+                name,
+                format!("eps must be > 0, got {}", self.eps),
+            ));
+        }
+        let tol = self.solver_tolerance;
+        if !(tol.is_finite() && tol > 0.0) {
+            return Err(bad_param(
+                name,
+                format!("solver_tolerance must be > 0, got {tol}"),
+            ));
+        }
+        Ok(())
+    }
+
+    pub fn fit(&self, x: &Array2<f64>, y: &Array1<f64>) -> Result<FittedSvr> {
+        use linfa::traits::Fit;
+        let name = RegressorKind::Svr.name();
+        self.check()?;
+        check_fit_input(name, x, y)?;
+        let scaler = Standardizer::fit(x);
+        let z = scaler.transform(x);
+        // The target is z-scored with the same rule as the features (one column).
+        let y_scaler = Standardizer::fit(&y.view().insert_axis(Axis(1)).to_owned());
+        let (y_mean, y_scale) = (y_scaler.mean[0], y_scaler.scale[0]);
+        let ys = y.mapv(|v| (v - y_mean) / y_scale);
+        let dataset = linfa::Dataset::new(z, ys);
+        // linfa's Gaussian kernel is exp(-|a-b|^2 / w): w = 1 / gamma = n_features.
+        let width = x.ncols() as f64;
+        let (c, eps, tol) = (self.c, self.eps, self.solver_tolerance);
+        let model = guarded(name, "fit", || {
+            linfa_svm::Svm::<f64, f64>::params()
+                .c_svr(c, Some(eps))
+                .gaussian_kernel(width)
+                .eps(tol)
+                .fit(&dataset)
+        })?;
+        Ok(FittedSvr {
+            scaler,
+            y_mean,
+            y_scale,
+            model,
+        })
+    }
+}
+
+/// A fitted [`SvrParams`] model.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct FittedSvr {
+    scaler: Standardizer,
+    y_mean: f64,
+    y_scale: f64,
+    model: linfa_svm::Svm<f64, f64>,
+}
+
+impl FittedSvr {
+    pub fn n_features(&self) -> usize {
+        self.scaler.n_features()
+    }
+
+    pub(super) fn predict_unchecked(&self, x: &Array2<f64>) -> Result<Array1<f64>> {
+        use linfa::traits::Predict;
+        let z = self.scaler.transform(x);
+        let pred: Array1<f64> = guarded(RegressorKind::Svr.name(), "predict", || {
+            Ok::<_, std::convert::Infallible>(self.model.predict(&z))
+        })?;
+        Ok(pred.mapv(|v| v * self.y_scale + self.y_mean))
+    }
+}
