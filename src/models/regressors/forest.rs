@@ -2,8 +2,10 @@
 //! candidate features per split (default `max(1, p/3)`), fully grown trees (min leaf 1),
 //! predictions averaged.
 //!
-//! Why not `smartcore`'s `RandomForestRegressor` (already a dependency):
-//! BENCH_FOREST
+//! Why not `smartcore`'s `RandomForestRegressor` (already a dependency, same settings):
+//! on SYNTHETIC 2000 x 30 correlated features (benches/regressors.rs, fit + predict of 1000
+//! rows, 2 shared cores) it took 3.79 s against 0.355 s here (10.7x), for a similar
+//! held-out RMSE (0.115 vs 0.117). This forest takes 4.1 s at 20k rows and 31 s at 100k.
 //!
 //! Splits are searched on per-feature histograms (all distinct values when a feature has at
 //! most 256 of them, otherwise 256 quantile bins), thresholds are midpoints between

@@ -7,12 +7,12 @@
 //! |----------|------------------|----------------------------------------------------------------|
 //! | `linear` | [`LinearParams`] | `linfa-linear` OLS on z-scored features; rank-deficient or      |
 //! |          |                  | under-determined systems fall back to a vanishing-ridge solve  |
-//! | `ridge`  | [`RidgeParams`]  | `linfa-elasticnet` (l1 ratio 0), alpha 1.0, z-scored features  |
+//! | `ridge`  | [`RidgeParams`]  | closed form here (Cholesky), alpha 1.0, z-scored features      |
 //! | `lasso`  | [`LassoParams`]  | `linfa-elasticnet` (l1 ratio 1), alpha 0.01, z-scored features |
 //! | `tree`   | [`TreeParams`]   | `smartcore` `DecisionTreeRegressor` (unbounded depth, leaf 1)  |
 //! | `forest` | [`ForestParams`] | hand-written histogram random forest, 100 trees (see forest.rs)|
 //! | `svr`    | [`SvrParams`]    | `linfa-svm` epsilon-SVR, RBF, C 10, eps 0.1, gamma 1/p         |
-//! | `knn`    | [`KnnParams`]    | `linfa-nn` exact search, k = 5, inverse-distance weights       |
+//! | `knn`    | [`KnnParams`]    | `linfa-nn` exact k-d tree, k = 5, inverse-distance weights     |
 //! | `gbm`    | [`GbmParams`]    | `forust-ml`, squared loss, 200 rounds, depth 3, lr 0.05        |
 //!
 //! Each file's module doc gives the measured reason (benches/regressors.rs) for whatever in
@@ -356,17 +356,11 @@ impl Standardizer {
     fn fit(x: &Array2<f64>) -> Standardizer {
         let n = x.nrows().max(1) as f64;
         let mean = x.sum_axis(Axis(0)) / n;
-        let mut scale = Array1::zeros(x.ncols());
-        for (j, col) in x.axis_iter(Axis(1)).enumerate() {
-            let m = mean[j];
-            let var = col.iter().map(|v| (v - m) * (v - m)).sum::<f64>() / n;
-            let sd = var.sqrt();
-            scale[j] = if sd.is_finite() && sd > 1e-12 * (1.0 + m.abs()) {
-                sd
-            } else {
-                1.0
-            };
-        }
+        let scale = Array1::from_iter(
+            x.axis_iter(Axis(1))
+                .zip(mean.iter())
+                .map(|(col, &m)| scale_of(col.iter(), m)),
+        );
         Standardizer { mean, scale }
     }
 
@@ -382,6 +376,18 @@ impl Standardizer {
 
     fn n_features(&self) -> usize {
         self.mean.len()
+    }
+}
+
+/// Population standard deviation of `values` around `mean`, or 1 when they are constant
+/// (up to rounding), so dividing by it is always safe.
+fn scale_of<'a>(values: impl ExactSizeIterator<Item = &'a f64>, mean: f64) -> f64 {
+    let n = values.len().max(1) as f64;
+    let sd = (values.map(|v| (v - mean) * (v - mean)).sum::<f64>() / n).sqrt();
+    if sd.is_finite() && sd > 1e-12 * (1.0 + mean.abs()) {
+        sd
+    } else {
+        1.0
     }
 }
 

@@ -2,9 +2,9 @@
 //! are z-scored, so `eps` and `c` are in units of the target's standard deviation; gamma is
 //! 1 / n_features.
 
-use super::{bad_param, check_fit_input, guarded, RegressorKind, Standardizer};
+use super::{bad_param, check_fit_input, guarded, scale_of, RegressorKind, Standardizer};
 use crate::error::Result;
-use ndarray::{Array1, Array2, Axis};
+use ndarray::{Array1, Array2};
 
 /// Hyperparameters of [`FittedSvr`].
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -58,9 +58,8 @@ impl SvrParams {
         check_fit_input(name, x, y)?;
         let scaler = Standardizer::fit(x);
         let z = scaler.transform(x);
-        // The target is z-scored with the same rule as the features (one column).
-        let y_scaler = Standardizer::fit(&y.view().insert_axis(Axis(1)).to_owned());
-        let (y_mean, y_scale) = (y_scaler.mean[0], y_scaler.scale[0]);
+        let y_mean = y.mean().unwrap_or(0.0);
+        let y_scale = scale_of(y.iter(), y_mean);
         let ys = y.mapv(|v| (v - y_mean) / y_scale);
         let dataset = linfa::Dataset::new(z, ys);
         // linfa's Gaussian kernel is exp(-|a-b|^2 / w): w = 1 / gamma = n_features.
