@@ -92,7 +92,10 @@ fn validate_reference_data_reports_flagged_rows() {
     let out = gpucast_ok(&["data", "validate", dir.to_str().unwrap()]);
     assert!(out.contains("NVIDIA GeForce GTX TITAN X"));
     assert!(out.contains("flat_time="), "{out}");
-    assert!(out.contains("243 rows in 4 file(s)"), "{out}");
+    assert!(
+        out.contains("243 rows in 1 file(s): 70 flagged, 50 excluded"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -150,14 +153,15 @@ fn train_then_predict_and_reject_bad_model_files() {
         "--out",
         model.to_str().unwrap(),
     ]);
-    let runs = dir.join("runs_2080ti.csv");
     let out = tmp.path().join("pred.csv");
     gpucast_ok(&[
         "predict",
         "--model",
         model.to_str().unwrap(),
         "--runs",
-        runs.to_str().unwrap(),
+        dir.to_str().unwrap(),
+        "--source",
+        "RTX 2080 Ti",
         "--target",
         "NVIDIA A100-SXM4-40GB",
         "--out",
@@ -190,7 +194,7 @@ fn train_then_predict_and_reject_bad_model_files() {
         "--model",
         bad.to_str().unwrap(),
         "--runs",
-        runs.to_str().unwrap(),
+        dir.to_str().unwrap(),
         "--target",
         "TITAN V",
     ]);
@@ -206,7 +210,7 @@ fn train_then_predict_and_reject_bad_model_files() {
         "--model",
         old.to_str().unwrap(),
         "--runs",
-        runs.to_str().unwrap(),
+        dir.to_str().unwrap(),
         "--target",
         "TITAN V",
     ]);
@@ -254,13 +258,14 @@ reserved_smem_per_block = 1024
 smem_carveout_kb = [0, 100, 228]
 "#;
     let (_d, cat) = write_tmp("future.toml", toml);
-    let runs = dir.join("runs_titanv.csv");
     let printed = gpucast_ok(&[
         "--gpus",
         cat.to_str().unwrap(),
         "predict",
         "--runs",
-        runs.to_str().unwrap(),
+        dir.to_str().unwrap(),
+        "--source",
+        "TITAN V",
         "--target",
         "future x1",
         "--format",
@@ -276,7 +281,7 @@ smem_carveout_kb = [0, 100, 228]
     let err = gpucast_err(&[
         "predict",
         "--runs",
-        runs.to_str().unwrap(),
+        dir.to_str().unwrap(),
         "--target",
         "future x1",
     ]);

@@ -89,10 +89,11 @@ fn data_cmd(cmd: DataCommand, catalog: &Catalog) -> Result<()> {
             Ok(())
         }
         DataCommand::Validate { paths, format } => {
-            let (_, rep) = data::load_validated(&paths, catalog)?;
+            let (table, rep) = data::load_validated(&paths, catalog)?;
             if format == Format::Json {
                 return out(&json(&rep)?);
             }
+            let agreement = report::cross_source_table(&table.runs);
             let footer = format!(
                 "{} rows in {} file(s): {} flagged, {} excluded from models by the rule in `data::validate::is_excluded` (implausible: above a peak no cache explains, or flat over >= 16x work){}",
                 rep.rows,
@@ -105,7 +106,12 @@ fn data_cmd(cmd: DataCommand, catalog: &Catalog) -> Result<()> {
                     String::new()
                 }
             );
-            out_table(&report::validation_table(&rep), format, &footer)
+            out_table(&report::validation_table(&rep), format, &footer)?;
+            if format == Format::Table && !agreement.rows.is_empty() {
+                out("\nGPUs measured by two sources (their agreement: the noise floor of a prediction):\n")?;
+                out(&agreement.to_text())?;
+            }
+            Ok(())
         }
         DataCommand::Show {
             paths,

@@ -3,7 +3,9 @@
 pub mod plots;
 mod views;
 
-pub use views::{explain_text, gpus_table, import_report, runs_table, validation_table};
+pub use views::{
+    cross_source_table, explain_text, gpus_table, import_report, runs_table, validation_table,
+};
 
 use crate::evaluation::{Evaluation, Metrics};
 

@@ -204,3 +204,61 @@ pub fn import_report(rep: &ImportReport) -> (Table, String) {
     }
     (t, lines.join("\n"))
 }
+
+/// Where one GPU was measured by two sources: over the configurations both measured,
+/// the mean absolute difference of the second source's times from the first's (%),
+/// the median time ratio (second / first) and the Spearman rank correlation — the
+/// realistic noise floor of any prediction for that GPU.
+pub fn cross_source_table(runs: &[Run]) -> Table {
+    use std::collections::{BTreeMap, BTreeSet, HashMap};
+    let mut t = Table::new(&[
+        "gpu",
+        "kernel",
+        "source a",
+        "source b",
+        "common configs",
+        "mean |b/a - 1| %",
+        "median b/a",
+        "Spearman",
+    ]);
+    let mut sources: BTreeMap<(&str, &str), BTreeSet<&str>> = BTreeMap::new();
+    for r in runs {
+        if let Some(s) = r.source.as_deref() {
+            sources.entry((&r.gpu, &r.kernel)).or_default().insert(s);
+        }
+    }
+    for ((gpu, kernel), srcs) in sources.into_iter().filter(|(_, s)| s.len() >= 2) {
+        let srcs: Vec<&str> = srcs.into_iter().collect();
+        let times = |src: &str| -> HashMap<&str, f64> {
+            runs.iter()
+                .filter(|r| r.gpu == gpu && r.kernel == kernel && r.source.as_deref() == Some(src))
+                .map(|r| (r.config.as_str(), r.time_ms))
+                .collect()
+        };
+        for (i, a) in srcs.iter().enumerate() {
+            for b in &srcs[i + 1..] {
+                let (ta, tb) = (times(a), times(b));
+                let pairs: Vec<(f64, f64)> = ta
+                    .iter()
+                    .filter_map(|(c, x)| tb.get(c).map(|y| (*x, *y)))
+                    .collect();
+                if pairs.is_empty() {
+                    continue;
+                }
+                let m = crate::evaluation::Metrics::from_pairs(pairs.iter().map(|(x, y)| (*y, *x)));
+                let (xa, xb): (Vec<f64>, Vec<f64>) = pairs.iter().copied().unzip();
+                t.push(vec![
+                    gpu.to_string(),
+                    kernel.to_string(),
+                    a.to_string(),
+                    b.to_string(),
+                    pairs.len().to_string(),
+                    super::pct(m.mape),
+                    format!("{:.3}", m.median_ratio),
+                    format!("{:.3}", crate::evaluation::spearman(&xa, &xb)),
+                ]);
+            }
+        }
+    }
+    t
+}
