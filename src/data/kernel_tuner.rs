@@ -248,7 +248,7 @@ pub fn import_text(
             if let Some(size) = &problem_size {
                 let text: Vec<String> = size
                     .iter()
-                    .map(|v| gpucast_runs::ParamValue::key_text(v))
+                    .map(gpucast_runs::ParamValue::key_text)
                     .collect();
                 all_params.push(("problem_size".to_string(), ParamValue::Text(text.join("x"))));
             }

@@ -15,7 +15,8 @@ fn ln1(x: f64) -> f64 {
     (x.max(0.0) + 1.0).ln()
 }
 
-fn ln_ratio(a: f64, b: f64) -> f64 {
+/// ln(a / b), 0 when either is not positive (a missing figure compares as equal).
+pub fn ln_ratio(a: f64, b: f64) -> f64 {
     if a > 0.0 && b > 0.0 {
         (a / b).ln()
     } else {
@@ -59,7 +60,6 @@ pub const WORKLOAD_HARDWARE_NAMES: &[&str] = &[
 
 /// Workload + hardware features of a run on its GPU.
 pub fn workload_hardware(run: &Run, gpu: &Gpu, f: &RunFeatures) -> Vec<f64> {
-    let (maj, min) = gpu.cc_major_minor();
     let mut v = vec![
         ln1(run.flops),
         ln1(run.dram_bytes),
@@ -76,7 +76,7 @@ pub fn workload_hardware(run: &Run, gpu: &Gpu, f: &RunFeatures) -> Vec<f64> {
         gpu.mem_bandwidth_gbs.ln(),
         gpu.fp32_gflops.ln(),
         (gpu.l2_bytes as f64).ln(),
-        maj as f64 + min as f64 / 10.0,
+        gpu.cc_number(),
         (f.roof_ms.max(1e-6)).ln(),
     ];
     v.extend(precision_onehot(run));
@@ -122,10 +122,7 @@ pub fn pair(
     ft: &RunFeatures,
     categories: &[String],
 ) -> Vec<f64> {
-    let cc = |g: &Gpu| {
-        let (a, b) = g.cc_major_minor();
-        a as f64 + b as f64 / 10.0
-    };
+    let cc = |g: &Gpu| g.cc_number();
     let occ = |f: &RunFeatures| f.occupancy.map(|o| o.occupancy).unwrap_or(0.0);
     let busy_fraction = ((src.time_ms - fs.launch_floor_ms) / src.time_ms).clamp(0.01, 1.0);
     let mut v = vec![

@@ -63,14 +63,8 @@ pub struct Projection {
 /// Architectural similarity of two GPUs in (0, 1]: close bandwidth, compute, L2 and
 /// generation mean the source's efficiency is more likely to transfer.
 pub fn similarity(a: &Gpu, b: &Gpu) -> f64 {
-    let ln_ratio = |x: f64, y: f64| {
-        if x > 0.0 && y > 0.0 {
-            (x / y).ln().abs()
-        } else {
-            0.0
-        }
-    };
-    let cc = |g: &Gpu| g.cc_major_minor().0 as f64 + g.cc_major_minor().1 as f64 / 10.0;
+    let ln_ratio = |x: f64, y: f64| crate::features::vectors::ln_ratio(x, y).abs();
+    let cc = |g: &Gpu| g.cc_number();
     let d = ln_ratio(a.mem_bandwidth_gbs, b.mem_bandwidth_gbs)
         + ln_ratio(a.fp32_gflops, b.fp32_gflops)
         + 0.25 * ln_ratio(a.l2_bytes as f64, b.l2_bytes as f64)

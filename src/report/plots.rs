@@ -28,10 +28,10 @@ const SIZE: (u32, u32) = (900, 650);
 /// One panel of a small-multiples chart.
 const PANEL: (u32, u32) = (440, 400);
 /// Up to this many models share one predicted-vs-measured panel; more get a panel each.
-const MAX_OVERLAID_SERIES: usize = 3;
+pub const MAX_OVERLAID_SERIES: usize = 3;
 /// At most this many points are drawn per panel (all of them are still scored): a corpus
 /// of 100k predictions would otherwise give SVGs of tens of MB that no viewer opens.
-const MAX_DRAWN_PER_PANEL: usize = 3000;
+pub const MAX_DRAWN_PER_PANEL: usize = 3000;
 const FONT: &str = "sans-serif";
 const TITLE_SIZE: u32 = 28;
 const PANEL_TITLE_SIZE: u32 = 20;
