@@ -253,82 +253,78 @@ pub fn import_file(path: &Path, format: Format, opts: &ImportOptions) -> Result<
                     format!("not the reference study's runs format (needs columns kernel, mean_ms, gpu_device_name, FLOPs, BYTES); formats: {FORMATS}"),
                 ));
             }
-            let mut table = super::read_file(path)?;
-            if let Some(s) = &opts.source {
-                for r in &mut table.runs {
-                    r.source = Some(s.clone());
-                }
-            }
-            let mut gpus = table.gpus();
-            gpus.sort();
-            let mut kernels: Vec<String> = table.runs.iter().map(|r| r.kernel.clone()).collect();
-            kernels.sort();
-            kernels.dedup();
-            let report = FileReport {
-                file,
-                format: if is_study { "study" } else { "canonical" }.into(),
-                gpus,
-                kernels,
-                rows: table.len(),
-                failed: if table.skipped_error_rows > 0 {
-                    BTreeMap::from([("status_not_ok".to_string(), table.skipped_error_rows)])
-                } else {
-                    BTreeMap::new()
-                },
-                ..FileReport::default()
+            let table = super::read_file(path)?;
+            let failed = if table.skipped_error_rows > 0 {
+                BTreeMap::from([("status_not_ok".to_string(), table.skipped_error_rows)])
+            } else {
+                BTreeMap::new()
             };
-            Ok(Imported {
-                table,
-                report: ImportReport {
-                    files: vec![report],
-                    skipped: vec![],
-                },
-            })
+            let format = if is_study { "study" } else { "canonical" };
+            Ok(one_file(file, format, table, opts, |r| FileReport {
+                failed,
+                ..r
+            }))
         }
         Format::Ncu => {
             let imp = super::ncu::import(path, opts.gpu.as_deref())?;
-            let mut table = imp.runs;
-            if let Some(s) = &opts.source {
-                for r in &mut table.runs {
-                    r.source = Some(s.clone());
-                }
-            }
-            let mut gpus = table.gpus();
-            gpus.sort();
-            let mut kernels: Vec<String> = table.runs.iter().map(|r| r.kernel.clone()).collect();
-            kernels.sort();
-            kernels.dedup();
-            let report = FileReport {
-                file,
-                format: "ncu".into(),
-                gpus,
-                kernels,
-                rows: table.len(),
-                missing: imp
-                    .report
-                    .missing
-                    .iter()
-                    .map(|m| Missing {
-                        feature: m.clone(),
-                        rows: table.len(),
-                        why: "the profile has no counter for it".into(),
-                    })
-                    .collect(),
-                notes: imp.report.to_string().lines().map(String::from).collect(),
-                ..FileReport::default()
-            };
-            Ok(Imported {
-                table,
-                report: ImportReport {
-                    files: vec![report],
-                    skipped: vec![],
-                },
-            })
+            let rows = imp.runs.len();
+            let missing = imp
+                .report
+                .missing
+                .iter()
+                .map(|m| Missing {
+                    feature: m.clone(),
+                    rows,
+                    why: "the profile has no counter for it".into(),
+                })
+                .collect();
+            let notes = imp.report.to_string().lines().map(String::from).collect();
+            Ok(one_file(file, "ncu", imp.runs, opts, |r| FileReport {
+                missing,
+                notes,
+                ..r
+            }))
         }
         Format::Auto => {
             let fmt = detect(path)?;
             import_file(path, fmt, opts)
         }
+    }
+}
+
+/// One imported file's rows (with `opts.source` as their source) and report: GPUs,
+/// kernels and rows filled in, the rest by `complete`.
+fn one_file(
+    file: String,
+    format: &str,
+    mut table: RunsTable,
+    opts: &ImportOptions,
+    complete: impl FnOnce(FileReport) -> FileReport,
+) -> Imported {
+    if let Some(s) = &opts.source {
+        for r in &mut table.runs {
+            r.source = Some(s.clone());
+        }
+    }
+    let mut gpus = table.gpus();
+    gpus.sort();
+    let mut kernels: Vec<String> = table.runs.iter().map(|r| r.kernel.clone()).collect();
+    kernels.sort();
+    kernels.dedup();
+    let report = complete(FileReport {
+        file,
+        format: format.into(),
+        gpus,
+        kernels,
+        rows: table.len(),
+        ..FileReport::default()
+    });
+    Imported {
+        table,
+        report: ImportReport {
+            files: vec![report],
+            skipped: vec![],
+        },
     }
 }
 
