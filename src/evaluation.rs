@@ -341,6 +341,16 @@ pub struct Evaluation {
     pub fit_summaries: Vec<(String, String, String)>,
 }
 
+impl Evaluation {
+    /// The models that left test rows unpredicted, with how many.
+    pub fn unpredicted_counts(&self) -> impl Iterator<Item = (&str, usize)> {
+        self.unpredicted
+            .iter()
+            .filter(|(_, n)| *n > 0)
+            .map(|(m, n)| (m.as_str(), *n))
+    }
+}
+
 /// Which GPUs a LOGO evaluation scores and learns from (the study's Exp 1 scores one
 /// target from one source at a time). Names are resolved with [`Selection::resolved`].
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]

@@ -321,17 +321,15 @@ pub fn write_outputs(o: &Outcome, out: &Path, with_plots: bool) -> Result<Vec<Pa
     let per_kernel = report::per_kernel_table(&o.evaluation);
     let missing: Vec<String> = o
         .evaluation
-        .unpredicted
-        .iter()
-        .filter(|(_, n)| *n > 0)
+        .unpredicted_counts()
         .map(|(m, n)| format!("{m} {n}"))
         .collect();
     let mut md = format!(
         "# {}\n\nProtocol `{}`; figures `{}` (analytical-study: `{}`); kernel resources: {}; data: {}.\n",
         o.experiment.title,
         o.evaluation.protocol,
-        fig_name(o.experiment.calibration),
-        o.experiment.study_calibration.map(fig_name).unwrap_or("study, when gpu_metrics.json is beside the data"),
+        o.experiment.calibration.name(),
+        o.experiment.study_calibration.map(FiguresSource::name).unwrap_or("study, when gpu_metrics.json is beside the data"),
         o.experiment.resources.as_ref().map(|p| p.display().to_string()).unwrap_or_else(|| "the runs' own columns".into()),
         o.evaluation.data.join(", ")
     );
@@ -421,14 +419,6 @@ pub fn write_outputs(o: &Outcome, out: &Path, with_plots: bool) -> Result<Vec<Pa
         written.push(p);
     }
     Ok(written)
-}
-
-fn fig_name(f: FiguresSource) -> &'static str {
-    match f {
-        FiguresSource::Spec => "spec",
-        FiguresSource::Measured => "measured",
-        FiguresSource::Study => "study",
-    }
 }
 
 fn slug(s: &str) -> String {

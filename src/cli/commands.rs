@@ -376,9 +376,7 @@ fn evaluate(a: EvaluateArgs, catalog: &Catalog) -> Result<()> {
     }
     if a.format == Format::Table {
         let missing: Vec<String> = eval
-            .unpredicted
-            .iter()
-            .filter(|(_, n)| *n > 0)
+            .unpredicted_counts()
             .map(|(m, n)| format!("{m}: {n}"))
             .collect();
         let mut footer = format!(

@@ -109,6 +109,17 @@ pub enum FiguresSource {
     Study,
 }
 
+impl FiguresSource {
+    /// The name experiment files and `--target-calibration` use.
+    pub fn name(self) -> &'static str {
+        match self {
+            FiguresSource::Spec => "spec",
+            FiguresSource::Measured => "measured",
+            FiguresSource::Study => "study",
+        }
+    }
+}
+
 /// The reference study's `gpu_metrics.json` beside the data (in a data directory, or
 /// beside a data file), if there is one: the study's own figures for
 /// `analytical-study`.

@@ -400,9 +400,17 @@ fn training_sources<'a>(t: &Run, gt: &Gpu, evidence: &Evidence<'a>, ctx: &Contex
     if out.len() > MAX_SOURCES_PER_RUN {
         // The most similar source GPUs: pairs grow with the square of the GPUs, and
         // distant pairs teach the correction least about the pairs it will meet.
-        let sim = |r: &Run| ctx.gpu(&r.gpu).map(|g| similarity(g, gt)).unwrap_or(0.0);
-        out.sort_by(|a, b| sim(b).total_cmp(&sim(a)).then_with(|| a.gpu.cmp(&b.gpu)));
-        out.truncate(MAX_SOURCES_PER_RUN);
+        // Similarity once per source, not per comparison (a catalog lookup each).
+        let mut ranked: Vec<(f64, &'a Run)> = out
+            .iter()
+            .map(|&r| (ctx.gpu(&r.gpu).map(|g| similarity(g, gt)).unwrap_or(0.0), r))
+            .collect();
+        ranked.sort_by(|(sa, a), (sb, b)| sb.total_cmp(sa).then_with(|| a.gpu.cmp(&b.gpu)));
+        out = ranked
+            .into_iter()
+            .take(MAX_SOURCES_PER_RUN)
+            .map(|(_, r)| r)
+            .collect();
     }
     out.extend(evidence.nearest_size(&t.gpu, t));
     out
