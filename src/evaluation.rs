@@ -123,7 +123,7 @@ impl Protocol {
 
 /// Accuracy metrics over (predicted, measured) pairs. Percentages in percent,
 /// `within_*` as fractions.
-#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct Metrics {
     pub n: usize,
     pub mape: f64,
@@ -137,6 +137,10 @@ pub struct Metrics {
     /// the contract: how honest the interval is).
     #[serde(default)]
     pub interval_coverage: f64,
+    /// What the intervals are ("90%", "spread", several joined by "+"); empty when no
+    /// prediction has one.
+    #[serde(default)]
+    pub interval: String,
     /// Tuning spaces (see [`tuning_spaces`]): mean Spearman rank correlation of
     /// predicted and measured times within a space; NaN when there is none.
     #[serde(default)]
@@ -237,6 +241,7 @@ impl Metrics {
                 within_50: f64::NAN,
                 rmse_log: f64::NAN,
                 interval_coverage: f64::NAN,
+                interval: String::new(),
                 spearman: f64::NAN,
                 top1_regret: f64::NAN,
                 tuning_spaces: 0,
@@ -255,6 +260,7 @@ impl Metrics {
             rmse_log: (pairs.iter().map(|(p, t)| (p / t).ln().powi(2)).sum::<f64>() / n as f64)
                 .sqrt(),
             interval_coverage: f64::NAN,
+            interval: String::new(),
             spearman: f64::NAN,
             top1_regret: f64::NAN,
             tuning_spaces: 0,
@@ -265,12 +271,18 @@ impl Metrics {
     pub fn from_records<'r>(records: impl IntoIterator<Item = &'r Record>) -> Metrics {
         let recs: Vec<&Record> = records.into_iter().collect();
         let mut m = Metrics::from_pairs(recs.iter().map(|r| (r.pred_ms, r.measured_ms)));
-        if !recs.is_empty() {
-            let inside = recs
+        // Coverage over the predictions that have an interval.
+        let with: Vec<&&Record> = recs.iter().filter(|r| r.interval != "none").collect();
+        if !with.is_empty() {
+            let inside = with
                 .iter()
                 .filter(|r| r.pred_lo_ms <= r.measured_ms && r.measured_ms <= r.pred_hi_ms)
                 .count();
-            m.interval_coverage = inside as f64 / recs.len() as f64;
+            m.interval_coverage = inside as f64 / with.len() as f64;
+            let mut kinds: Vec<&str> = with.iter().map(|r| r.interval.as_str()).collect();
+            kinds.sort_unstable();
+            kinds.dedup();
+            m.interval = kinds.join("+");
         }
         let spaces = tuning_spaces(&recs);
         m.tuning_spaces = spaces.len();
@@ -310,6 +322,8 @@ pub struct Record {
     pub pred_ms: f64,
     pub pred_lo_ms: f64,
     pub pred_hi_ms: f64,
+    /// What the interval is: its level ("90%"), "spread" or "none".
+    pub interval: String,
     pub bound: String,
 }
 
@@ -681,6 +695,7 @@ fn record(model: &str, run: &Run, p: &Prediction) -> Record {
         pred_ms: p.pred_ms,
         pred_lo_ms: p.lo_ms,
         pred_hi_ms: p.hi_ms,
+        interval: p.interval.label(),
         bound: p.bound.to_string(),
     }
 }
@@ -725,6 +740,7 @@ mod tests {
                 pred_ms: if i == 1 { 0.5 } else { 1.0 + 0.1 * i as f64 },
                 pred_lo_ms: 0.0,
                 pred_hi_ms: 9.0,
+                interval: "90%".into(),
                 bound: "dram".into(),
             })
             .collect();

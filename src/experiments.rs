@@ -494,7 +494,7 @@ pub fn summary_table(outcomes: &[Outcome]) -> Table {
                 .results
                 .iter()
                 .find(|r| r.model == m && r.target == "all")
-                .map(|r| r.metrics);
+                .map(|r| r.metrics.clone());
             row.push(
                 ours.map(|x: Metrics| pct(x.mape))
                     .unwrap_or_else(|| "-".into()),

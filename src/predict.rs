@@ -115,7 +115,8 @@ pub fn predict_table(
 
 impl Predictions {
     /// The source rows with the prediction columns appended (data-formats §4):
-    /// target_gpu, pred_ms, pred_lo_ms, pred_hi_ms, bound, model, no_prediction_reason.
+    /// target_gpu, pred_ms, pred_lo_ms, pred_hi_ms, interval (its level, e.g. "90%",
+    /// or "spread" / "none"), bound, model, no_prediction_reason.
     pub fn to_frame(&self) -> Result<DataFrame> {
         let mut df = crate::data::table_frame(&self.rows)?;
         let n = self.rows.len();
@@ -133,6 +134,13 @@ impl Predictions {
             num("pred_ms", &|p| p.pred_ms),
             num("pred_lo_ms", &|p| p.lo_ms),
             num("pred_hi_ms", &|p| p.hi_ms),
+            Column::new(
+                "interval".into(),
+                self.predictions
+                    .iter()
+                    .map(|p| p.map(|p| p.interval.label()))
+                    .collect::<Vec<Option<String>>>(),
+            ),
             Column::new(
                 "bound".into(),
                 self.predictions
@@ -160,7 +168,8 @@ impl Predictions {
                 serde_json::json!({"kernel": r.kernel, "config": r.config, "source_gpu": r.gpu,
                     "source_ms": r.time_ms, "target_gpu": self.target, "model": self.model,
                     "pred_ms": p.map(|p| p.pred_ms), "pred_lo_ms": p.map(|p| p.lo_ms),
-                    "pred_hi_ms": p.map(|p| p.hi_ms), "bound": p.map(|p| p.bound.to_string()),
+                    "pred_hi_ms": p.map(|p| p.hi_ms), "interval": p.map(|p| p.interval.label()),
+                    "bound": p.map(|p| p.bound.to_string()),
                     "no_prediction_reason": why})
             })
             .collect();
@@ -175,6 +184,7 @@ impl Predictions {
             "pred_ms",
             "pred_lo_ms",
             "pred_hi_ms",
+            "interval",
             "bound",
         ]);
         for ((r, p), why) in self
@@ -191,6 +201,7 @@ impl Predictions {
                 f(p.map(|p| p.pred_ms)),
                 f(p.map(|p| p.lo_ms)),
                 f(p.map(|p| p.hi_ms)),
+                p.map(|p| p.interval.label()).unwrap_or_else(|| "-".into()),
                 p.map(|p| p.bound.to_string())
                     .or_else(|| why.clone())
                     .unwrap_or_default(),
@@ -227,6 +238,7 @@ impl Predictions {
             "pred_ms",
             "pred_lo_ms",
             "pred_hi_ms",
+            "interval",
             "measured on source",
         ]);
         for ((k, _), mut v) in spaces.into_iter().filter(|(_, v)| v.len() >= 2) {
@@ -241,6 +253,7 @@ impl Predictions {
                     format!("{:.6}", p.pred_ms),
                     format!("{:.6}", p.lo_ms),
                     format!("{:.6}", p.hi_ms),
+                    p.interval.label(),
                     format!("{:.6} ms on {}", r.time_ms, r.gpu),
                 ]);
             }

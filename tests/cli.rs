@@ -215,6 +215,43 @@ fn train_then_predict_and_reject_bad_model_files() {
         "TITAN V",
     ]);
     assert!(err.contains("format version 999"), "{err}");
+
+    // The file holds the fitted residual, not a design matrix to refit.
+    let saved: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&model).unwrap()).unwrap();
+    assert!(saved.get("x").is_none() && saved.get("y").is_none());
+    assert!(saved.get("residual").is_some() && saved["pairs"].as_u64().unwrap() > 0);
+    // Every hand edit that would change predictions silently is an error.
+    let edits: [(&str, serde_json::Value, &str); 4] = [
+        ("correction_share", serde_json::json!(-0.5), "outside 0..1"),
+        ("interval_log", serde_json::json!([0.4, -0.3]), "lo <= hi"),
+        (
+            "features",
+            serde_json::json!(["a", "b"]),
+            "features must be",
+        ),
+        ("regressor", serde_json::json!("forest"), "residual is a"),
+    ];
+    for (field, value, message) in edits {
+        let mut v = saved.clone();
+        if field == "regressor" && v["residual"].is_null() {
+            continue; // nothing to disagree with
+        }
+        v[field] = value;
+        let edited = tmp.path().join(format!("{field}.json"));
+        std::fs::write(&edited, v.to_string()).unwrap();
+        let err = gpucast_err(&[
+            "predict",
+            "--model",
+            edited.to_str().unwrap(),
+            "--runs",
+            dir.to_str().unwrap(),
+            "--target",
+            "TITAN V",
+        ]);
+        assert!(err.contains(message), "{field}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
 }
 
 #[test]
@@ -449,4 +486,37 @@ fn bad_usage_exits_2_and_bad_input_exits_1() {
             .code(),
         Some(1)
     );
+}
+
+#[test]
+fn validate_lists_flagged_rows_with_reasons() {
+    let Some(dir) = reference_data() else { return };
+    let csv = gpucast_ok(&[
+        "data",
+        "validate",
+        dir.to_str().unwrap(),
+        "--list",
+        "--format",
+        "csv",
+    ]);
+    let mut lines = csv.lines();
+    assert_eq!(
+        lines.next().unwrap(),
+        "place,gpu,kernel,config,verdict,reasons"
+    );
+    let rows: Vec<&str> = lines.collect();
+    // the summary's flagged count is the list's length
+    let summary = gpucast_ok(&[
+        "data",
+        "validate",
+        dir.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&summary).unwrap();
+    assert_eq!(rows.len() as u64, v["flagged"].as_u64().unwrap());
+    assert!(rows.iter().any(|r| r.contains("single GPU")), "{csv}");
+    assert!(rows
+        .iter()
+        .all(|r| r.contains(",kept,") || r.contains(",excluded,")));
 }

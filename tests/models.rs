@@ -165,6 +165,7 @@ impl Predict for FittedSpy {
             pred_ms: 1.0,
             lo_ms: 1.0,
             hi_ms: 1.0,
+            interval: gpucast::models::Interval::None,
             bound: gpucast::features::Bound::Dram,
         }))
     }
@@ -241,6 +242,42 @@ NVIDIA TITAN V,stream,N=1,2.0,0,1e9,1e9\n";
     );
     assert_eq!(p.bound, gpucast::features::Bound::Dram);
     assert!(p.lo_ms <= p.pred_ms && p.pred_ms <= p.hi_ms);
+    // never faster than the H100's peak bandwidth allows for 1 GB
+    assert!(p.lo_ms >= 1e9 / 3352e9 * 1e3, "{}", p.lo_ms);
+    // one source GPU: nothing to calibrate an interval on, and the output says so
+    assert_eq!(p.interval, gpucast::models::Interval::Spread);
+}
+
+#[test]
+fn analytical_interval_is_calibrated_on_the_training_gpus() {
+    let Some((runs, catalog)) = reference() else {
+        return;
+    };
+    let res = resources();
+    let ctx = Context {
+        catalog: &catalog,
+        calibration: &Calibration::Spec,
+        resources: Some(&res),
+    };
+    let spec = ModelSpec::parse("analytical", 42).unwrap();
+    let e = evaluation::evaluate(
+        &runs,
+        &Protocol::Logo,
+        &Selection::default(),
+        &[&spec],
+        &ctx,
+        &|| {},
+    )
+    .unwrap();
+    let all = e.results.iter().find(|r| r.target == "all").unwrap();
+    assert_eq!(all.metrics.interval, "90%");
+    // held-out errors of three training GPUs set a 90 % interval for the fourth
+    assert!(
+        (0.75..=0.98).contains(&all.metrics.interval_coverage),
+        "coverage {}",
+        all.metrics.interval_coverage
+    );
+    assert!(e.records.iter().all(|r| r.interval == "90%"));
 }
 
 #[test]

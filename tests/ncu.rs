@@ -188,7 +188,7 @@ fn rtx5090_details_units_rule_rows_and_missing_gpu() {
     }
     let imp = ncu::import(&fixture("rtx5090_kernel_0001.csv"), Some("RTX 5090")).unwrap();
     let r = &imp.runs.runs[0];
-    assert_close(extra_num(&imp, "achieved_occupancy", r).unwrap(), 0.1132);
+    assert_close(r.achieved_occupancy.unwrap(), 0.1132);
     assert_eq!(extra_num(&imp, "tensor_flops", r), Some(0.0));
 }
 
@@ -231,7 +231,7 @@ fn a100_details_nersc_metrics_and_repeated_launches() {
         (Some(86.0), Some(32_768.0))
     );
     assert_eq!((r.block_threads, r.grid_blocks), (Some(128.0), Some(64.0)));
-    assert_close(extra_num(&imp, "achieved_occupancy", r).unwrap(), 0.0624);
+    assert_close(r.achieved_occupancy.unwrap(), 0.0624);
     assert_eq!(
         extra_text(&imp, "time_source", r).as_deref(),
         Some("sm__cycles_elapsed.avg / sm__cycles_elapsed.avg.per_second")
@@ -373,7 +373,7 @@ fn h200_raw_full_set_with_units_row() {
     assert_eq!((r.inst_warp, r.inst_thread), (Some(202.0), Some(5036.0)));
     assert_eq!(r.smem_per_block, Some(0.0)); // Kbyte/block
     let occupancy = (5.842876 + 4.961609 + 4.894371) / 300.0;
-    assert_close(extra_num(&imp, "achieved_occupancy", r).unwrap(), occupancy);
+    assert_close(r.achieved_occupancy.unwrap(), occupancy);
     // nvjet GEMM: bf16 tensor ops 167,772,160 dominate.
     let g = row(
         &imp,
@@ -565,4 +565,135 @@ fn data_import_detects_an_nsight_compute_export() {
     assert_eq!(imp.report.files[0].format, "ncu");
     assert_eq!(imp.table.len(), 1);
     assert_eq!(imp.table.runs[0].kernel, "vecAdd");
+}
+
+/// `predict --runs PROFILE` end to end: the export is imported on the fly (no `data
+/// import` step), `--gpu` names the device of exports that do not, and every row gets
+/// a prediction on the H100 with its interval and the level printed beside it.
+#[test]
+fn predict_reads_a_profile_directly_on_every_fixture() {
+    let cases = [
+        ("gtx1080_vectoradd_legacy_names.csv", None, 1),
+        (
+            "a100_bert_nersc_metrics_launches_6-14.csv",
+            Some("A100-SXM4-40GB"),
+            4,
+        ),
+        ("cc80_gemm_nersc_metrics.csv", Some("A100-SXM4-40GB"), 3),
+        (
+            "cc80_share_tile_with_error_lines.csv",
+            Some("A100-SXM4-40GB"),
+            3,
+        ),
+        ("rtx5090_kernel_0001.csv", Some("RTX 5090"), 1),
+        ("rtx5090_kernel_0002.csv", Some("RTX 5090"), 1),
+        ("rtx5090_kernel_0003.csv", Some("RTX 5090"), 1),
+        ("rtx5090_kernel_0004.csv", Some("RTX 5090"), 1),
+    ];
+    for (name, gpu, rows) in cases {
+        let path = fixture(name);
+        let mut args = vec![
+            "predict".to_string(),
+            "--runs".into(),
+            path.display().to_string(),
+            "--target".into(),
+            "H100 SXM5".into(),
+            "--format".into(),
+            "json".into(),
+        ];
+        if let Some(g) = gpu {
+            args.extend(["--gpu".to_string(), g.to_string()]);
+        }
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_gpucast"))
+            .args(&args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "{name}: {err}");
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let v = v.as_array().unwrap();
+        assert_eq!(v.len(), rows, "{name}");
+        for r in v {
+            let (p, lo, hi) = (
+                r["pred_ms"].as_f64().unwrap(),
+                r["pred_lo_ms"].as_f64().unwrap(),
+                r["pred_hi_ms"].as_f64().unwrap(),
+            );
+            assert!(p > 0.0 && lo <= p && p <= hi, "{name}: {r}");
+            assert!(r["interval"].is_string(), "{name}: {r}");
+            assert_eq!(r["target_gpu"], "NVIDIA H100 SXM5 80GB");
+        }
+        if gpu.is_some() {
+            // Without the GPU the same command is a one-line error that says what to pass.
+            let o = std::process::Command::new(env!("CARGO_BIN_EXE_gpucast"))
+                .args(&args[..args.len() - 2])
+                .output()
+                .unwrap();
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(o.status.code(), Some(1), "{name}");
+            assert!(
+                err.contains("no GPU name") && err.contains("--gpu"),
+                "{err}"
+            );
+        }
+    }
+}
+
+/// A profile's L2, L1 and shared traffic makes each level a roof (hierarchical
+/// roofline), and its achieved occupancy replaces the computed one on its own GPU.
+#[test]
+fn profiled_traffic_and_occupancy_drive_the_features() {
+    use gpucast::catalog::Catalog;
+    use gpucast::features::{run_features, run_occupancy, Bound, Figures};
+    let catalog = Catalog::builtin();
+    let imp = ncu::import(
+        &fixture("cc80_gemm_nersc_metrics.csv"),
+        Some("A100-SXM4-40GB"),
+    )
+    .unwrap();
+    let gemm = imp
+        .runs
+        .runs
+        .iter()
+        .find(|r| r.kernel.starts_with("void gemm_v0"))
+        .unwrap();
+    let a100 = catalog.resolve("A100-SXM4-40GB").unwrap();
+    let f = run_features(gemm, a100, &Figures::spec(a100), &catalog, None);
+    assert!(f.hierarchical);
+    let l1_bytes = gemm.l1_bytes.unwrap_or(0.0) + gemm.shared_bytes.unwrap_or(0.0);
+    let l1_gbs = 128.0 * a100.sm_count as f64 * a100.boost_clock_mhz / 1e3;
+    assert_close(f.l1_ms, l1_bytes / (l1_gbs * 1e9) * 1e3);
+    assert_close(
+        f.l2_ms,
+        gemm.l2_bytes.unwrap() / (Figures::spec(a100).l2_gbs * 1e9) * 1e3,
+    );
+    // the naive GEMM moves most bytes through L1: that level binds
+    assert_eq!(f.bound, Bound::L1);
+    assert_close(
+        f.roof_ms,
+        f.l1_ms.max(f.l2_ms).max(f.dram_ms).max(f.compute_ms),
+    );
+
+    // achieved occupancy (the CUTLASS kernel's profile has it): exactly the profile's on
+    // the RTX 5090, the same share of the computed occupancy on another GPU
+    let imp = ncu::import(&fixture("rtx5090_kernel_0003.csv"), Some("RTX 5090")).unwrap();
+    let run = &imp.runs.runs[0];
+    let achieved = run
+        .achieved_occupancy
+        .expect("the export has achieved occupancy");
+    let rtx5090 = catalog.resolve("RTX 5090").unwrap();
+    let theoretical = |g| {
+        let mut r = run.clone();
+        r.achieved_occupancy = None;
+        run_occupancy(&r, g, &catalog, None).unwrap().occupancy
+    };
+    assert!(achieved < theoretical(rtx5090), "{achieved}");
+    let on_own = run_occupancy(run, rtx5090, &catalog, None).unwrap();
+    assert_close(on_own.occupancy, achieved);
+    let h100 = catalog.resolve("H100 SXM5").unwrap();
+    let on_h100 = run_occupancy(run, h100, &catalog, None).unwrap();
+    assert_close(
+        on_h100.occupancy,
+        theoretical(h100) * achieved / theoretical(rtx5090),
+    );
 }

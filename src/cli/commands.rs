@@ -88,8 +88,19 @@ fn data_cmd(cmd: DataCommand, catalog: &Catalog) -> Result<()> {
             );
             Ok(())
         }
-        DataCommand::Validate { paths, format } => {
+        DataCommand::Validate {
+            paths,
+            format,
+            list,
+        } => {
             let (table, rep) = data::load_validated(&paths, catalog)?;
+            if list {
+                let footer = format!(
+                    "{} of {} rows flagged, {} excluded",
+                    rep.flagged, rep.rows, rep.excluded
+                );
+                return out_table(&report::flagged_rows_table(&rep), format, &footer);
+            }
             if format == Format::Json {
                 return out(&json(&rep)?);
             }
@@ -115,6 +126,7 @@ fn data_cmd(cmd: DataCommand, catalog: &Catalog) -> Result<()> {
         }
         DataCommand::Show {
             paths,
+            format,
             gpu,
             kernel,
             limit,
@@ -145,7 +157,7 @@ fn data_cmd(cmd: DataCommand, catalog: &Catalog) -> Result<()> {
             };
             out_table(
                 &report::runs_table(rows.into_iter().take(shown)),
-                Format::Table,
+                format,
                 &footer,
             )
         }
@@ -236,7 +248,8 @@ fn tune(a: TuneArgs, catalog: &Catalog) -> Result<()> {
 
 /// Load, fit and predict as `predict` and `tune` are asked to.
 fn predictions(a: &PredictArgs, catalog: &Catalog) -> Result<gpucast::predict::Predictions> {
-    let (table, _) = data::load_validated(&a.runs, catalog)?;
+    let (table, _) =
+        data::load_validated_with(&a.runs, &import_options(a.gpu.as_deref()), catalog)?;
     let target = catalog.resolve_or_err(&a.target)?.name.clone();
     let source = a
         .source
@@ -260,8 +273,17 @@ fn predictions(a: &PredictArgs, catalog: &Catalog) -> Result<gpucast::predict::P
     predict_table(&table, fitted.as_ref(), &target, source.as_deref(), &ctx)
 }
 
+/// Import options for files in a tool's own format read as runs (`--gpu`).
+fn import_options(gpu: Option<&str>) -> data::importers::ImportOptions {
+    data::importers::ImportOptions {
+        gpu: gpu.map(String::from),
+        ..Default::default()
+    }
+}
+
 fn explain(a: ExplainArgs, catalog: &Catalog) -> Result<()> {
-    let (table, _) = data::load_validated(&a.runs, catalog)?;
+    let (table, _) =
+        data::load_validated_with(&a.runs, &import_options(a.gpu.as_deref()), catalog)?;
     let target = catalog.resolve_or_err(&a.target)?.name.clone();
     let row = table.runs.get(a.row.wrapping_sub(1)).ok_or_else(|| {
         Error::usage(format!(
@@ -428,7 +450,7 @@ fn train(a: TrainArgs, catalog: &Catalog) -> Result<()> {
         "wrote {} (hybrid/{}, {} training pairs from {} GPUs, data hash {}, correction share {})",
         a.out.display(),
         state.regressor.name(),
-        state.y.len(),
+        state.pairs,
         state.training_gpus.len(),
         state.data_hash,
         state.correction_share

@@ -16,7 +16,7 @@ pub use commands::run;
     version,
     about = "Predict how fast a CUDA kernel runs on a GPU you do not have, from measurements on GPUs you do have",
     long_about = None,
-    after_help = "Start with `gpucast reproduce --data ../shared/reference-data` or `gpucast data validate PATH`."
+    after_help = "Start with `gpucast reproduce` (every experiment on the data shipped in datasets/) or `gpucast data validate PATH`."
 )]
 pub struct Cli {
     #[command(flatten)]
@@ -97,11 +97,19 @@ pub enum DataCommand {
         /// Output format
         #[arg(long, value_enum, default_value_t = Format::Table)]
         format: Format,
+        /// List every flagged row (file:line, GPU, kernel, config, excluded or kept, and
+        /// each reason) instead of the per-GPU summary
+        #[arg(long)]
+        list: bool,
     },
     /// Print runs as a table
     Show {
+        /// Runs files or directories (as for `data validate`)
         #[arg(required = true)]
         paths: Vec<PathBuf>,
+        /// Output format
+        #[arg(long, value_enum, default_value_t = Format::Table)]
+        format: Format,
         /// Only rows of this GPU
         #[arg(long)]
         gpu: Option<String>,
@@ -150,9 +158,15 @@ pub struct FiguresArgs {
 
 #[derive(Args, Debug)]
 pub struct PredictArgs {
-    /// Runs measured on source GPUs (files or directories)
+    /// Runs measured on source GPUs: runs tables (CSV, Parquet; files or directories) or
+    /// a tool's own files, imported on the fly (Nsight Compute CSV, Kernel Tuner cache,
+    /// GEMM latency table)
     #[arg(long, required = true)]
     pub runs: Vec<PathBuf>,
+    /// The GPU the runs were measured on, for files that do not name it (an Nsight
+    /// Compute export without device__attribute_display_name)
+    #[arg(long, value_name = "NAME")]
+    pub gpu: Option<String>,
     /// GPU to predict for
     #[arg(long)]
     pub target: String,
@@ -192,11 +206,17 @@ pub struct TuneArgs {
 
 #[derive(Args, Debug)]
 pub struct ExplainArgs {
+    /// Runs measured on source GPUs (as for `predict --runs`)
     #[arg(long, required = true)]
     pub runs: Vec<PathBuf>,
+    /// The GPU the runs were measured on, for files that do not name it (an Nsight
+    /// Compute export without device__attribute_display_name)
+    #[arg(long, value_name = "NAME")]
+    pub gpu: Option<String>,
     /// 1-based row of the loaded runs (as `gpucast data show` numbers them)
     #[arg(long)]
     pub row: usize,
+    /// GPU to project the row onto
     #[arg(long)]
     pub target: String,
     /// Use only this source GPU

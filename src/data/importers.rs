@@ -333,10 +333,7 @@ fn one_file(
 /// study's format; gpu, kernel, config and time_ms a canonical runs table.
 pub fn detect(path: &Path) -> Result<Format> {
     let file = path.display().to_string();
-    let head = read_head(path)?;
-    let is_gzip = head.starts_with(&[0x1f, 0x8b]);
-    let first = head.iter().find(|b| !b.is_ascii_whitespace()).copied();
-    if is_gzip || first == Some(b'{') || first == Some(b'[') {
+    if is_json_or_gzip(&read_head(path)?) {
         let text = kernel_tuner::read_text(path)?;
         let doc: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
             Error::file(
@@ -387,6 +384,18 @@ pub fn detect(path: &Path) -> Result<Format> {
             ),
         )),
     }
+}
+
+/// Whether a file's first bytes are gzip's magic number or a JSON document's opening.
+fn is_json_or_gzip(head: &[u8]) -> bool {
+    let first = head.iter().find(|b| !b.is_ascii_whitespace()).copied();
+    head.starts_with(&[0x1f, 0x8b]) || first == Some(b'{') || first == Some(b'[')
+}
+
+/// Whether a file is JSON or gzip (a Kernel Tuner cache, if anything we read); false
+/// when it cannot be read (the reader that follows says why).
+pub(crate) fn file_is_json_or_gzip(path: &Path) -> bool {
+    read_head(path).is_ok_and(|h| is_json_or_gzip(&h))
 }
 
 fn read_head(path: &Path) -> Result<Vec<u8>> {

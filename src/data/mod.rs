@@ -21,7 +21,8 @@ pub use gpucast_runs::{
     Origin, Run, Warning, COLUMNS, OPTIONAL_NUMERIC, OPTIONAL_TEXT, REQUIRED,
 };
 pub use table_io::{
-    load, load_files, read_file, runs_files_in, to_frame as table_frame, write, write_frame,
+    load, load_files, load_with, read_file, read_file_with, runs_files_in, to_frame as table_frame,
+    write, write_frame,
 };
 pub use validate::{validate, FlaggedRow, ValidationReport};
 
@@ -31,7 +32,16 @@ pub fn load_validated(
     paths: &[std::path::PathBuf],
     catalog: &crate::catalog::Catalog,
 ) -> crate::error::Result<(RunsTable, ValidationReport)> {
-    let mut table = load(paths)?;
+    load_validated_with(paths, &importers::ImportOptions::default(), catalog)
+}
+
+/// [`load_validated`], importing files in a tool's own format with `opts`.
+pub fn load_validated_with(
+    paths: &[std::path::PathBuf],
+    opts: &importers::ImportOptions,
+    catalog: &crate::catalog::Catalog,
+) -> crate::error::Result<(RunsTable, ValidationReport)> {
+    let mut table = load_with(paths, opts)?;
     let report = validate(&mut table, catalog)?;
     Ok((table, report))
 }

@@ -1,5 +1,6 @@
 //! Reading and writing runs tables (CSV and Parquet) with polars.
 
+use super::importers::ImportOptions;
 use super::{
     canonical_config, column, import, upper_bound, ColumnKind, Origin, Run, RunsTable,
     OPTIONAL_NUMERIC, OPTIONAL_TEXT, REQUIRED,
@@ -12,6 +13,12 @@ use std::sync::Arc;
 /// Read every runs table named by `paths` (files, or directories searched
 /// recursively for runs files) into one table.
 pub fn load(paths: &[PathBuf]) -> Result<RunsTable> {
+    load_with(paths, &ImportOptions::default())
+}
+
+/// [`load`] with the options a file in a tool's own format is imported with (e.g. the
+/// GPU of an Nsight Compute export that does not name it).
+pub fn load_with(paths: &[PathBuf], opts: &ImportOptions) -> Result<RunsTable> {
     let mut files = Vec::new();
     for p in paths {
         if p.is_dir() {
@@ -29,15 +36,19 @@ pub fn load(paths: &[PathBuf]) -> Result<RunsTable> {
             return Err(Error::io(p.display(), "no such file or directory"));
         }
     }
-    load_files(&files)
+    load_files_with(&files, opts)
 }
 
 /// Read the given files and concatenate them.
 pub fn load_files(files: &[PathBuf]) -> Result<RunsTable> {
+    load_files_with(files, &ImportOptions::default())
+}
+
+fn load_files_with(files: &[PathBuf], opts: &ImportOptions) -> Result<RunsTable> {
     let mut out = RunsTable::default();
     let mut extras = Vec::new();
     for f in files {
-        let t = read_file(f)?;
+        let t = read_file_with(f, opts)?;
         extras.push((t.runs.len(), t.extra));
         out.runs.extend(t.runs);
         out.files.extend(t.files);
@@ -276,9 +287,30 @@ fn first_line(s: &str) -> &str {
     s.lines().next().unwrap_or(s)
 }
 
-/// Read one file (canonical or the reference study's format, detected by its columns).
+/// Read one file: a canonical runs table or the reference study's format (detected by
+/// its columns), or a file in a tool's own format — a Kernel Tuner cache, a GEMM
+/// latency table, an Nsight Compute export — imported on the fly with the default
+/// import options, so `predict --runs profile.csv` needs no `data import` first.
 pub fn read_file(path: &Path) -> Result<RunsTable> {
+    read_file_with(path, &ImportOptions::default())
+}
+
+/// [`read_file`], importing a tool's own format with `opts`.
+pub fn read_file_with(path: &Path, opts: &ImportOptions) -> Result<RunsTable> {
+    use super::importers::{import_file, Format};
+    let imported = |format| Ok(import_file(path, format, opts)?.table);
+    if extension(path).as_deref() != Some("parquet") {
+        if super::importers::file_is_json_or_gzip(path) {
+            return imported(Format::KernelTuner);
+        }
+        if super::ncu::looks_like_ncu(path) {
+            return imported(Format::Ncu);
+        }
+    }
     let (df, lines) = read_frame(path)?;
+    if super::gemm_table::is_gemm_table(&df) {
+        return imported(Format::GemmTable);
+    }
     let file: Arc<str> = Arc::from(path.display().to_string());
     if import::is_study_format(&df) {
         let df = import::study_to_canonical(&df, &file, &lines)?;

@@ -20,6 +20,11 @@ pub const SUSTAINED_COMPUTE_FRACTION: f64 = 0.90;
 /// Volta/Turing GPU architecture via microbenchmarking": ~2.1 TB/s on a V100 with 80
 /// SMs at 1.38 GHz, ~1.3 TB/s on a T4 with 40 SMs at 1.59 GHz), per SM so it scales.
 pub const L2_BYTES_PER_CLOCK_PER_SM: f64 = 20.0;
+/// L1 / shared-memory bandwidth: 128 bytes per clock per SM (32 banks of 4 bytes, the
+/// CUDA C++ Programming Guide's shared-memory description; on Volta and later L1 and
+/// shared memory are one SRAM with the same width). Only runs that carry profiled
+/// L1 or shared traffic (Nsight Compute) use it.
+pub const L1_BYTES_PER_CLOCK_PER_SM: f64 = 128.0;
 /// Back-to-back launch interval when none is measured (µs). The reference study's tiny
 /// kernels sit at 1.3-5.5 µs.
 pub const DEFAULT_LAUNCH_OVERHEAD_US: f64 = 1.5;
@@ -34,6 +39,8 @@ pub const ATOMIC_BYTES_PER_CLOCK: f64 = 160.0;
 pub struct Figures {
     pub dram_gbs: f64,
     pub l2_gbs: f64,
+    /// L1 / shared-memory bandwidth summed over the SMs.
+    pub l1_gbs: f64,
     /// Sustained / peak compute, applied to the peak of the run's precision.
     pub compute_fraction: f64,
     pub launch_ms: f64,
@@ -54,6 +61,7 @@ impl Figures {
             l2_gbs: gpu
                 .l2_bandwidth_gbs
                 .unwrap_or(L2_BYTES_PER_CLOCK_PER_SM * gpu.sm_count as f64 * clock_ghz),
+            l1_gbs: L1_BYTES_PER_CLOCK_PER_SM * gpu.sm_count as f64 * clock_ghz,
             compute_fraction: SUSTAINED_COMPUTE_FRACTION,
             launch_ms: gpu.launch_overhead_us.unwrap_or(DEFAULT_LAUNCH_OVERHEAD_US) * 1e-3,
             atomic_gbs: ATOMIC_BYTES_PER_CLOCK * clock_ghz,
@@ -76,6 +84,7 @@ impl Figures {
             compute_fraction: need(gpu.sustained_fp32_gflops, "sustained_fp32_gflops")?
                 / gpu.fp32_gflops,
             l2_gbs: gpu.l2_bandwidth_gbs.unwrap_or(spec.l2_gbs),
+            l1_gbs: spec.l1_gbs,
             launch_ms: gpu
                 .launch_overhead_us
                 .map(|u| u * 1e-3)

@@ -25,13 +25,23 @@ pub struct RunFeatures {
     pub intensity: f64,
     pub working_set_bytes: f64,
     pub fits_l2: bool,
-    /// Roof times (ms) at each level; 0 where the level has no work.
+    /// Roof times (ms) at each level; 0 where the level has no work. Without
+    /// profiled traffic `l2_ms` is the DRAM bytes at the L2's rate (the roof when the
+    /// working set fits in L2) and `l1_ms` is 0.
     pub dram_ms: f64,
     pub l2_ms: f64,
+    pub l1_ms: f64,
+    /// The run carries profiled L2 / L1 / shared traffic (Nsight Compute): every level
+    /// is a roof of its own (hierarchical roofline) instead of DRAM or L2 by working set.
+    pub hierarchical: bool,
     pub compute_ms: f64,
     pub atomic_ms: f64,
     /// The binding roof time: the largest applicable one.
     pub roof_ms: f64,
+    /// The shortest time the GPU's vendor peaks allow (no calibration): FLOPs at peak
+    /// throughput and, unless the working set fits in L2, DRAM bytes at peak
+    /// bandwidth. No prediction or interval bound goes below it.
+    pub peak_floor_ms: f64,
     pub bound: Bound,
     pub occupancy: Option<Occupancy>,
     /// grid_blocks / (SMs x resident blocks per SM).
@@ -148,7 +158,39 @@ pub fn run_occupancy(
         // the run's own figure may include dynamic shared memory: keep the larger
         res.smem_per_block = res.smem_per_block.max(smem);
     }
-    occupancy(&catalog.limits(gpu).ok()?, &res).ok()
+    let theoretical = occupancy(&catalog.limits(gpu).ok()?, &res).ok()?;
+    Some(match achieved_fraction(run, catalog, resources) {
+        Some(f) => with_achieved_fraction(theoretical, f),
+        None => theoretical,
+    })
+}
+
+/// The share of its theoretical occupancy a profiled run achieved on its own GPU
+/// (`achieved_occupancy` / computed occupancy, at most 1): a profile's achieved
+/// occupancy overrides the computed one there, and the same share is assumed on other
+/// GPUs (what keeps warps from being resident — tail effects, imbalance — belongs
+/// to the kernel). None without a profiled figure or a computable occupancy.
+fn achieved_fraction(
+    run: &Run,
+    catalog: &Catalog,
+    resources: Option<&KernelResources>,
+) -> Option<f64> {
+    let achieved = run.achieved_occupancy.filter(|a| *a > 0.0)?;
+    let own = catalog.resolve(&run.gpu)?;
+    let without = Run {
+        achieved_occupancy: None,
+        ..run.clone()
+    };
+    let theoretical = run_occupancy(&without, own, catalog, resources)?.occupancy;
+    (theoretical > 0.0).then(|| (achieved / theoretical).min(1.0))
+}
+
+fn with_achieved_fraction(o: Occupancy, fraction: f64) -> Occupancy {
+    Occupancy {
+        occupancy: o.occupancy * fraction,
+        warps_per_sm: ((o.warps_per_sm as f64 * fraction).round() as u32).max(1),
+        ..o
+    }
 }
 
 /// Waves and tail efficiency of a grid on a GPU at an occupancy. A grid of one wave or
@@ -176,6 +218,18 @@ pub fn efficiency(roof_ms: f64, occupancy: f64, measured_ms: f64) -> f64 {
     roof_ms / (occupancy * measured_ms)
 }
 
+impl RunFeatures {
+    /// What limits the run's time: the launch floor when the largest roof is under
+    /// half of it, else the binding roof. Predictions and `explain` name this one.
+    pub fn limiting(&self) -> Bound {
+        if self.roof_ms <= 0.0 || self.roof_ms < 0.5 * self.launch_floor_ms {
+            Bound::Launch
+        } else {
+            self.bound
+        }
+    }
+}
+
 /// Compute the features of `run`'s work on `gpu` with the given figures.
 pub fn run_features(
     run: &Run,
@@ -194,7 +248,13 @@ pub fn run_features(
     };
     let fits_l2 = working_set > 0.0 && working_set <= L2_RESIDENT_FRACTION * gpu.l2_bytes as f64;
     let dram_ms = roofline::memory_time_ms(run.dram_bytes, figs.dram_gbs);
-    let l2_ms = roofline::memory_time_ms(run.dram_bytes, figs.l2_gbs);
+    let hierarchical =
+        run.l2_bytes.is_some() || run.l1_bytes.is_some() || run.shared_bytes.is_some();
+    let l2_ms = roofline::memory_time_ms(run.l2_bytes.unwrap_or(run.dram_bytes), figs.l2_gbs);
+    let l1_ms = roofline::memory_time_ms(
+        run.l1_bytes.unwrap_or(0.0) + run.shared_bytes.unwrap_or(0.0),
+        figs.l1_gbs,
+    );
     let compute_ms =
         roofline::compute_time_ms(run.flops, figs.compute_gflops(gpu, run.precision()));
     let atomic_ms = if is_atomic(run) {
@@ -204,18 +264,36 @@ pub fn run_features(
     } else {
         0.0
     };
-    let memory_ms = if fits_l2 { l2_ms } else { dram_ms };
-    let memory_bound = if fits_l2 { Bound::L2 } else { Bound::Dram };
-    let (roof_ms, bound) = [
-        (memory_ms, memory_bound),
-        (compute_ms, Bound::Compute),
-        (atomic_ms, Bound::Atomic),
-    ]
-    .into_iter()
-    .fold(
-        (0.0, Bound::Launch),
-        |best, c| if c.0 > best.0 { c } else { best },
-    );
+    // Measured traffic at every level: each level is a roof. Otherwise DRAM bytes
+    // meet the L2's roof when the working set fits there, DRAM's when it does not.
+    let memory: Vec<(f64, Bound)> = if hierarchical {
+        vec![
+            (dram_ms, Bound::Dram),
+            (l2_ms, Bound::L2),
+            (l1_ms, Bound::L1),
+        ]
+    } else if fits_l2 {
+        vec![(l2_ms, Bound::L2)]
+    } else {
+        vec![(dram_ms, Bound::Dram)]
+    };
+    let (roof_ms, bound) = memory
+        .into_iter()
+        .chain([(compute_ms, Bound::Compute), (atomic_ms, Bound::Atomic)])
+        .fold(
+            (0.0, Bound::Launch),
+            |best, c| if c.0 > best.0 { c } else { best },
+        );
+
+    let peak_dram_ms = if fits_l2 && !hierarchical {
+        0.0
+    } else {
+        roofline::memory_time_ms(run.dram_bytes, gpu.mem_bandwidth_gbs)
+    };
+    let peak_floor_ms = peak_dram_ms.max(roofline::compute_time_ms(
+        run.flops,
+        roofline::peak_gflops(gpu, run.precision()),
+    ));
 
     let occ = run_occupancy(run, gpu, catalog, resources);
     if run.block_threads.is_none() {
@@ -248,9 +326,12 @@ pub fn run_features(
         fits_l2,
         dram_ms,
         l2_ms,
+        l1_ms,
+        hierarchical,
         compute_ms,
         atomic_ms,
         roof_ms,
+        peak_floor_ms,
         bound,
         occupancy: occ,
         waves: waves_n,

@@ -17,8 +17,10 @@ pub fn peak_gflops(gpu: &Gpu, precision: &str) -> f64 {
 pub enum Bound {
     /// Device-memory bandwidth.
     Dram,
-    /// L2 bandwidth (the working set fits in L2).
+    /// L2 bandwidth (the working set fits in L2, or profiled L2 traffic binds).
     L2,
+    /// L1 / shared-memory bandwidth (profiled L1 and shared traffic binds).
+    L1,
     /// Arithmetic throughput.
     Compute,
     /// Throughput of atomics on contended addresses.
@@ -32,17 +34,19 @@ impl Bound {
         match self {
             Bound::Dram => "dram",
             Bound::L2 => "l2",
+            Bound::L1 => "l1",
             Bound::Compute => "compute",
             Bound::Atomic => "atomic",
             Bound::Launch => "launch",
         }
     }
-    pub const ALL: [Bound; 5] = [
+    pub const ALL: [Bound; 6] = [
         Bound::Dram,
         Bound::L2,
         Bound::Compute,
         Bound::Atomic,
         Bound::Launch,
+        Bound::L1,
     ];
     pub fn index(self) -> usize {
         Bound::ALL.iter().position(|b| *b == self).unwrap_or(0)

@@ -13,7 +13,7 @@
 //!   similarity ([`similarity`]); the interval spans the sources and the memory levels
 //!   (hierarchical roofline).
 
-use super::{Context, Evidence, Fit, Predict, Prediction};
+use super::{interval_log, Context, Evidence, Fit, Interval, Predict, Prediction};
 use crate::catalog::Gpu;
 use crate::data::Run;
 use crate::error::Result;
@@ -29,9 +29,46 @@ const MIN_BUSY_FRACTION: f64 = 0.05;
 #[derive(Debug, Clone, Copy, Default)]
 pub struct AnalyticalStudy;
 
-/// Our analytical projection.
+/// Our analytical projection (its parameters: there are none to choose).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Analytical;
+
+/// Our analytical projection, fitted: only its interval is learned, from the
+/// projection's own errors on the training GPUs.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FittedAnalytical {
+    /// Held-out log-error quantiles of the projection on the training runs (each run
+    /// projected from the other training GPUs only); None with too few of them, when
+    /// the interval is the sources' spread.
+    pub interval_log: Option<(f64, f64)>,
+}
+
+/// Most training runs the analytical interval is calibrated on (an even, deterministic
+/// subsample beyond it: quantiles at 5 % and 95 % need hundreds, not millions).
+const MAX_INTERVAL_RUNS: usize = 4000;
+
+/// Held-out errors ln(measured / projected) of training runs: each projected from the
+/// same work on the other training GPUs (its own GPU's rows are never a source), at
+/// most [`MAX_INTERVAL_RUNS`] of them.
+fn held_out_errors(train: &[Run], ctx: &Context) -> Result<Vec<f64>> {
+    let evidence = Evidence::new(train.iter());
+    let kept: Vec<&Run> = train
+        .iter()
+        .filter(|r| !crate::data::validate::is_excluded(r))
+        .collect();
+    let stride = kept.len().div_ceil(MAX_INTERVAL_RUNS).max(1);
+    let mut errors = Vec::new();
+    for t in kept.into_iter().step_by(stride) {
+        let q = crate::data::query_of(t);
+        if evidence.same_work(&q, &q.gpu).is_empty() {
+            continue; // a size projection on the GPU itself: not what the interval is for
+        }
+        if let Some(p) = combine(projections(&q, &evidence, ctx)?.iter().map(|(_, p)| p)) {
+            errors.push((t.time_ms / p.pred_ms).ln());
+        }
+    }
+    Ok(errors)
+}
 
 /// Every term of one source -> target projection (what `gpucast explain` prints).
 #[derive(Debug, Clone, serde::Serialize)]
@@ -72,7 +109,13 @@ pub fn similarity(a: &Gpu, b: &Gpu) -> f64 {
     (-d).exp()
 }
 
+/// The roof with the memory traffic served at `level` (DRAM or L2): the two ends of
+/// the working-set guess. A run with profiled traffic at every level has no guess to
+/// make: its hierarchical roof is the one roof.
 fn memory_roof(f: &RunFeatures, level: Bound) -> f64 {
+    if f.hierarchical {
+        return f.roof_ms;
+    }
     let mem = if level == Bound::L2 {
         f.l2_ms
     } else {
@@ -208,33 +251,50 @@ pub fn combine<'p>(ps: impl IntoIterator<Item = &'p Projection>) -> Option<Predi
     let lo = all.clone().fold(f64::INFINITY, f64::min).min(pred);
     let hi = all.fold(0.0, f64::max).max(pred);
     let best = ps.iter().max_by(|a, b| a.weight.total_cmp(&b.weight))?;
-    let bound =
-        if best.target.roof_ms <= 0.0 || best.target.roof_ms < 0.5 * best.target.launch_floor_ms {
-            Bound::Launch
-        } else {
-            best.target.bound
-        };
-    Some(Prediction {
-        pred_ms: pred,
-        lo_ms: lo,
-        hi_ms: hi,
-        bound,
-    })
+    let bound = best.target.limiting();
+    Some(
+        Prediction {
+            pred_ms: pred,
+            lo_ms: lo,
+            hi_ms: hi,
+            interval: Interval::Spread,
+            bound,
+        }
+        .at_least(best.target.peak_floor_ms),
+    )
 }
 
-/// Nothing to learn: the parameters are the fitted model.
 impl Fit for Analytical {
     fn name(&self) -> String {
         "analytical".into()
     }
-    fn fit(&self, _train: &[Run], _ctx: &Context) -> Result<Box<dyn Predict>> {
-        Ok(Box::new(Analytical))
+    fn fit(&self, train: &[Run], ctx: &Context) -> Result<Box<dyn Predict>> {
+        Ok(Box::new(FittedAnalytical {
+            interval_log: interval_log(held_out_errors(train, ctx)?),
+        }))
     }
 }
 
-impl Predict for Analytical {
+impl FittedAnalytical {
+    /// The combined projection with the calibrated interval where there is one (never
+    /// narrower than the sources' spread, never below the target's peaks).
+    pub fn calibrate(&self, p: Prediction, floor_ms: f64) -> Prediction {
+        match self.interval_log {
+            Some((lo, hi)) => Prediction {
+                lo_ms: p.lo_ms.min(p.pred_ms * lo.exp()),
+                hi_ms: p.hi_ms.max(p.pred_ms * hi.exp()),
+                interval: Interval::Calibrated(super::INTERVAL_LEVEL),
+                ..p
+            }
+            .at_least(floor_ms),
+            None => p,
+        }
+    }
+}
+
+impl Predict for FittedAnalytical {
     fn name(&self) -> String {
-        Fit::name(self)
+        "analytical".into()
     }
     fn predict(
         &self,
@@ -242,9 +302,12 @@ impl Predict for Analytical {
         evidence: &Evidence,
         ctx: &Context,
     ) -> Result<Option<Prediction>> {
-        Ok(combine(
-            projections(query, evidence, ctx)?.iter().map(|(_, p)| p),
-        ))
+        let ps = projections(query, evidence, ctx)?;
+        let floor_ms = ps
+            .iter()
+            .map(|(_, p)| p.target.peak_floor_ms)
+            .fold(0.0, f64::max);
+        Ok(combine(ps.iter().map(|(_, p)| p)).map(|p| self.calibrate(p, floor_ms)))
     }
 }
 
@@ -310,6 +373,7 @@ impl Predict for AnalyticalStudy {
             pred_ms: mean,
             lo_ms: lo,
             hi_ms: hi,
+            interval: Interval::Spread,
             bound,
         }))
     }

@@ -12,7 +12,7 @@
 
 use super::analytical::{combine, project, projections, similarity};
 use super::regressors::{make, FittedRegressor, RegressorKind};
-use super::{Context, Evidence, Fit, Predict, Prediction};
+use super::{interval_log, Context, Evidence, Fit, Interval, Predict, Prediction, INTERVAL_LEVEL};
 use crate::catalog::Gpu;
 use crate::data::{query_of, Run};
 use crate::error::{Error, Result};
@@ -25,8 +25,10 @@ pub const DEFAULT_REGRESSOR: RegressorKind = RegressorKind::Gbm;
 const MIN_PAIRS: usize = 8;
 /// Largest correction applied, in log units (a factor of e^2 ~ 7.4).
 const MAX_LOG_CORRECTION: f64 = 2.0;
-/// Version of the saved-model format; loading another version is an error.
-pub const MODEL_FORMAT_VERSION: u32 = 2;
+/// Version of the saved-model format; loading another version is an error. Version 3
+/// stores the fitted residual regressor itself (version 2 stored its design matrix and
+/// refitted it on every load).
+pub const MODEL_FORMAT_VERSION: u32 = 3;
 
 /// Hyperparameters of the hybrid: the residual's regressor, its seed and, as a
 /// diagnostic, a fixed correction share (`hybrid@0.5`) instead of the one chosen by
@@ -97,10 +99,10 @@ impl HybridParams {
     }
 }
 
-/// Everything that defines a fitted hybrid, as saved by `gpucast train`. The residual
-/// regressor is refitted from the stored design matrix on load (deterministic for the
-/// seed), so the file is plain data.
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+/// Everything that defines a fitted hybrid, as saved by `gpucast train`: what it was
+/// trained on, the chosen correction share, the interval and the fitted residual
+/// regressor (loading predicts without refitting).
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HybridState {
     pub format: String,
@@ -117,10 +119,14 @@ pub struct HybridState {
     /// training GPUs; 0 = pure analytical).
     pub correction_share: f64,
     /// Quantiles of the held-out log errors ln(measured / predicted): the prediction
-    /// interval is [pred x e^lo, pred x e^hi], widened to the memory-level bounds.
-    pub interval_log: (f64, f64),
-    pub x: Vec<Vec<f64>>,
-    pub y: Vec<f64>,
+    /// interval is [pred x e^lo, pred x e^hi], widened to the memory-level bounds;
+    /// None when too few errors were held out to calibrate one.
+    pub interval_log: Option<(f64, f64)>,
+    /// Training pairs the residual was fitted on.
+    pub pairs: usize,
+    /// The fitted residual regressor; None when the share is 0 or there were too few
+    /// pairs to fit one (the hybrid is then the analytical projection).
+    pub residual: Option<FittedRegressor>,
 }
 
 impl HybridState {
@@ -142,34 +148,44 @@ impl HybridState {
                 self.correction_share
             ));
         }
-        let (lo, hi) = self.interval_log;
-        if !(lo.is_finite() && hi.is_finite() && lo <= hi) {
-            return bad(format!(
-                "interval_log ({lo}, {hi}) must be finite with lo <= hi"
-            ));
-        }
-        if self.x.len() != self.y.len() {
-            return bad(format!(
-                "{} feature rows but {} targets",
-                self.x.len(),
-                self.y.len()
-            ));
+        if let Some((lo, hi)) = self.interval_log {
+            if !(lo.is_finite() && hi.is_finite() && lo <= hi) {
+                return bad(format!(
+                    "interval_log ({lo}, {hi}) must be finite with lo <= hi"
+                ));
+            }
         }
         let width = vectors::PAIR_NAMES.len() + self.categories.len();
-        if self.features.len() != width || self.x.iter().any(|r| r.len() != width) {
+        let expected: Vec<String> = vectors::PAIR_NAMES
+            .iter()
+            .map(|s| s.to_string())
+            .chain(self.categories.iter().map(|c| format!("category={c}")))
+            .collect();
+        if self.features != expected {
             return bad(format!(
-                "feature rows must have {width} values ({} pair features + {} categories)",
+                "features must be this gpucast's {} pair features followed by one 'category=NAME' per category ({width} in all)",
                 vectors::PAIR_NAMES.len(),
-                self.categories.len()
             ));
         }
-        if self
-            .y
-            .iter()
-            .chain(self.x.iter().flatten())
-            .any(|v| !v.is_finite())
-        {
-            return bad("design matrix holds a non-finite value".into());
+        if let Some(r) = &self.residual {
+            if r.kind() != self.regressor {
+                return bad(format!(
+                    "residual is a {} model but regressor says {}",
+                    r.kind().name(),
+                    self.regressor.name()
+                ));
+            }
+            if r.n_features() != width {
+                return bad(format!(
+                    "residual takes {} features, the feature list has {width}",
+                    r.n_features()
+                ));
+            }
+        } else if self.correction_share > 0.0 && self.pairs >= MIN_PAIRS {
+            return bad(format!(
+                "correction_share {} but no residual model",
+                self.correction_share
+            ));
         }
         if self.training_gpus.is_empty() {
             return bad("no training GPUs".into());
@@ -182,8 +198,6 @@ impl HybridState {
 pub struct FittedHybrid {
     params: HybridParams,
     state: HybridState,
-    /// None when the correction share is 0 or there were too few pairs to fit one.
-    regressor: Option<FittedRegressor>,
 }
 
 impl FittedHybrid {
@@ -194,18 +208,7 @@ impl FittedHybrid {
     pub fn from_state(state: HybridState) -> Result<Self> {
         state.check()?;
         let params = HybridParams::new(state.seed).regressor(state.regressor);
-        let regressor = correction(
-            state.regressor,
-            state.seed,
-            state.correction_share,
-            &state.x,
-            &state.y,
-        )?;
-        Ok(FittedHybrid {
-            params,
-            state,
-            regressor,
-        })
+        Ok(FittedHybrid { params, state })
     }
     /// Read a model file written by `gpucast train`.
     pub fn load(path: &std::path::Path) -> Result<Self> {
@@ -272,8 +275,6 @@ const MAX_SOURCES_PER_RUN: usize = 4;
 /// Groups of training GPUs held out in turn to choose the correction share.
 const MAX_INNER_FOLDS: usize = 4;
 
-/// Quantiles of held-out errors that bound the prediction interval (a 90 % interval).
-const INTERVAL_QUANTILES: (f64, f64) = (0.05, 0.95);
 /// Most a correction may worsen any held-out training GPU's mean APE (1 point).
 const MAX_HARM: f64 = 0.01;
 /// Candidate shares of the correction.
@@ -382,17 +383,6 @@ fn choose_correction_share(
     ))
 }
 
-/// Quantile of `v` (linear interpolation), `q` in [0, 1].
-fn quantile(mut v: Vec<f64>, q: f64) -> f64 {
-    if v.is_empty() {
-        return 0.0;
-    }
-    v.sort_by(f64::total_cmp);
-    let pos = q * (v.len() - 1) as f64;
-    let (i, frac) = (pos.floor() as usize, pos.fract());
-    v[i] + frac * (v[(i + 1).min(v.len() - 1)] - v[i])
-}
-
 /// Sources a training run is projected from: the same work on the other training GPUs
 /// and the nearest other size of its kernel on its own GPU.
 fn training_sources<'a>(t: &Run, gt: &Gpu, evidence: &Evidence<'a>, ctx: &Context) -> Vec<&'a Run> {
@@ -497,14 +487,11 @@ impl HybridParams {
             gpus.len(),
             params.correction_share,
         )?;
-        let interval_log = (
-            quantile(held_out.clone(), INTERVAL_QUANTILES.0),
-            quantile(held_out, INTERVAL_QUANTILES.1),
-        );
-        let regressor = correction(params.regressor, params.seed, correction_share, &x, &y)?;
+        // Too few held-out errors: no calibrated interval (the sources' spread only).
+        let interval_log = interval_log(held_out);
+        let residual = correction(params.regressor, params.seed, correction_share, &x, &y)?;
         Ok(FittedHybrid {
             params,
-            regressor,
             state: HybridState {
                 correction_share,
                 interval_log,
@@ -518,8 +505,8 @@ impl HybridParams {
                 categories,
                 training_gpus: gpus,
                 data_hash: data_hash(train),
-                x,
-                y,
+                pairs: y.len(),
+                residual,
             },
         })
     }
@@ -550,7 +537,7 @@ impl Predict for FittedHybrid {
     ) -> Result<Option<Prediction>> {
         let state = &self.state;
         let mut ps = projections(query, evidence, ctx)?;
-        if let Some(reg) = &self.regressor {
+        if let Some(reg) = &state.residual {
             let gt = ctx.gpu(&query.gpu)?;
             let rows: Vec<Vec<f64>> = ps
                 .iter()
@@ -579,11 +566,17 @@ impl Predict for FittedHybrid {
                 }
             }
         }
+        let floor_ms = ps
+            .iter()
+            .map(|(_, p)| p.target.peak_floor_ms)
+            .fold(0.0, f64::max);
         Ok(combine(ps.iter().map(|(_, p)| p)).map(|mut p| {
-            let (lo, hi) = state.interval_log;
-            p.lo_ms = p.lo_ms.min(p.pred_ms * lo.exp());
-            p.hi_ms = p.hi_ms.max(p.pred_ms * hi.exp());
-            p
+            if let Some((lo, hi)) = state.interval_log {
+                p.lo_ms = p.lo_ms.min(p.pred_ms * lo.exp());
+                p.hi_ms = p.hi_ms.max(p.pred_ms * hi.exp());
+                p.interval = Interval::Calibrated(INTERVAL_LEVEL);
+            }
+            p.at_least(floor_ms)
         }))
     }
 }

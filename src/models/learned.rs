@@ -75,6 +75,7 @@ impl Predict for FittedLearned {
             pred_ms: t,
             lo_ms: t,
             hi_ms: t,
+            interval: super::Interval::None,
             bound: f.bound,
         }))
     }

@@ -40,7 +40,78 @@ pub struct Prediction {
     pub pred_ms: f64,
     pub lo_ms: f64,
     pub hi_ms: f64,
+    /// What `lo_ms..hi_ms` is.
+    pub interval: Interval,
     pub bound: Bound,
+}
+
+/// What a prediction's interval means: outputs print it beside the bounds.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub enum Interval {
+    /// A prediction interval at this nominal level (0.9 = 90 %), from errors held out
+    /// on the training GPUs.
+    Calibrated(f64),
+    /// The spread of the sources' projections and memory levels: not a calibrated
+    /// interval (too little training data to calibrate one).
+    Spread,
+    /// No interval (the bounds equal the prediction).
+    None,
+}
+
+impl Interval {
+    /// The label outputs print: "90%", "spread" or "none".
+    pub fn label(self) -> String {
+        match self {
+            Interval::Calibrated(level) => format!("{:.0}%", level * 100.0),
+            Interval::Spread => "spread".into(),
+            Interval::None => "none".into(),
+        }
+    }
+}
+
+impl std::fmt::Display for Interval {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.label())
+    }
+}
+
+/// Nominal level of the calibrated intervals, and the quantiles of held-out log errors
+/// ln(measured / predicted) that bound it.
+pub const INTERVAL_LEVEL: f64 = 0.9;
+const INTERVAL_QUANTILES: (f64, f64) = ((1.0 - INTERVAL_LEVEL) / 2.0, (1.0 + INTERVAL_LEVEL) / 2.0);
+/// Fewest held-out errors a calibrated interval is drawn from.
+pub const MIN_INTERVAL_ERRORS: usize = 20;
+
+/// The calibrated interval's bounds in log units from held-out errors
+/// ln(measured / predicted); None with fewer than [`MIN_INTERVAL_ERRORS`].
+pub fn interval_log(mut errors: Vec<f64>) -> Option<(f64, f64)> {
+    errors.retain(|e| e.is_finite());
+    if errors.len() < MIN_INTERVAL_ERRORS {
+        return None;
+    }
+    errors.sort_by(f64::total_cmp);
+    Some((
+        sorted_quantile(&errors, INTERVAL_QUANTILES.0),
+        sorted_quantile(&errors, INTERVAL_QUANTILES.1),
+    ))
+}
+
+/// Quantile of sorted `v` (linear interpolation), `q` in [0, 1].
+fn sorted_quantile(v: &[f64], q: f64) -> f64 {
+    let pos = q * (v.len() - 1) as f64;
+    let (i, frac) = (pos.floor() as usize, pos.fract());
+    v[i] + frac * (v[(i + 1).min(v.len() - 1)] - v[i])
+}
+
+impl Prediction {
+    /// No faster than `floor_ms` (what the target's peaks allow): the prediction and
+    /// its lower bound are raised to it, the upper bound kept at or above them.
+    pub fn at_least(mut self, floor_ms: f64) -> Prediction {
+        self.pred_ms = self.pred_ms.max(floor_ms);
+        self.lo_ms = self.lo_ms.max(floor_ms);
+        self.hi_ms = self.hi_ms.max(self.pred_ms);
+        self
+    }
 }
 
 /// Runs a model may consult, indexed by work and by (gpu, kernel).
@@ -203,5 +274,39 @@ impl Fit for ModelSpec {
     }
     fn fit(&self, train: &[Run], ctx: &Context) -> Result<Box<dyn Predict>> {
         self.params().fit(train, ctx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_prediction_is_never_below_the_peak_floor() {
+        let p = Prediction {
+            pred_ms: 1.0,
+            lo_ms: 0.2,
+            hi_ms: 3.0,
+            interval: Interval::Calibrated(0.9),
+            bound: Bound::Dram,
+        };
+        let q = p.at_least(0.5);
+        assert_eq!((q.pred_ms, q.lo_ms, q.hi_ms), (1.0, 0.5, 3.0));
+        let q = p.at_least(4.0);
+        assert_eq!((q.pred_ms, q.lo_ms, q.hi_ms), (4.0, 4.0, 4.0));
+        assert_eq!(p.interval.label(), "90%");
+        assert_eq!(Interval::Spread.label(), "spread");
+    }
+
+    #[test]
+    fn interval_quantiles_need_enough_errors() {
+        assert_eq!(interval_log(vec![0.1; MIN_INTERVAL_ERRORS - 1]), None);
+        // errors -0.50, -0.49, ..., 0.50: the 5 % and 95 % quantiles
+        let errors: Vec<f64> = (0..=100).map(|i| (i as f64 - 50.0) / 100.0).collect();
+        let (lo, hi) = interval_log(errors).unwrap();
+        assert!(
+            (lo + 0.45).abs() < 1e-12 && (hi - 0.45).abs() < 1e-12,
+            "{lo} {hi}"
+        );
     }
 }

@@ -4,7 +4,8 @@ pub mod plots;
 mod views;
 
 pub use views::{
-    cross_source_table, explain_text, gpus_table, import_report, runs_table, validation_table,
+    cross_source_table, explain_text, flagged_rows_table, gpus_table, import_report, runs_table,
+    validation_table,
 };
 
 use crate::evaluation::{Evaluation, Metrics};
@@ -189,7 +190,12 @@ pub fn metric_cells(m: &Metrics) -> Vec<String> {
         } else {
             "-".into()
         },
-        frac_pct(m.interval_coverage),
+        if m.interval.is_empty() {
+            "-".into()
+        } else {
+            // the coverage beside what the interval is, e.g. "91.2 (90%)"
+            format!("{} ({})", frac_pct(m.interval_coverage), m.interval)
+        },
         if m.tuning_spaces > 0 {
             format!("{:.3}", m.spearman)
         } else {
@@ -277,6 +283,7 @@ pub fn records_table(eval: &Evaluation) -> Table {
         "pred_ms",
         "pred_lo_ms",
         "pred_hi_ms",
+        "interval",
         "bound",
     ]);
     for r in &eval.records {
@@ -289,6 +296,7 @@ pub fn records_table(eval: &Evaluation) -> Table {
             format!("{:.6}", r.pred_ms),
             format!("{:.6}", r.pred_lo_ms),
             format!("{:.6}", r.pred_hi_ms),
+            r.interval.clone(),
             r.bound.clone(),
         ]);
     }

@@ -9,6 +9,23 @@ use crate::features::RunFeatures;
 use crate::models::analytical::Projection;
 use crate::models::Prediction;
 
+/// One row per flagged run: where it is, what it is, whether models leave it out, and
+/// every reason (`data validate --list`).
+pub fn flagged_rows_table(rep: &ValidationReport) -> Table {
+    let mut t = Table::new(&["place", "gpu", "kernel", "config", "verdict", "reasons"]);
+    for f in &rep.flagged_rows {
+        t.push(vec![
+            f.place.clone(),
+            f.gpu.clone(),
+            f.kernel.clone(),
+            f.config.clone(),
+            if f.excluded { "excluded" } else { "kept" }.into(),
+            f.reasons.join("; "),
+        ]);
+    }
+    t
+}
+
 /// One row per GPU: rows, kernels, flagged and excluded rows with the reasons.
 pub fn validation_table(rep: &ValidationReport) -> Table {
     let mut t = Table::new(&[
@@ -89,9 +106,24 @@ pub fn gpus_table(catalog: &Catalog) -> Table {
 }
 
 fn features_line(x: &RunFeatures) -> String {
+    let limiting = x.limiting();
+    let bound = if limiting == x.bound {
+        limiting.to_string()
+    } else {
+        // the roofs' largest term is not what limits: say both
+        format!(
+            "{limiting} (largest roof {} is under half the launch floor)",
+            x.bound
+        )
+    };
+    let l1 = if x.hierarchical {
+        format!(", l1+shared {:.6}", x.l1_ms)
+    } else {
+        String::new()
+    };
     format!(
-        "bound {:<7} roof {:.6} ms (dram {:.6}, l2 {:.6}, compute {:.6}, atomic {:.6}) occupancy {} waves {} floor {:.4} ms{}",
-        x.bound.as_str(),
+        "bound {:<7} roof {:.6} ms (dram {:.6}, l2 {:.6}{l1}, compute {:.6}, atomic {:.6}) occupancy {} waves {} floor {:.4} ms{}",
+        bound,
         x.roof_ms,
         x.dram_ms,
         x.l2_ms,
@@ -104,7 +136,13 @@ fn features_line(x: &RunFeatures) -> String {
             .map(|w| format!("{w:.2} (tail {:.2})", x.tail_efficiency.unwrap_or(1.0)))
             .unwrap_or_else(|| "unknown".into()),
         x.launch_floor_ms,
-        if x.fits_l2 { ", working set fits L2" } else { "" }
+        if x.hierarchical {
+            ", hierarchical roofline from profiled traffic"
+        } else if x.fits_l2 {
+            ", working set fits L2"
+        } else {
+            ""
+        }
     )
 }
 

@@ -13,7 +13,11 @@
 //! - `dram_bytes` <- `dram__bytes.sum`, else read + write (`dram__bytes_{read,write}.sum`,
 //!   legacy `dram__{read,write}_bytes`, sectors x 32). `l2_bytes` <- `lts__t_bytes.sum`
 //!   (or sectors x 32), `l1_bytes` <- `l1tex__t_bytes.sum`, `shared_bytes` <-
-//!   `smsp__sass_data_bytes_mem_shared.sum`.
+//!   `smsp__sass_data_bytes_mem_shared.sum`. Where a run has them, each level is a
+//!   roof of its own (the hierarchical roofline of `features::run_features`).
+//! - `achieved_occupancy` (0..1) <- `sm__warps_active.avg.pct_of_peak_sustained_active`
+//!   / 100: it replaces the computed occupancy on the profiled GPU
+//!   (`features::run_occupancy`).
 //! - `flops` by the NERSC roofline method: fp64/fp32/fp16 add + mul + 2 x fma
 //!   thread-level instructions (`sass_thread_inst_executed_op_*_pred_on.sum`, or the
 //!   roofline section's per-cycle rates x elapsed cycles), plus tensor-core work:
@@ -39,7 +43,7 @@
 //!   counters differ by more than 0.1 %; k counts the variants in order of appearance).
 //! - `gpu` <- `device__attribute_display_name` (raw page only; the `Device` column is an
 //!   index), else the caller's name; neither is an error, never a guess.
-//! - Extra columns: `achieved_occupancy` (0..1), `ncu_ids`, `time_source`,
+//! - Extra columns: `ncu_ids`, `time_source`,
 //!   `flops_source`, `dram_bytes_source`, `tensor_flops`, `tensor_inst`,
 //!   `compute_capability`.
 
@@ -221,7 +225,7 @@ pub fn import_str(text: &str, file: &str, gpu: Option<&str>) -> Result<NcuImport
                     file,
                     format!(
                         "no GPU name in this Nsight Compute export (no device__attribute_display_name; \
-                         the 'Device' column is only an index{cc}); pass the GPU name"
+                         the 'Device' column is only an index{cc}); pass it with --gpu NAME"
                     ),
                 ));
             }
@@ -376,7 +380,6 @@ fn group(
     );
     let mut runs = Vec::with_capacity(keys.len());
     let n = keys.len();
-    let mut occupancy = Vec::with_capacity(n);
     let mut ids = Vec::with_capacity(n);
     let mut time_source = Vec::with_capacity(n);
     let mut flops_source = Vec::with_capacity(n);
@@ -420,6 +423,7 @@ fn group(
             flops_add: mean(&|m| m.flops.cuda_core.then_some(m.flops.add)),
             flops_mul: mean(&|m| m.flops.cuda_core.then_some(m.flops.mul)),
             sm_count: mean(&|m| m.sm_count),
+            achieved_occupancy: mean(&|m| m.achieved_occupancy),
             precision,
             source: Some(source.clone()),
             origin: Origin {
@@ -429,7 +433,6 @@ fn group(
             },
             ..Run::default()
         });
-        occupancy.push(mean(&|m| m.achieved_occupancy));
         ids.push(
             idx.iter()
                 .map(|&i| measured[i].0.id.clone())
@@ -450,7 +453,6 @@ fn group(
         cc.push(first.compute_capability.clone());
     }
     let columns = vec![
-        Column::new("achieved_occupancy".into(), occupancy),
         Column::new("ncu_ids".into(), ids),
         Column::new("time_source".into(), time_source),
         Column::new("flops_source".into(), flops_source),
