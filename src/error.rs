@@ -245,6 +245,26 @@ impl Error {
 
 pub type Result<T> = std::result::Result<T, Error>;
 
+/// Where a TOML error is: `FILE:LINE:COL` as an editor counts them, or `FILE` when the
+/// error has no position.
+pub fn toml_place(file: &str, text: &str, e: &toml::de::Error) -> String {
+    match e.span() {
+        Some(s) => {
+            let before = &text[..s.start.min(text.len())];
+            let line = before.matches('\n').count() + 1;
+            let col = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
+            format!("{file}:{line}:{col}")
+        }
+        None => file.to_string(),
+    }
+}
+
+/// A TOML error's message on one line, without the toml crate's position and snippet
+/// (see [`toml_place`]).
+pub fn toml_message(e: &toml::de::Error) -> String {
+    e.message().split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -277,6 +297,24 @@ mod tests {
         );
         assert!(matches!(Error::file("f", "m"), Error::Io { .. }));
         assert!(matches!(Error::msg("m"), Error::Other(_)));
+    }
+
+    #[test]
+    fn toml_errors_name_line_and_column_on_one_line() {
+        #[derive(Debug, serde::Deserialize)]
+        #[serde(deny_unknown_fields)]
+        #[allow(dead_code)]
+        struct T {
+            a: u32,
+        }
+        let text = "a = 1\nbogus = 2\n";
+        let e = toml::from_str::<T>(text).unwrap_err();
+        assert_eq!(toml_place("t.toml", text, &e), "t.toml:2:1");
+        let m = toml_message(&e);
+        assert!(
+            m.starts_with("unknown field `bogus`") && !m.contains('\n'),
+            "{m}"
+        );
     }
 
     #[test]

@@ -101,9 +101,20 @@ impl Protocol {
         }
     }
 
-    /// Check the protocol against the data: test kernels must exist (a typo would
-    /// otherwise give an empty table).
+    /// Check the protocol against the data: test kernels must exist and a protocol
+    /// holding GPUs out needs two (either would otherwise give an empty table).
     pub fn check(&self, runs: &[Run]) -> Result<()> {
+        if matches!(self, Protocol::Logo | Protocol::NewFamily) {
+            let gpus: BTreeSet<&str> = runs.iter().map(|r| r.gpu.as_str()).collect();
+            if gpus.len() < 2 {
+                let has: Vec<&str> = gpus.into_iter().collect();
+                return Err(Error::usage(format!(
+                    "protocol {} holds one GPU out at a time: it needs runs of two or more GPUs (the data has: {})",
+                    self.name(),
+                    has.join(", ")
+                )));
+            }
+        }
         if let Protocol::NewKernel { test_kernels, .. } = self {
             for k in test_kernels {
                 if !runs.iter().any(|r| &r.kernel == k) {

@@ -112,8 +112,8 @@ impl Experiment {
             .map_err(|e| Error::file(path.display(), e.to_string()))?;
         let mut e: Experiment = toml::from_str(&text).map_err(|e| {
             Error::file(
-                path.display(),
-                e.to_string().lines().collect::<Vec<_>>().join(" "),
+                crate::error::toml_place(&path.display().to_string(), &text, &e),
+                crate::error::toml_message(&e),
             )
         })?;
         e.model_specs()
@@ -254,7 +254,8 @@ pub fn run(
             resources: resources.as_ref(),
         },
         progress,
-    )?;
+    )
+    .map_err(in_exp)?;
     evaluation.data = files.to_vec();
     Ok(Outcome {
         experiment: exp.clone(),

@@ -5,7 +5,7 @@
 //! field when the problem is one field).
 
 use super::{parse_cc, Catalog, ComputeCapability, Gpu};
-use crate::error::{Error, Result};
+use crate::error::{toml_message, Error, Result};
 use std::path::Path;
 
 const BUILTIN_GPUS: &str = include_str!("../../datasets/gpus.toml");
@@ -87,35 +87,11 @@ fn invalid(key: &'static str, message: impl Into<String>) -> Invalid {
 /// line and column; it is folded into one line.
 fn parse_doc(text: &str, origin: &str) -> Result<toml::Table> {
     toml::from_str(text).map_err(|e| {
-        let at = e
-            .span()
-            .map(|s| {
-                let before = &text[..s.start.min(text.len())];
-                let line = before.matches('\n').count() + 1;
-                let col = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
-                format!("{origin}:{line}:{col}")
-            })
-            .unwrap_or_else(|| origin.to_string());
         Error::file(
-            at,
-            format!(
-                "not a valid catalog TOML file: {}",
-                first_sentence(&e.to_string())
-            ),
+            crate::error::toml_place(origin, text, &e),
+            format!("not a valid catalog TOML file: {}", toml_message(&e)),
         )
     })
-}
-
-/// The toml crate's multi-line report reduced to its message (the position is
-/// reported separately).
-fn first_sentence(s: &str) -> String {
-    let msg = s
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with("TOML parse error") && !l.contains('|'))
-        .collect::<Vec<_>>()
-        .join(" ");
-    one_line(&msg)
 }
 
 fn one_line(s: &str) -> String {
@@ -262,6 +238,19 @@ fn validate_gpu(g: &Gpu) -> std::result::Result<(), Invalid> {
                     format!("{k} must be a positive number, got {v}"),
                 ));
             }
+        }
+    }
+    // A measured sustained bandwidth above the memory's peak is a typo or a broken
+    // benchmark (the same 5 % slack as the validation of runs).
+    if let Some(s) = g.sustained_bandwidth_gbs {
+        if s > 1.05 * g.mem_bandwidth_gbs {
+            return Err(invalid(
+                "sustained_bandwidth_gbs",
+                format!(
+                    "sustained_bandwidth_gbs {s} is above the peak mem_bandwidth_gbs {}: no measurement exceeds the peak",
+                    g.mem_bandwidth_gbs
+                ),
+            ));
         }
     }
     let opt_ints = [
@@ -596,6 +585,17 @@ mod tests {
             .to_string();
         assert!(
             e.starts_with("q.toml:5:1:") && e.contains("compute_capability"),
+            "{e}"
+        );
+        // SYNTHETIC: a sustained bandwidth above the peak (1.0 GB/s in `one`).
+        let e = Catalog::from_toml_str(
+            &format!("{}sustained_bandwidth_gbs = 5.0\n", one("S", "8.6", 1)),
+            "s.toml",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.starts_with("s.toml:16:1: [[gpu]] #1 'S': sustained_bandwidth_gbs 5 is above"),
             "{e}"
         );
         let e = Catalog::from_toml_str(&format!("{}bogus = 1\n", one("B", "8.6", 1)), "b.toml")

@@ -8,7 +8,8 @@
 //!
 //! - a name is split into tokens at every change between letters and digits and at
 //!   every other character ("A100-SXM4-80GB" -> a 100 sxm 4 80 gb), and brand words
-//!   (nvidia, geforce, tesla, quadro, rtx, gtx) are dropped;
+//!   (nvidia, geforce, tesla, quadro, rtx, gtx) are dropped, except one that ends the
+//!   name after a model word ("TITAN RTX" -> titan rtx, so "TITAN" is ambiguous);
 //! - a GPU matches when all the query's tokens are among the tokens of its name or
 //!   of one alias;
 //! - among several matches, a GPU whose tokens equal the query's exactly wins over
@@ -72,7 +73,15 @@ pub fn name_tokens(name: &str) -> Vec<String> {
     if !cur.is_empty() {
         tokens.push(cur);
     }
-    tokens.retain(|t| !BRAND_WORDS.contains(&t.as_str()));
+    let brand = |t: &String| BRAND_WORDS.contains(&t.as_str());
+    // A brand word that ends a name after a model word is part of the model name
+    // ("TITAN RTX" is not "TITAN").
+    let model_suffix = match tokens.as_slice() {
+        [.., prev, last] if brand(last) && !brand(prev) => tokens.pop(),
+        _ => None,
+    };
+    tokens.retain(|t| !brand(t));
+    tokens.extend(model_suffix);
     tokens
 }
 
@@ -86,6 +95,31 @@ fn token_match(query: &[String], name: &str) -> Option<(bool, usize)> {
     } else {
         None
     }
+}
+
+/// 'A', 'B', ... (each name quoted).
+fn quoted(names: &[&str]) -> String {
+    names
+        .iter()
+        .map(|s| format!("'{s}'"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// "it matches 'A', 'B' and N more; use more of the name" (at most 8 candidates).
+fn ambiguity(gs: &[&Gpu]) -> String {
+    let names: Vec<&str> = gs
+        .iter()
+        .take(MAX_CANDIDATES)
+        .map(|g| g.name.as_str())
+        .collect();
+    let more = gs.len().saturating_sub(MAX_CANDIDATES);
+    let tail = if more > 0 {
+        format!(" and {more} more")
+    } else {
+        String::new()
+    };
+    format!("it matches {}{tail}; use more of the name", quoted(&names))
 }
 
 /// One digit's difference between two model numbers of the same length ("4075"
@@ -183,45 +217,41 @@ impl Catalog {
     /// Like [`Catalog::resolve`], with a one-line error listing the matching
     /// candidates (at most 8, best first) or close names.
     pub fn resolve_or_err(&self, name: &str) -> Result<&Gpu> {
-        let quoted = |gs: &[&str]| {
-            gs.iter()
-                .map(|s| format!("'{s}'"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
         match self.lookup(name) {
             Lookup::One(g) => Ok(g),
-            Lookup::Ambiguous(gs) => {
-                let names: Vec<&str> = gs
-                    .iter()
-                    .take(MAX_CANDIDATES)
-                    .map(|g| g.name.as_str())
-                    .collect();
-                let more = gs.len().saturating_sub(MAX_CANDIDATES);
-                let tail = if more > 0 {
-                    format!(" and {more} more")
-                } else {
-                    String::new()
-                };
-                Err(Error::msg(format!(
-                    "GPU name '{name}' is ambiguous: it matches {}{tail}; use more of the name",
-                    quoted(&names)
-                )))
-            }
-            Lookup::None => {
-                let close = self.close_names(name, MAX_CANDIDATES);
-                let close: Vec<&str> = close.iter().map(String::as_str).collect();
-                let hint = if close.is_empty() {
-                    String::new()
-                } else {
-                    format!("; close names: {}", quoted(&close))
-                };
-                Err(Error::msg(format!(
-                    "unknown GPU '{name}' (not in the catalog of {} GPUs; add it with a --gpus file){hint}",
-                    self.gpus.len()
-                )))
-            }
+            Lookup::Ambiguous(gs) => Err(Error::msg(format!(
+                "GPU name '{name}' is ambiguous: {}",
+                ambiguity(&gs)
+            ))),
+            Lookup::None => Err(Error::msg(format!(
+                "unknown GPU '{name}' (not in the catalog of {} GPUs; add it with a --gpus file){}",
+                self.gpus.len(),
+                self.close_hint(name)
+            ))),
         }
+    }
+
+    /// Why `name` (which [`Catalog::resolve`] does not resolve) names no GPU, for a
+    /// message about a data file: the GPUs it matches when it is ambiguous, else that it
+    /// is not in the catalog, with close names.
+    pub fn unresolved_hint(&self, name: &str) -> String {
+        match self.lookup(name) {
+            Lookup::Ambiguous(gs) => format!("ambiguous: {}", ambiguity(&gs)),
+            _ => format!(
+                "not in the catalog (add it with --gpus FILE){}",
+                self.close_hint(name)
+            ),
+        }
+    }
+
+    /// "; close names: 'A', 'B'", or nothing when no GPU is related to `name`.
+    fn close_hint(&self, name: &str) -> String {
+        let close = self.close_names(name, MAX_CANDIDATES);
+        if close.is_empty() {
+            return String::new();
+        }
+        let close: Vec<&str> = close.iter().map(String::as_str).collect();
+        format!("; close names: {}", quoted(&close))
     }
 
     /// Up to `k` GPU names related to a query that matches none: GPUs sharing the
@@ -313,6 +343,8 @@ mod tests {
         assert_eq!(name_tokens("NVIDIA GeForce RTX 4090"), ["4090"]);
         assert_eq!(name_tokens("rtx a4000"), ["a", "4000"]);
         assert_eq!(name_tokens("NVIDIA"), Vec::<String>::new());
+        assert_eq!(name_tokens("NVIDIA TITAN RTX"), ["titan", "rtx"]);
+        assert_eq!(name_tokens("NVIDIA GeForce"), Vec::<String>::new());
         assert_eq!(normalize_name("NVIDIA GeForce RTX 4070"), "rtx4070");
         assert_eq!(normalize_name("Tesla V100-PCIE-32GB"), "v100pcie32gb");
         assert_eq!(normalize_name("nvidia_a100_sxm4_40gb"), "a100sxm440gb");
@@ -434,6 +466,13 @@ mod tests {
                 .map(str::to_string)
                 .collect::<Vec<_>>()
         };
+        // "TITAN" is every TITAN, not the TITAN RTX (whose "RTX" is no brand word).
+        let titan = candidates("TITAN");
+        assert!(
+            titan.len() >= 4 && titan.contains(&"NVIDIA TITAN V".to_string()),
+            "{titan:?}"
+        );
+        assert_eq!(one("titan rtx"), "NVIDIA TITAN RTX");
         let a100 = candidates("A100");
         assert_eq!(a100.len(), 4, "{a100:?}");
         assert!(a100.iter().all(|n| n.contains("A100")), "{a100:?}");

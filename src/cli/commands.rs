@@ -64,6 +64,7 @@ fn data_cmd(cmd: DataCommand, catalog: &Catalog) -> Result<()> {
             validate,
         } => {
             let format = data::importers::Format::parse(&from)?;
+            data::is_parquet_output(&path)?;
             let mut opts = data::importers::ImportOptions {
                 source,
                 gpu,
@@ -135,6 +136,12 @@ fn data_cmd(cmd: DataCommand, catalog: &Catalog) -> Result<()> {
             let gpu = gpu
                 .map(|g| catalog.resolve_or_err(&g).map(|x| x.name.clone()))
                 .transpose()?;
+            if let Some(g) = &gpu {
+                table.require_gpu("--gpu", g)?;
+            }
+            if let Some(k) = &kernel {
+                table.require_kernel("--kernel", k)?;
+            }
             let rows: Vec<(usize, &data::Run)> = table
                 .runs
                 .iter()
@@ -194,6 +201,9 @@ fn calibration(
     data: &[PathBuf],
     catalog: &Catalog,
 ) -> Result<Calibration> {
+    if let Some(p) = a.study_metrics.as_ref().filter(|p| !p.is_file()) {
+        return Err(Error::io(p.display(), "no such file"));
+    }
     let metrics = a
         .study_metrics
         .clone()
@@ -206,11 +216,80 @@ fn calibration(
     }
 }
 
+/// What `-o FILE` writes, by the file's extension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum OutFile {
+    Csv,
+    Parquet,
+    Json,
+}
+
+/// The kind of `-o FILE`, one of `allowed`, checked before any work against
+/// `--format`: the default (table) takes the extension's format; csv or json must
+/// agree with it, so no file holds another format than its name says.
+fn out_file(path: &Path, format: Format, allowed: &[OutFile]) -> Result<OutFile> {
+    let ext = path
+        .extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase());
+    let kind = match ext.as_deref() {
+        Some("csv") => Some(OutFile::Csv),
+        Some("parquet") => Some(OutFile::Parquet),
+        Some("json") => Some(OutFile::Json),
+        _ => None,
+    };
+    let Some(kind) = kind.filter(|k| allowed.contains(k)) else {
+        let names: Vec<String> = allowed
+            .iter()
+            .map(|k| format!(".{}", format!("{k:?}").to_lowercase()))
+            .collect();
+        let (last, rest) = names.split_last().expect("one kind allowed");
+        let list = if rest.is_empty() {
+            last.clone()
+        } else {
+            format!("{} or {last}", rest.join(", "))
+        };
+        return Err(Error::usage(format!(
+            "{}: output must end in {list}",
+            path.display()
+        )));
+    };
+    let agrees = matches!(
+        (format, kind),
+        (Format::Table, _) | (Format::Csv, OutFile::Csv) | (Format::Json, OutFile::Json)
+    );
+    if !agrees {
+        let name = clap::ValueEnum::to_possible_value(&format)
+            .map(|v| v.get_name().to_string())
+            .unwrap_or_default();
+        return Err(Error::usage(format!(
+            "-o {}: the file name says {} but --format is {name}: make them agree",
+            path.display(),
+            format!("{kind:?}").to_lowercase()
+        )));
+    }
+    Ok(kind)
+}
+
 fn predict(a: PredictArgs, catalog: &Catalog) -> Result<()> {
+    let file = a
+        .out
+        .as_deref()
+        .map(|p| {
+            out_file(
+                p,
+                a.format,
+                &[OutFile::Csv, OutFile::Parquet, OutFile::Json],
+            )
+        })
+        .transpose()?;
     let preds = predictions(&a, catalog)?;
     let target = &preds.target;
-    if let Some(path) = &a.out {
-        data::write_frame(&mut preds.to_frame()?, path)?;
+    if let (Some(path), Some(kind)) = (&a.out, file) {
+        if kind == OutFile::Json {
+            report::write_atomic(path, &json(&preds.to_json())?)?;
+        } else {
+            data::write_frame(&mut preds.to_frame()?, path)?;
+        }
         eprintln!(
             "wrote {} predictions for {target} to {}",
             preds.rows.len(),
@@ -230,12 +309,39 @@ fn predict(a: PredictArgs, catalog: &Catalog) -> Result<()> {
 }
 
 fn tune(a: TuneArgs, catalog: &Catalog) -> Result<()> {
+    if a.top == 0 {
+        return Err(Error::usage("--top 0: show at least one configuration"));
+    }
+    let file = a
+        .predict
+        .out
+        .as_deref()
+        .map(|p| out_file(p, a.predict.format, &[OutFile::Csv, OutFile::Json]))
+        .transpose()?;
     let preds = predictions(&a.predict, catalog)?;
+    if let Some(k) = &a.kernel {
+        preds.rows.require_kernel("--kernel", k)?;
+    }
     let t = preds.best_configs(a.kernel.as_deref(), a.top);
     if t.rows.is_empty() {
         return Err(Error::usage(
             "no tuning space (two or more configurations of one kernel doing the same work) has predictions",
         ));
+    }
+    if let (Some(path), Some(kind)) = (&a.predict.out, file) {
+        let format = if kind == OutFile::Json {
+            Format::Json
+        } else {
+            Format::Csv
+        };
+        report::write_atomic(path, &t.render(format))?;
+        eprintln!(
+            "wrote {} configurations for {} to {}",
+            t.rows.len(),
+            preds.target,
+            path.display()
+        );
+        return Ok(());
     }
     if a.predict.format == Format::Table {
         out(&format!(
@@ -306,6 +412,9 @@ fn explain(a: ExplainArgs, catalog: &Catalog) -> Result<()> {
         .as_ref()
         .map(|s| catalog.resolve_or_err(s).map(|g| g.name.clone()))
         .transpose()?;
+    if let Some(s) = &source {
+        table.require_gpu("--source", s)?;
+    }
     let evidence = Evidence::new(
         table
             .runs
@@ -358,6 +467,14 @@ fn progress_bar(len: u64, msg: &str) -> indicatif::ProgressBar {
 }
 
 fn evaluate(a: EvaluateArgs, catalog: &Catalog) -> Result<()> {
+    if a.test_kernels.is_some() && a.protocol != ProtocolKind::NewKernel {
+        return Err(Error::usage(
+            "--test-kernels applies only to --protocol new-kernel",
+        ));
+    }
+    if let Some(p) = &a.predictions {
+        out_file(p, Format::Csv, &[OutFile::Csv])?;
+    }
     let (table, rep) = data::load_validated(&a.data, catalog)?;
     let protocol = Protocol::new(a.protocol, a.test_kernels.clone());
     let specs = a
@@ -426,6 +543,8 @@ fn evaluate(a: EvaluateArgs, catalog: &Catalog) -> Result<()> {
 }
 
 fn train(a: TrainArgs, catalog: &Catalog) -> Result<()> {
+    // `predict --model` knows a saved model by its .json name.
+    out_file(&a.out, Format::Json, &[OutFile::Json])?;
     let params = match ModelSpec::parse(&a.model, a.seed)? {
         ModelSpec::Hybrid(p) => p,
         other => {

@@ -182,7 +182,8 @@ pub struct PredictArgs {
     /// Output format
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
-    /// Write the predictions here (.csv or .parquet) instead of standard output
+    /// Write the output here instead of standard output, in the format its name
+    /// says: .csv, .json or (predict) .parquet; a --format other than table must agree
     #[arg(long, short)]
     pub out: Option<PathBuf>,
     /// Seed of the learned models (the same seed gives the same output)

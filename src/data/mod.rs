@@ -21,8 +21,8 @@ pub use gpucast_runs::{
     Origin, Run, Warning, COLUMNS, OPTIONAL_NUMERIC, OPTIONAL_TEXT, REQUIRED,
 };
 pub use table_io::{
-    load, load_files, load_with, read_file, read_file_with, runs_files_in, to_frame as table_frame,
-    write, write_frame,
+    is_parquet_output, load, load_files, load_with, read_file, read_file_with, runs_files_in,
+    to_frame as table_frame, write, write_frame,
 };
 pub use validate::{validate, FlaggedRow, ValidationReport};
 
@@ -87,6 +87,40 @@ impl RunsTable {
             }
         }
         out
+    }
+    /// Kernel names, sorted.
+    pub fn kernels(&self) -> Vec<String> {
+        let set: std::collections::BTreeSet<&str> =
+            self.runs.iter().map(|r| r.kernel.as_str()).collect();
+        set.into_iter().map(str::to_string).collect()
+    }
+    /// An option that selects the rows of one GPU (`gpu` as the catalog spells it)
+    /// must name a GPU of the data: one the data lacks would give an empty table.
+    pub fn require_gpu(&self, option: &str, gpu: &str) -> crate::error::Result<()> {
+        if self.runs.iter().any(|r| r.gpu == gpu) {
+            return Ok(());
+        }
+        Err(crate::error::Error::usage(format!(
+            "{option} '{gpu}' has no rows in the data (GPUs: {})",
+            self.gpus().join(", ")
+        )))
+    }
+    /// Like [`RunsTable::require_gpu`] for a kernel name (listing at most 20 known).
+    pub fn require_kernel(&self, option: &str, kernel: &str) -> crate::error::Result<()> {
+        if self.runs.iter().any(|r| r.kernel == kernel) {
+            return Ok(());
+        }
+        let known = self.kernels();
+        let more = known.len().saturating_sub(20);
+        Err(crate::error::Error::usage(format!(
+            "{option} '{kernel}' is not in the data (kernels: {}{})",
+            known[..known.len() - more].join(", "),
+            if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            }
+        )))
     }
     /// Keep the rows for which `keep` is true (pass-through columns follow).
     pub fn retain(&mut self, mut keep: impl FnMut(&Run) -> bool) {

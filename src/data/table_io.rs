@@ -160,14 +160,29 @@ impl RowLines {
     }
 }
 
-/// The records of CSV text: the editor line each record starts on (header first),
-/// and the byte ranges of blank lines between records (dropped before parsing, so
-/// that a trailing or stray blank line is not a row). Quotes are followed so that
-/// a quoted cell spanning lines stays one record.
-fn scan_records(bytes: &[u8]) -> (Vec<usize>, Vec<std::ops::Range<usize>>) {
-    let mut starts = Vec::new();
-    let mut blanks = Vec::new();
+/// One record of CSV text: the editor line it starts on and its number of fields.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Record {
+    line: usize,
+    fields: usize,
+}
+
+/// What a scan of CSV text finds: its records (header first), the byte ranges of
+/// blank or whitespace-only lines between records (dropped before parsing, so that a
+/// trailing or stray blank line is not a row), and the line where a quoted cell
+/// opens that is never closed. Quotes are followed so that a quoted cell spanning
+/// lines stays one record and its commas are not separators.
+#[derive(Debug, Default)]
+struct Scan {
+    records: Vec<Record>,
+    blanks: Vec<std::ops::Range<usize>>,
+    unclosed_quote: Option<usize>,
+}
+
+fn scan_records(bytes: &[u8]) -> Scan {
+    let mut scan = Scan::default();
     let mut in_quotes = false;
+    let mut quote_line = 0;
     let mut line_no = 1;
     let mut s = 0;
     while s < bytes.len() {
@@ -177,19 +192,125 @@ fn scan_records(bytes: &[u8]) -> (Vec<usize>, Vec<std::ops::Range<usize>>) {
             .map_or(bytes.len(), |p| s + p);
         let line = &bytes[s..e];
         if !in_quotes {
-            if line.is_empty() || line == b"\r" {
-                blanks.push(s..(e + 1).min(bytes.len()));
-            } else {
-                starts.push(line_no);
+            if line.iter().all(u8::is_ascii_whitespace) {
+                scan.blanks.push(s..(e + 1).min(bytes.len()));
+                line_no += 1;
+                s = e + 1;
+                continue;
             }
+            scan.records.push(Record {
+                line: line_no,
+                fields: 1,
+            });
         }
-        if line.iter().filter(|&&b| b == b'"').count() % 2 == 1 {
-            in_quotes = !in_quotes;
+        if let Some(record) = scan.records.last_mut() {
+            for &b in line {
+                match b {
+                    b'"' => {
+                        in_quotes = !in_quotes;
+                        quote_line = line_no;
+                    }
+                    b',' if !in_quotes => record.fields += 1,
+                    _ => {}
+                }
+            }
         }
         line_no += 1;
         s = e + 1;
     }
-    (starts, blanks)
+    if in_quotes {
+        scan.unclosed_quote = Some(quote_line);
+    }
+    scan
+}
+
+/// The column names of a CSV header line (quotes removed).
+fn header_names(header: &[u8]) -> Vec<String> {
+    let text = String::from_utf8_lossy(header);
+    let mut names = vec![String::new()];
+    let mut quoted = false;
+    let mut chars = text.trim_end_matches(['\r', '\n']).chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' if quoted && chars.peek() == Some(&'"') => {
+                chars.next();
+                names.last_mut().expect("one name").push('"');
+            }
+            '"' => quoted = !quoted,
+            ',' if !quoted => names.push(String::new()),
+            c => names.last_mut().expect("one name").push(c),
+        }
+    }
+    names
+}
+
+/// Check the layout of CSV text before polars parses it, so that each problem is
+/// reported at its line: UTF-8 text, comma-separated, closed quotes, no column named
+/// twice, and every record as wide as the header.
+fn check_layout(bytes: &[u8], scan: &Scan, file: &str) -> Result<()> {
+    let line_of = |offset: usize| bytes[..offset].iter().filter(|&&b| b == b'\n').count() + 1;
+    let not_text = |offset: usize| {
+        Error::parse(
+            file,
+            Position::Line(line_of(offset)),
+            None,
+            "not UTF-8 text (a binary file, or a text encoding other than UTF-8?)",
+        )
+    };
+    if let Err(e) = std::str::from_utf8(bytes) {
+        return Err(not_text(e.valid_up_to()));
+    }
+    if let Some(nul) = bytes.iter().position(|&b| b == 0) {
+        return Err(not_text(nul));
+    }
+    let header_end = bytes
+        .iter()
+        .position(|&b| b == b'\n')
+        .unwrap_or(bytes.len());
+    let header = &bytes[..header_end];
+    check_separator(header, file)?;
+    // A carriage return before the header's last byte ends a line of its own.
+    if header[..header.len().saturating_sub(1)].contains(&b'\r') {
+        return Err(Error::parse(
+            file,
+            Position::Line(1),
+            None,
+            "lines end in a bare carriage return (old Mac line endings): save it with LF or CRLF line endings",
+        ));
+    }
+    if let Some(line) = scan.unclosed_quote {
+        return Err(Error::parse(
+            file,
+            Position::Line(line),
+            None,
+            "a quoted cell is never closed (a '\"' is missing)",
+        ));
+    }
+    let names = header_names(header);
+    for (i, name) in names.iter().enumerate() {
+        if let Some(j) = names[..i].iter().position(|n| n == name) {
+            return Err(Error::parse(
+                file,
+                Position::Line(1),
+                Some(name),
+                format!(
+                    "appears twice in the header (columns {} and {})",
+                    j + 1,
+                    i + 1
+                ),
+            ));
+        }
+    }
+    let width = names.len();
+    if let Some(r) = scan.records.iter().find(|r| r.fields != width) {
+        return Err(Error::parse(
+            file,
+            Position::Line(r.line),
+            None,
+            format!("{} cells, but the header has {width} columns", r.fields),
+        ));
+    }
+    Ok(())
 }
 
 /// Reject a header that is clearly not comma-separated (counting outside quotes).
@@ -238,17 +359,17 @@ fn read_frame(path: &Path) -> Result<(DataFrame, RowLines)> {
             if bytes.starts_with(UTF8_BOM) {
                 bytes.drain(..UTF8_BOM.len());
             }
-            let (starts, blanks) = scan_records(&bytes);
-            match starts.len() {
-                0 => return Err(Error::parse_file(name, "empty file")),
-                1 => return Err(Error::parse_file(name, "no data rows (only a header)")),
-                _ => {}
+            let scan = scan_records(&bytes);
+            if scan.records.is_empty() {
+                return Err(Error::parse_file(name, "empty file"));
             }
-            let header_end = bytes
-                .iter()
-                .position(|&b| b == b'\n')
-                .unwrap_or(bytes.len());
-            check_separator(&bytes[..header_end], name)?;
+            check_layout(&bytes, &scan, name)?;
+            if scan.records.len() == 1 {
+                return Err(Error::parse_file(name, "no data rows (only a header)"));
+            }
+            let Scan {
+                records, blanks, ..
+            } = scan;
             if !blanks.is_empty() {
                 let mut kept = Vec::with_capacity(bytes.len());
                 let mut from = 0;
@@ -267,8 +388,8 @@ fn read_frame(path: &Path) -> Result<(DataFrame, RowLines)> {
                 .into_reader_with_file_handle(std::io::Cursor::new(bytes))
                 .finish()
                 .map_err(bad)?;
-            let lines = if df.height() + 1 == starts.len() {
-                RowLines(Some(starts[1..].to_vec()))
+            let lines = if df.height() + 1 == records.len() {
+                RowLines(Some(records[1..].iter().map(|r| r.line).collect()))
             } else {
                 RowLines(None)
             };
@@ -367,9 +488,16 @@ pub(crate) fn from_frame(df: DataFrame, file: Arc<str>, lines: RowLines) -> Resu
     let n = df.height();
     for req in REQUIRED {
         if df.column(req).is_err() {
+            // A near miss ('GPU', ' gpu') says what to change.
+            let near = df
+                .get_column_names()
+                .into_iter()
+                .find(|c| c.trim().eq_ignore_ascii_case(req))
+                .map(|c| format!(" (found '{c}': column names are lower case, without spaces)"))
+                .unwrap_or_default();
             return Err(Error::parse_file(
                 &*file,
-                format!("missing required column '{req}'"),
+                format!("missing required column '{req}'{near}"),
             ));
         }
     }
@@ -523,15 +651,7 @@ pub fn to_frame(table: &RunsTable) -> Result<DataFrame> {
 /// write never leaves half a file.
 pub fn write_frame(df: &mut DataFrame, path: &Path) -> Result<()> {
     let name = &path.display().to_string();
-    let parquet = match extension(path).as_deref() {
-        Some("parquet") => true,
-        Some("csv") => false,
-        _ => {
-            return Err(Error::usage(format!(
-                "{name}: output must end in .csv or .parquet"
-            )))
-        }
-    };
+    let parquet = is_parquet_output(path)?;
     crate::output::write_atomic_with(path, |file| {
         let res = if parquet {
             ParquetWriter::new(file)
@@ -545,8 +665,93 @@ pub fn write_frame(df: &mut DataFrame, path: &Path) -> Result<()> {
     })
 }
 
+/// Whether a table written to `path` is Parquet (`.parquet`) or CSV (`.csv`); any
+/// other name is a usage error. Commands check it before doing the work.
+pub fn is_parquet_output(path: &Path) -> Result<bool> {
+    match extension(path).as_deref() {
+        Some("parquet") => Ok(true),
+        Some("csv") => Ok(false),
+        _ => Err(Error::usage(format!(
+            "{}: output must end in .csv or .parquet",
+            path.display()
+        ))),
+    }
+}
+
 /// Write a runs table to CSV or Parquet (atomically).
 pub fn write(table: &RunsTable, path: &Path) -> Result<()> {
     let mut df = to_frame(table)?;
     write_frame(&mut df, path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The message `check_layout` gives for SYNTHETIC CSV text, or None when it passes.
+    fn layout(text: &[u8]) -> Option<String> {
+        check_layout(text, &scan_records(text), "t.csv")
+            .err()
+            .map(|e| e.to_string())
+    }
+
+    #[test]
+    fn scan_follows_quotes_and_skips_blank_lines() {
+        let s = scan_records(b"a,b\n\n \r\n1,\"x,\ny\"\n2,3\n\n");
+        let lines: Vec<(usize, usize)> = s.records.iter().map(|r| (r.line, r.fields)).collect();
+        assert_eq!(lines, [(1, 2), (4, 2), (6, 2)]);
+        assert_eq!(s.blanks.len(), 3);
+        assert_eq!(s.unclosed_quote, None);
+        assert_eq!(scan_records(b"a,b\n1,2\n3,\"4\n").unclosed_quote, Some(3));
+        assert_eq!(
+            header_names(b"a,\"b,c\",\"d\"\"e\"\r"),
+            ["a", "b,c", "d\"e"]
+        );
+    }
+
+    #[test]
+    fn layout_errors_name_their_line() {
+        assert_eq!(layout(b"a,b\n1,2\n\n3,4\n"), None);
+        assert_eq!(
+            layout(b"a,b\n1,2\n\n3,4,5\n").as_deref(),
+            Some("t.csv:4: 3 cells, but the header has 2 columns")
+        );
+        assert_eq!(
+            layout(b"a,b,a\n1,2,3\n").as_deref(),
+            Some("t.csv:1: column 'a': appears twice in the header (columns 1 and 3)")
+        );
+        assert_eq!(
+            layout(b"a,b\n1,2\n\"3,4\n").as_deref(),
+            Some("t.csv:3: a quoted cell is never closed (a '\"' is missing)")
+        );
+        assert!(layout(b"a,b\n1,\xff\n").is_some_and(|e| e.starts_with("t.csv:2: not UTF-8 text")));
+        assert!(layout(b"a,b\n1,\x002\n").is_some_and(|e| e.starts_with("t.csv:2: not UTF-8 text")));
+        assert!(layout(b"a,b\r1,2\r").is_some_and(|e| e.contains("bare carriage return")));
+        assert_eq!(layout(b"a,b\r\n1,2\r\n"), None);
+    }
+
+    #[test]
+    fn options_must_select_rows_of_the_data() {
+        let run = |gpu: &str, kernel: &str| Run {
+            gpu: gpu.into(),
+            kernel: kernel.into(),
+            ..Run::default()
+        };
+        let t = RunsTable {
+            runs: vec![run("G1", "k2"), run("G2", "k1")],
+            ..RunsTable::default()
+        };
+        assert!(t.require_gpu("--source", "G2").is_ok());
+        assert!(t.require_kernel("--kernel", "k1").is_ok());
+        let e = t.require_gpu("--source", "G3").unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert_eq!(
+            e.to_string(),
+            "--source 'G3' has no rows in the data (GPUs: G1, G2)"
+        );
+        assert_eq!(
+            t.require_kernel("--kernel", "k3").unwrap_err().to_string(),
+            "--kernel 'k3' is not in the data (kernels: k1, k2)"
+        );
+    }
 }

@@ -117,7 +117,7 @@ pub fn validate(table: &mut RunsTable, catalog: &Catalog) -> Result<ValidationRe
                 run.gpu.clone(),
                 &*run.origin.file,
                 Position::of(&run.origin),
-                "not in the catalog (add it with --gpus FILE)",
+                catalog.unresolved_hint(&run.gpu),
             ));
         };
         run.gpu.clone_from(&gpu.name);

@@ -1,0 +1,631 @@
+//! Bad inputs, one table: every case runs the `gpucast` binary on files it writes to a
+//! temp dir and states what must happen. An error is exit code 1 (bad input) or 2
+//! (bad usage) with exactly one line on stderr, `error: ...`, holding a fragment (the
+//! `FILE:LINE: column 'X'` place for table data, LINE as an editor counts it); nothing
+//! panics or hangs. A few inputs that look odd but are fine must succeed with a given
+//! output. All failures are collected and reported together.
+//!
+//! Every data file here is SYNTHETIC (written by the case), except the shipped
+//! reference study ({ref}) and test fixtures ({fx}) some cases start from.
+
+mod common;
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Longest a case may run before it counts as a hang.
+const TIMEOUT: Duration = Duration::from_secs(60);
+
+const HEADER: &str = "gpu,kernel,config,time_ms,flops,dram_bytes";
+const ROW_TITAN: &str = "NVIDIA TITAN V,saxpy,N=1024,0.01,2048,12288";
+const ROW_2080: &str = "NVIDIA GeForce RTX 2080 Ti,saxpy,N=1024,0.02,2048,12288";
+const REF_TARGET: &str = "TITAN V";
+
+/// What a case must do.
+enum Expect {
+    /// Exit with this code and one stderr line `error: ...` holding the fragment.
+    Error(i32, &'static str),
+    /// Exit 0 with the fragment on stdout.
+    Stdout(&'static str),
+    /// Exit 0 with the fragment on stderr (commands that write a file say so there).
+    Stderr(&'static str),
+}
+
+struct Case {
+    name: &'static str,
+    /// Files written into the case's temp dir before it runs (name, content).
+    files: Vec<(String, Vec<u8>)>,
+    /// Arguments; `{dir}` is the temp dir, `{ref}` the shipped reference study,
+    /// `{fx}` tests/fixtures.
+    args: Vec<String>,
+    expect: Expect,
+    /// A file (relative to the temp dir) that must exist afterwards and hold this
+    /// fragment, or, with `None`, must not exist.
+    file: Option<(&'static str, Option<&'static str>)>,
+}
+
+impl Case {
+    fn new(name: &'static str, expect: Expect, args: &[&str]) -> Case {
+        Case {
+            name,
+            files: Vec::new(),
+            args: args.iter().map(|a| a.to_string()).collect(),
+            expect,
+            file: None,
+        }
+    }
+    /// An error case.
+    fn err(name: &'static str, code: i32, fragment: &'static str, args: &[&str]) -> Case {
+        Case::new(name, Expect::Error(code, fragment), args)
+    }
+    fn with(mut self, name: &str, content: impl AsRef<[u8]>) -> Case {
+        self.files
+            .push((name.to_string(), content.as_ref().to_vec()));
+        self
+    }
+    fn file_has(mut self, name: &'static str, fragment: &'static str) -> Case {
+        self.file = Some((name, Some(fragment)));
+        self
+    }
+    fn no_file(mut self, name: &'static str) -> Case {
+        self.file = Some((name, None));
+        self
+    }
+}
+
+/// A runs CSV: the header, then the rows, each line ending in `\n`.
+fn runs(rows: &[&str]) -> String {
+    let mut s = format!("{HEADER}\n");
+    for r in rows {
+        s += r;
+        s += "\n";
+    }
+    s
+}
+
+/// `data validate {dir}/a.csv` on the given text.
+fn validate(name: &'static str, text: impl AsRef<[u8]>, expect: Expect) -> Case {
+    Case::new(name, expect, &["data", "validate", "{dir}/a.csv"]).with("a.csv", text)
+}
+
+/// A one-GPU catalog entry (SYNTHETIC), with the fields given as TOML lines.
+fn gpu_entry(name: &str, cc: &str, sm_count: &str, bandwidth: &str) -> String {
+    format!(
+        "[[gpu]]\nname = \"{name}\"\nvendor = \"NVIDIA\"\narch = \"A\"\ncompute_capability = \"{cc}\"\nsm_count = {sm_count}\nboost_clock_mhz = 1000.0\nfp32_gflops = 1000.0\nmem_bandwidth_gbs = {bandwidth}\nl2_bytes = 1048576\nregs_per_sm = 65536\nmax_threads_per_sm = 1536\nmax_blocks_per_sm = 16\nsmem_per_sm = 102400\nwarp_size = 32\n"
+    )
+}
+
+/// `--gpus {dir}/c.toml gpus list` on the given catalog text.
+fn catalog(name: &'static str, text: impl AsRef<[u8]>, code: i32, fragment: &'static str) -> Case {
+    Case::err(
+        name,
+        code,
+        fragment,
+        &["--gpus", "{dir}/c.toml", "gpus", "list"],
+    )
+    .with("c.toml", text)
+}
+
+/// A saved hybrid model (SYNTHETIC: no residual) with one field changed by `edit`.
+fn model_json(edit: impl FnOnce(&mut serde_json::Value)) -> String {
+    let mut v = serde_json::json!({
+        "format": "gpucast-model",
+        "version": gpucast::models::hybrid::MODEL_FORMAT_VERSION,
+        "gpucast_version": "0.1.0",
+        "model": "hybrid",
+        "regressor": "gbm",
+        "seed": 42,
+        "features": gpucast::features::vectors::PAIR_NAMES,
+        "categories": [],
+        "training_gpus": ["NVIDIA GeForce RTX 2080 Ti"],
+        "data_hash": "0",
+        "correction_share": 0.0,
+        "interval_log": [-0.4, 0.9],
+        "pairs": 0,
+        "residual": null
+    });
+    edit(&mut v);
+    v.to_string()
+}
+
+/// `predict` on the reference study with the model file `{dir}/m.json`.
+fn model_file(name: &'static str, text: impl AsRef<[u8]>, fragment: &'static str) -> Case {
+    Case::err(
+        name,
+        1,
+        fragment,
+        &[
+            "predict",
+            "--runs",
+            "{ref}",
+            "--target",
+            REF_TARGET,
+            "--model",
+            "{dir}/m.json",
+        ],
+    )
+    .with("m.json", text)
+}
+
+/// An experiment TOML (SYNTHETIC) run by `reproduce` from its own directory.
+fn experiment(name: &'static str, text: &str, code: i32, fragment: &'static str) -> Case {
+    Case::err(
+        name,
+        code,
+        fragment,
+        &[
+            "reproduce",
+            "--experiments",
+            "{dir}/exps",
+            "--out",
+            "{dir}/out",
+            "--no-plots",
+            "--data",
+            "{ref}",
+        ],
+    )
+    .with("exps/a.toml", text)
+}
+
+fn fixture(rel: &str) -> Vec<u8> {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(rel);
+    std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+fn cases() -> Vec<Case> {
+    use Expect::*;
+    let gemm = String::from_utf8(fixture("gemm_table/a100_sxm_trtllm-1.0.0_n4096_k4096.csv"))
+        .expect("utf-8 fixture");
+    let ncu = fixture("ncu/rtx5090_kernel_0003.csv");
+    let pred = |extra: &[&'static str]| -> Vec<&'static str> {
+        let mut a = vec!["predict", "--runs", "{ref}", "--target", REF_TARGET];
+        a.extend_from_slice(extra);
+        a
+    };
+    let tune = |extra: &[&'static str]| -> Vec<&'static str> {
+        let mut a = vec!["tune", "--runs", "{ref}", "--target", REF_TARGET];
+        a.extend_from_slice(extra);
+        a
+    };
+    let eval = |extra: &[&'static str]| -> Vec<&'static str> {
+        let mut a = vec!["evaluate", "--data", "{ref}"];
+        a.extend_from_slice(extra);
+        a
+    };
+    let one_bad = |cell: &str| runs(&[&format!("NVIDIA TITAN V,saxpy,N=1024,{cell},2048,12288")]);
+
+    vec![
+        // ---- runs tables: cell values (the first data row is line 2) ----
+        validate("time 1e300", one_bad("1e300"), Error(1, "a.csv:2: column 'time_ms': 1e300 is above 1e7 ms")),
+        validate("time 0", one_bad("0"), Error(1, "a.csv:2: column 'time_ms': time must be > 0, found 0")),
+        validate("time negative", one_bad("-1"), Error(1, "a.csv:2: column 'time_ms': time must be > 0, found -1")),
+        validate("time NaN", one_bad("NaN"), Error(1, "a.csv:2: column 'time_ms': value is NaN: must be a finite number")),
+        validate("time inf", one_bad("inf"), Error(1, "a.csv:2: column 'time_ms': value is inf")),
+        validate("time empty", one_bad(""), Error(1, "a.csv:2: column 'time_ms': missing value")),
+        validate("time text", one_bad("fast"), Error(1, "a.csv:2: column 'time_ms': expected a number, found 'fast'")),
+        validate("time hex", one_bad("0x10"), Error(1, "column 'time_ms': expected a number, found '0x10'")),
+        validate("time decimal comma", one_bad("\"1,5\""), Error(1, "a.csv:2: column 'time_ms': expected a number, found '1,5'")),
+        validate("flops not a number", runs(&["NVIDIA TITAN V,saxpy,N=1024,0.01,lots,12288"]), Error(1, "a.csv:2: column 'flops': expected a number, found 'lots'")),
+        validate("dram_bytes negative", runs(&["NVIDIA TITAN V,saxpy,N=1024,0.01,2048,-5"]), Error(1, "a.csv:2: column 'dram_bytes': must be >= 0, found -5")),
+        validate("dram_bytes absurd", runs(&["NVIDIA TITAN V,saxpy,N=1024,0.01,2048,1e40"]), Error(1, "a.csv:2: column 'dram_bytes': 1e40 is above 1e21")),
+        validate(
+            "optional column negative",
+            format!("{HEADER},block_threads\n{ROW_TITAN},-3\n"),
+            Error(1, "a.csv:2: column 'block_threads': must be >= 0, found -3"),
+        ),
+        validate("kernel empty", runs(&["NVIDIA TITAN V,,N=1024,0.01,2048,12288"]), Error(1, "a.csv:2: column 'kernel': missing value")),
+        validate(
+            "config names a parameter twice",
+            runs(&["NVIDIA TITAN V,saxpy,\"N=1,N=2\",0.01,2048,12288"]),
+            Error(1, "a.csv:2: column 'config': parameter 'N' appears twice"),
+        ),
+        // ---- runs tables: positions are editor lines ----
+        validate("bad cell on line 4", runs(&[ROW_TITAN, ROW_2080, "NVIDIA TITAN V,saxpy,N=2048,x,2048,12288"]), Error(1, "a.csv:4: column 'time_ms'")),
+        validate(
+            "blank lines count as lines",
+            format!("{HEADER}\n{ROW_TITAN}\n\n\nNVIDIA TITAN V,saxpy,N=2048,x,2048,12288\n\n"),
+            Error(1, "a.csv:5: column 'time_ms'"),
+        ),
+        validate(
+            "a quoted cell spanning two lines",
+            format!("{HEADER}\nNVIDIA TITAN V,saxpy,\"N=1024,\nblock=2\",0.01,2048,12288\nNVIDIA TITAN V,saxpy,N=2,x,2048,12288\n"),
+            Error(1, "a.csv:4: column 'time_ms'"),
+        ),
+        validate("byte-order mark", format!("\u{feff}{}", one_bad("x")), Error(1, "a.csv:2: column 'time_ms'")),
+        validate(
+            "CRLF bad cell",
+            format!("{HEADER}\r\n{ROW_TITAN}\r\nNVIDIA GeForce RTX 2080 Ti,saxpy,N=1024,-0.02,2048,12288\r\n"),
+            Error(1, "a.csv:3: column 'time_ms': time must be > 0, found -0.02"),
+        ),
+        // ---- runs tables: layout ----
+        validate(
+            "missing required column",
+            "gpu,kernel,config,time_ms,flops\nNVIDIA TITAN V,saxpy,N=1024,0.01,2048\n",
+            Error(1, "a.csv: missing required column 'dram_bytes'"),
+        ),
+        validate(
+            "upper-case column names",
+            format!("GPU,Kernel,Config,Time_ms,FLOPS,DRAM_bytes\n{ROW_TITAN}\n"),
+            Error(1, "missing required column 'gpu' (found 'GPU'"),
+        ),
+        validate(
+            "a column named twice",
+            format!("{HEADER},time_ms\n{ROW_TITAN},3\n"),
+            Error(1, "a.csv:1: column 'time_ms': appears twice in the header"),
+        ),
+        validate("a row with too many cells", runs(&[ROW_TITAN, &format!("{ROW_2080},extra")]), Error(1, "a.csv:3: 7 cells, but the header has 6 columns")),
+        validate("a row with too few cells", runs(&["NVIDIA TITAN V,saxpy,N=1024,0.01"]), Error(1, "a.csv:2: 4 cells, but the header has 6 columns")),
+        validate(
+            "a quote never closed",
+            format!("{HEADER}\n{ROW_TITAN}\nNVIDIA TITAN V,saxpy,\"N=1024,0.01,2048,12288\n"),
+            Error(1, "a.csv:3: a quoted cell is never closed"),
+        ),
+        validate(
+            "semicolon-separated",
+            "gpu;kernel;config;time_ms;flops;dram_bytes\nNVIDIA TITAN V;saxpy;N=1024;0.01;2048;12288\n",
+            Error(1, "a.csv:1: looks ';'-separated"),
+        ),
+        validate(
+            "tab-separated",
+            "gpu\tkernel\tconfig\ttime_ms\tflops\tdram_bytes\nNVIDIA TITAN V\tsaxpy\tN=1024\t0.01\t2048\t12288\n",
+            Error(1, "a.csv:1: looks tab-separated"),
+        ),
+        validate("empty file", "", Error(1, "a.csv: empty file")),
+        validate("only blank lines", "\n  \n\r\n", Error(1, "a.csv: empty file")),
+        validate("header only", format!("{HEADER}\n"), Error(1, "a.csv: no data rows (only a header)")),
+        validate(
+            "binary garbage",
+            (0u8..=255).cycle().take(600).collect::<Vec<u8>>(),
+            Error(1, "a.csv:2: not UTF-8 text"),
+        ),
+        validate(
+            "Latin-1 cell",
+            b"gpu,kernel,config,time_ms,flops,dram_bytes\nNVIDIA TITAN V,sax\xe9py,N=1,0.01,2048,12288\n",
+            Error(1, "a.csv:2: not UTF-8 text"),
+        ),
+        validate(
+            "bare carriage returns",
+            format!("{HEADER}\r{ROW_TITAN}\r"),
+            Error(1, "a.csv:1: lines end in a bare carriage return"),
+        ),
+        Case::err("garbage named .parquet", 1, "a.parquet: cannot read", &["data", "validate", "{dir}/a.parquet"])
+            .with("a.parquet", runs(&[ROW_TITAN])),
+        Case::err("unknown file type", 1, "a.json: unknown file type '.json'", &["data", "validate", "{dir}/a.json"])
+            .with("a.json", runs(&[ROW_TITAN])),
+        Case::err("nonexistent file", 1, "nope.csv: no such file or directory", &["data", "validate", "{dir}/nope.csv"]),
+        Case::err("directory without runs files", 1, "no runs files", &["data", "validate", "{dir}/d"])
+            .with("d/notes.txt", "not a runs table\n")
+            .with("d/other.csv", "a,b\n1,2\n"),
+        // ---- runs tables: rules across rows and the catalog ----
+        validate(
+            "unknown GPU, with close names",
+            runs(&["NVIDIA TITAN Q,saxpy,N=1024,0.01,2048,12288"]),
+            Error(1, "a.csv:2: column 'gpu': unknown GPU 'NVIDIA TITAN Q': not in the catalog (add it with --gpus FILE); close names: "),
+        ),
+        validate(
+            "ambiguous GPU name",
+            runs(&["TITAN,saxpy,N=1024,0.01,2048,12288"]),
+            Error(1, "a.csv:2: column 'gpu': unknown GPU 'TITAN': ambiguous: it matches"),
+        ),
+        validate(
+            "duplicate row",
+            runs(&[ROW_TITAN, "NVIDIA TITAN V,saxpy,N=1024,0.02,2048,12288"]),
+            Error(1, "a.csv:3: column 'config': duplicate (gpu, kernel, config) = (NVIDIA TITAN V, saxpy, N=1024): also at"),
+        ),
+        validate(
+            "duplicate by alias and key order",
+            runs(&[
+                "NVIDIA TITAN V,saxpy,\"N=1024,block=256\",0.01,2048,12288",
+                "TITAN V,saxpy,\"block=256, N=1024\",0.02,2048,12288",
+            ]),
+            Error(1, "a.csv:3: column 'config': duplicate"),
+        ),
+        // ---- runs tables that are fine ----
+        validate("trailing blank line", format!("{HEADER}\n{ROW_TITAN}\n{ROW_2080}\n\n"), Stdout("2 rows in 1 file(s)")),
+        validate("trailing whitespace line", format!("{HEADER}\n{ROW_TITAN}\n{ROW_2080}\n   \n"), Stdout("2 rows in 1 file(s)")),
+        validate("CRLF line endings", format!("{HEADER}\r\n{ROW_TITAN}\r\n{ROW_2080}\r\n"), Stdout("2 rows in 1 file(s)")),
+        validate("no final newline", format!("{HEADER}\n{ROW_TITAN}\n{ROW_2080}"), Stdout("2 rows in 1 file(s)")),
+        validate(
+            "every cell quoted",
+            "\"gpu\",\"kernel\",\"config\",\"time_ms\",\"flops\",\"dram_bytes\"\n\"NVIDIA TITAN V\",\"saxpy\",\"N=1024\",\"0.01\",\"2048\",\"12288\"\n",
+            Stdout("1 rows in 1 file(s)"),
+        ),
+        // ---- catalog files (--gpus) ----
+        catalog("compute capability 13.7", gpu_entry("Future", "13.7", "10", "100.0"), 1, "c.toml:5:1: GPU 'Future': compute capability '13.7' is not in the compute capability table"),
+        catalog(
+            "catalog entry without a field",
+            gpu_entry("Future", "8.6", "10", "100.0").replace("mem_bandwidth_gbs = 100.0\n", ""),
+            1,
+            "c.toml:1:1: [[gpu]] #1 'Future': missing field `mem_bandwidth_gbs`",
+        ),
+        catalog("negative bandwidth", gpu_entry("Future", "8.6", "10", "-100.0"), 1, "c.toml:9:1: [[gpu]] #1 'Future': mem_bandwidth_gbs must be a positive number, got -100"),
+        catalog("NaN bandwidth", gpu_entry("Future", "8.6", "10", "nan"), 1, "mem_bandwidth_gbs must be a positive number, got NaN"),
+        catalog("sm_count 0", gpu_entry("Future", "8.6", "0", "100.0"), 1, "c.toml:6:1: [[gpu]] #1 'Future': sm_count must be positive"),
+        catalog("sm_count negative", gpu_entry("Future", "8.6", "-3", "100.0"), 1, "[[gpu]] #1 'Future': invalid value: integer `-3`"),
+        catalog("misspelt field", "[[gpu]]\nname = \"NVIDIA TITAN V\"\nsm_cuont = 12\n", 1, "unknown field `sm_cuont`"),
+        catalog("TOML syntax", "# mine\n[[gpu]\n", 1, "c.toml:2:"),
+        catalog(
+            "sustained bandwidth above the peak",
+            "[[gpu]]\nname = \"NVIDIA TITAN V\"\nsustained_bandwidth_gbs = 5000.0\n",
+            1,
+            "c.toml:3:1: [[gpu]] #1 'NVIDIA TITAN V': sustained_bandwidth_gbs 5000 is above the peak",
+        ),
+        Case::err("nonexistent catalog", 1, "nope.toml: cannot read", &["--gpus", "{dir}/nope.toml", "gpus", "list"]),
+        Case::new("catalog adds a GPU", Stdout("name = \"Future\""), &["--gpus", "{dir}/c.toml", "gpus", "show", "future"])
+            .with("c.toml", gpu_entry("Future", "8.6", "10", "100.0")),
+        // ---- GPU names on the command line ----
+        Case::err("gpus show unknown", 1, "unknown GPU 'RTX 4075' (not in the catalog of", &["gpus", "show", "RTX 4075"]),
+        Case::err("ambiguous --target", 1, "GPU name 'TITAN' is ambiguous: it matches", &["predict", "--runs", "{ref}", "--target", "TITAN"]),
+        Case::err("unknown --target", 1, "unknown GPU 'RTX 9999'", &["predict", "--runs", "{ref}", "--target", "RTX 9999"]),
+        // ---- predict, tune, explain ----
+        Case::err("predict --source not in the data", 2, "--source 'NVIDIA H100 SXM5 80GB' has no rows in the data (GPUs: ", &pred(&["--source", "H100 SXM5 80GB"])),
+        Case::err("tune --source not in the data", 2, "--source 'NVIDIA H100 SXM5 80GB' has no rows in the data", &tune(&["--source", "H100 SXM5 80GB"])),
+        Case::err(
+            "explain --source not in the data",
+            2,
+            "--source 'NVIDIA H100 SXM5 80GB' has no rows in the data",
+            &["explain", "--runs", "{ref}", "--target", REF_TARGET, "--row", "1", "--source", "H100 SXM5 80GB"],
+        ),
+        Case::err("--source is the target", 2, "no rows measured on a GPU other than NVIDIA TITAN V", &pred(&["--source", "TITAN V"])),
+        Case::err("unknown model name", 2, "unknown model 'analyticl' (known: analytical", &pred(&["--model", "analyticl"])),
+        Case::err("--format xml", 2, "invalid value 'xml' for '--format <FORMAT>' [possible values: table, csv, json]", &pred(&["--format", "xml"])),
+        Case::err("-o x.json with --format csv", 2, "the file name says json but --format is csv", &pred(&["-o", "{dir}/x.json", "--format", "csv"]))
+            .no_file("x.json"),
+        Case::err("-o x.csv with --format json", 2, "the file name says csv but --format is json", &pred(&["-o", "{dir}/x.csv", "--format", "json"]))
+            .no_file("x.csv"),
+        Case::err("-o x.txt", 2, "x.txt: output must end in .csv, .parquet or .json", &pred(&["-o", "{dir}/x.txt"])),
+        Case::err("-o under a regular file", 1, "cannot create directory", &pred(&["-o", "{dir}/f.csv/x.csv"])).with("f.csv", "x\n"),
+        Case::new("-o x.json writes JSON", Stderr("wrote 80 predictions"), &pred(&["-o", "{dir}/x.json", "--format", "json"]))
+            .file_has("x.json", "\"pred_ms\""),
+        Case::new("-o x.json without --format", Stderr("wrote 80 predictions"), &pred(&["-o", "{dir}/x.json"]))
+            .file_has("x.json", "\"pred_ms\""),
+        Case::new("-o into a new directory", Stderr("wrote 80 predictions"), &pred(&["-o", "{dir}/new/dir/x.csv"]))
+            .file_has("new/dir/x.csv", "pred_ms"),
+        Case::err("tune --kernel misspelt", 2, "--kernel 'saxpyy' is not in the data (kernels: ", &tune(&["--kernel", "saxpyy"])),
+        Case::err("tune --top 0", 2, "--top 0", &tune(&["--top", "0"])),
+        Case::err("tune -o parquet", 2, "t.parquet: output must end in .csv or .json", &tune(&["-o", "{dir}/t.parquet"])),
+        Case::new("tune -o csv", Stderr("configurations for NVIDIA TITAN V"), &tune(&["-o", "{dir}/t.csv"]))
+            .file_has("t.csv", "kernel,rank,of,config"),
+        Case::err("explain --row 0", 2, "--row 0: the data has rows 1..=243", &["explain", "--runs", "{ref}", "--target", REF_TARGET, "--row", "0"]),
+        Case::err("conflicting --resources and --no-resources", 2, "cannot be used with '--no-resources'", &pred(&["--resources", "{dir}/r.csv", "--no-resources"])),
+        Case::err("misspelt flag", 2, "unexpected argument '--targte' found (tip: a similar argument exists: '--target')", &["predict", "--runs", "{ref}", "--targte", "x"]),
+        Case::err("missing --target", 2, "required arguments were not provided: --target <TARGET>", &["predict", "--runs", "{ref}"]),
+        Case::err("nonexistent --study-metrics", 1, "nope.json: no such file", &pred(&["--study-metrics", "{dir}/nope.json"])),
+        Case::err("bad --study-metrics", 1, "sm.json: not a study gpu_metrics.json", &pred(&["--model", "analytical-study", "--study-metrics", "{dir}/sm.json"]))
+            .with("sm.json", "{bad"),
+        Case::err("bad --resources", 1, "r.csv: missing column 'kernel'", &pred(&["--resources", "{dir}/r.csv"])).with("r.csv", "garbage,x\n"),
+        Case::err("measured calibration without figures", 1, "has no measured 'sustained_bandwidth_gbs'", &pred(&["--target-calibration", "measured"])),
+        // ---- evaluate, train ----
+        Case::err(
+            "--test-kernels misspelt",
+            2,
+            "test kernel 'matmul_tiledd' is not in the data (kernels: atomic_hotspot",
+            &eval(&["--protocol", "new-kernel", "--test-kernels", "matmul_tiledd"]),
+        ),
+        Case::err("--test-kernels with logo", 2, "--test-kernels applies only to --protocol new-kernel", &eval(&["--test-kernels", "saxpy"])),
+        Case::err("unknown protocol", 2, "invalid value 'lolo' for '--protocol <PROTOCOL>'", &eval(&["--protocol", "lolo"])),
+        Case::err("unknown model in a list", 2, "unknown model 'foo'", &eval(&["--model", "analytical,foo"])),
+        Case::err("correction share above 1", 2, "hybrid correction share 1.5 is outside 0..1", &eval(&["--model", "hybrid@1.5"])),
+        Case::err("unknown residual regressor", 2, "unknown residual regressor in 'hybrid-foo'", &eval(&["--model", "hybrid-foo"])),
+        Case::err("--predictions x.json", 2, "x.json: output must end in .csv", &eval(&["--predictions", "{dir}/x.json"])),
+        Case::err("logo on one GPU", 2, "protocol logo holds one GPU out at a time: it needs runs of two or more GPUs", &["evaluate", "--data", "{dir}/a.csv"])
+            .with("a.csv", runs(&[ROW_TITAN, "NVIDIA TITAN V,saxpy,N=2048,0.02,4096,24576"])),
+        Case::err("train -o m.csv", 2, "m.csv: output must end in .json", &["train", "--data", "{ref}", "-o", "{dir}/m.csv"]).no_file("m.csv"),
+        Case::err("train a model that is not saved", 2, "only hybrid models are saved", &["train", "--data", "{ref}", "--model", "analytical", "-o", "{dir}/m.json"]),
+        // ---- saved model files (predict --model) ----
+        model_file("truncated model JSON", &model_json(|_| {})[..40], "m.json: not a gpucast model file: EOF while parsing"),
+        model_file("model format version 1", model_json(|v| v["version"] = 1.into()), "m.json: model file format version 1"),
+        model_file("negative correction share", model_json(|v| v["correction_share"] = (-0.5).into()), "m.json: correction_share -0.5 is outside 0..1"),
+        model_file("swapped interval", model_json(|v| v["interval_log"] = serde_json::json!([0.9, -0.4])), "m.json: interval_log (0.9, -0.4) must be finite with lo <= hi"),
+        model_file("not a model", "[]", "m.json: not a gpucast model file"),
+        model_file("another file format", model_json(|v| v["format"] = "onnx".into()), "m.json: not a gpucast hybrid model file"),
+        model_file("unknown field in a model", model_json(|v| v["extra"] = 1.into()), "unknown field `extra`"),
+        Case::err("nonexistent model file", 1, "nope.json: no such file", &pred(&["--model", "{dir}/nope.json"])),
+        // ---- importers ----
+        Case::err("JSON that is not a Kernel Tuner cache", 1, "k.json: line 1, column 1: not a Kernel Tuner cache", &["data", "import", "--from", "kernel-tuner", "{dir}/k.json", "-o", "{dir}/o.csv"])
+            .with("k.json", "{\"foo\": 1}\n"),
+        Case::err("JSON of no known format", 1, "not a recognised format", &["data", "import", "{dir}/k.json", "-o", "{dir}/o.csv"])
+            .with("k.json", "{\"foo\": 1}\n"),
+        Case::err("gzip garbage", 1, "k.json.gz: cannot decompress gzip", &["data", "import", "{dir}/k.json.gz", "-o", "{dir}/o.csv"])
+            .with("k.json.gz", b"\x1f\x8b\x08\x00garbage"),
+        Case::err("Nsight Compute CSV cut in a quote", 1, "n.csv: line 8, column 1: a quoted field is never closed", &["data", "import", "--from", "ncu", "--gpu", "RTX 5090", "{dir}/n.csv", "-o", "{dir}/o.csv"])
+            .with("n.csv", &ncu[..2000]),
+        Case::err("Nsight Compute CSV cut short", 1, "n.csv: no launch has a kernel duration", &["data", "import", "--from", "ncu", "--gpu", "RTX 5090", "{dir}/n.csv", "-o", "{dir}/o.csv"])
+            .with("n.csv", ncu.split(|&b| b == b'\n').take(5).collect::<Vec<_>>().join(&b'\n')),
+        Case::err("Nsight Compute details without --gpu", 1, "no GPU name in this Nsight Compute export", &["data", "import", "--from", "ncu", "{fx}/ncu/rtx5090_kernel_0003.csv", "-o", "{dir}/o.csv"]),
+        Case::err("GEMM table with a bad size", 1, "g.csv:3: column 'n': expected a positive whole number, found '-4096'", &["data", "import", "--from", "gemm-table", "{dir}/g.csv", "-o", "{dir}/o.csv"])
+            .with("g.csv", {
+                let mut lines: Vec<&str> = gemm.lines().collect();
+                let bad = lines[2].replacen(",4096,4096,4096,", ",4096,-4096,4096,", 1);
+                lines[2] = &bad;
+                lines.join("\n") + "\n"
+            }),
+        Case::err("unknown import format", 1, "unknown import format 'kernel-tunr'", &["data", "import", "--from", "kernel-tunr", "{fx}/kernel_tuner/pnpoly_RTX_3090_subset.json.gz", "-o", "{dir}/o.csv"]),
+        Case::err("import -o x.json", 2, "x.json: output must end in .csv or .parquet", &["data", "import", "{fx}/gemm_table/a100_sxm_trtllm-1.0.0_n4096_k4096.csv", "-o", "{dir}/x.json"])
+            .no_file("x.json"),
+        // ---- experiments (reproduce) ----
+        experiment(
+            "experiment with an unknown key",
+            "name = \"x\"\ntitle = \"t\"\nprotocol = { name = \"logo\" }\nmodels = [\"analytical\"]\nbogus = 1\n",
+            1,
+            "a.toml:5:1: unknown field `bogus`, expected one of",
+        ),
+        experiment(
+            "experiment with an unknown protocol",
+            "name = \"x\"\ntitle = \"t\"\nprotocol = { name = \"lolo\" }\nmodels = [\"analytical\"]\n",
+            1,
+            "a.toml:3:21: unknown variant `lolo`",
+        ),
+        experiment("experiment with an unknown model", "name = \"x\"\ntitle = \"t\"\nprotocol = { name = \"logo\" }\nmodels = [\"analyticl\"]\n", 1, "a.toml: unknown model 'analyticl'"),
+        experiment("experiment TOML syntax", "name = \"x\"\nprotocol = { name = \"logo\"\n", 1, "a.toml:2:"),
+        experiment("experiment sample 2", "name = \"x\"\ntitle = \"t\"\nprotocol = { name = \"logo\" }\nmodels = [\"analytical\"]\nsample = 2.0\n", 1, "sample = 2: must be in (0, 1]"),
+        experiment(
+            "experiment test kernel not in the data",
+            "name = \"x\"\ntitle = \"t\"\nprotocol = { name = \"new-kernel\", test_kernels = [\"nope\"] }\nmodels = [\"analytical\"]\n",
+            1,
+            "experiment 'x': test kernel 'nope' is not in the data",
+        ),
+        Case::err("no experiment files", 1, "no experiment files (*.toml)", &["reproduce", "--experiments", "{dir}/e", "--out", "{dir}/out"])
+            .with("e/readme.txt", "none\n"),
+        Case::err("--experiments is a file", 1, "cannot read experiments directory", &["reproduce", "--experiments", "{dir}/a.toml", "--out", "{dir}/out"])
+            .with("a.toml", "name = \"x\"\n"),
+        // ---- data show ----
+        Case::err("show --gpu not in the data", 2, "--gpu 'NVIDIA H100 SXM5 80GB' has no rows in the data", &["data", "show", "{ref}", "--gpu", "H100 SXM5 80GB"]),
+        Case::err("show --kernel misspelt", 2, "--kernel 'saxpyy' is not in the data (kernels: ", &["data", "show", "{ref}", "--kernel", "saxpyy"]),
+        Case::new("show --kernel", Stdout("saxpy"), &["data", "show", "{ref}", "--kernel", "saxpy", "--gpu", "TITAN V"]),
+    ]
+}
+
+/// What one run of the binary gave.
+struct Run {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+    timed_out: bool,
+}
+
+/// Run gpucast with a deadline (killed past it); the pipes are drained on threads so a
+/// large output cannot block the child.
+fn run(args: &[String]) -> Run {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gpucast"))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn gpucast");
+    let drain = |mut r: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            let _ = r.read_to_end(&mut buf);
+            String::from_utf8_lossy(&buf).into_owned()
+        })
+    };
+    let out = drain(Box::new(child.stdout.take().expect("stdout")));
+    let err = drain(Box::new(child.stderr.take().expect("stderr")));
+    let start = Instant::now();
+    let mut timed_out = false;
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("wait") {
+            break s;
+        }
+        if start.elapsed() > TIMEOUT {
+            timed_out = true;
+            let _ = child.kill();
+            break child.wait().expect("wait after kill");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    Run {
+        code: status.code(),
+        stdout: out.join().unwrap_or_default(),
+        stderr: err.join().unwrap_or_default(),
+        timed_out,
+    }
+}
+
+/// Run one case; the list of what went wrong (empty when it passed).
+fn check(case: &Case, reference: &Path) -> Vec<String> {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (name, content) in &case.files {
+        let p = dir.path().join(name);
+        std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+        std::fs::write(&p, content).expect("write");
+    }
+    let fixtures: PathBuf = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let args: Vec<String> = case
+        .args
+        .iter()
+        .map(|a| {
+            a.replace("{dir}", &dir.path().display().to_string())
+                .replace("{ref}", &reference.display().to_string())
+                .replace("{fx}", &fixtures.display().to_string())
+        })
+        .collect();
+    let r = run(&args);
+    let mut bad = Vec::new();
+    if r.timed_out {
+        bad.push(format!("did not finish within {TIMEOUT:?}"));
+    }
+    if r.stderr.contains("panicked") {
+        bad.push("panicked".into());
+    }
+    let has = |text: &str, fragment: &str| text.to_lowercase().contains(&fragment.to_lowercase());
+    match case.expect {
+        Expect::Error(code, fragment) => {
+            if r.code != Some(code) {
+                bad.push(format!("exit code {:?}, expected {code}", r.code));
+            }
+            let lines: Vec<&str> = r.stderr.lines().collect();
+            if lines.len() != 1 || !lines[0].starts_with("error: ") {
+                bad.push(format!(
+                    "stderr is not one line 'error: ...': {:?}",
+                    r.stderr
+                ));
+            }
+            if !has(&r.stderr, fragment) {
+                bad.push(format!("stderr lacks {fragment:?}: {:?}", r.stderr));
+            }
+            if !r.stdout.is_empty() {
+                bad.push(format!("printed before failing: {:?}", r.stdout));
+            }
+        }
+        Expect::Stdout(fragment) | Expect::Stderr(fragment) => {
+            if r.code != Some(0) {
+                bad.push(format!(
+                    "exit code {:?}, expected 0: {:?}",
+                    r.code, r.stderr
+                ));
+            }
+            let text = match case.expect {
+                Expect::Stdout(_) => &r.stdout,
+                _ => &r.stderr,
+            };
+            if !has(text, fragment) {
+                bad.push(format!(
+                    "output lacks {fragment:?}: stdout {:?}, stderr {:?}",
+                    r.stdout, r.stderr
+                ));
+            }
+        }
+    }
+    if let Some((name, want)) = case.file {
+        let p = dir.path().join(name);
+        match (want, std::fs::read_to_string(&p)) {
+            (None, Ok(_)) => bad.push(format!("{name} was written")),
+            (Some(f), Ok(text)) if !text.contains(f) => bad.push(format!("{name} lacks {f:?}")),
+            (Some(_), Err(e)) => bad.push(format!("{name} not readable: {e}")),
+            _ => {}
+        }
+    }
+    bad
+}
+
+#[test]
+fn bad_inputs_fail_cleanly_and_odd_but_valid_inputs_pass() {
+    let reference = common::reference_data().expect("shipped reference data");
+    let cases = cases();
+    assert!(cases.len() >= 60, "{} cases", cases.len());
+    let mut names = std::collections::HashSet::new();
+    for c in &cases {
+        assert!(names.insert(c.name), "two cases are named '{}'", c.name);
+    }
+    let mut failures = Vec::new();
+    for case in &cases {
+        let bad = check(case, &reference);
+        if !bad.is_empty() {
+            failures.push(format!("- {}: {}", case.name, bad.join("; ")));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases failed:\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n")
+    );
+}
