@@ -355,10 +355,24 @@ pub fn write_outputs(o: &Outcome, out: &Path, with_plots: bool) -> Result<Vec<Pa
         md += "## Pooled results\n\n";
     }
     md += &cmp.to_markdown();
-    md += "\n## Per target GPU\n\n";
-    md += &results.to_markdown();
-    md += "\n## Per kernel (pooled over targets)\n\n";
-    md += &per_kernel.to_markdown();
+    // Narrow views that fit a screen; every metric is in the CSV files beside.
+    let narrow = [
+        "model",
+        "target",
+        "kernel",
+        "n",
+        "MAPE %",
+        "median ratio",
+        "within 25 %",
+        "in interval %",
+        "Spearman",
+        "top-1 regret",
+    ];
+    md += &format!("\n## Per target GPU (every metric: {name}_per_target.csv)\n\n");
+    md += &results.select(&narrow).to_markdown();
+    md +=
+        &format!("\n## Per kernel, pooled over targets (every metric: {name}_per_kernel.csv)\n\n");
+    md += &per_kernel.select(&narrow).to_markdown();
     write(&out.join(format!("{name}.md")), &md, &mut written)?;
     write(
         &out.join(format!("{name}.csv")),
@@ -468,8 +482,76 @@ pub fn roofline_plots(runs: &[Run], catalog: &Catalog, out: &Path) -> Result<Vec
     Ok(written)
 }
 
-/// The "all models" summary: MAPE per experiment, ours beside published.
+/// The summary that fits a screen: one row per experiment and model, pooled MAPE
+/// beside the published figure, the worst target, the interval's coverage and, for
+/// tuning spaces, Spearman and top-1 regret.
 pub fn summary_table(outcomes: &[Outcome]) -> Table {
+    let mut t = Table::new(&[
+        "experiment",
+        "protocol",
+        "model",
+        "n",
+        "MAPE %",
+        "published",
+        "worst target (MAPE %)",
+        "in interval %",
+        "Spearman",
+        "regret",
+    ]);
+    for o in outcomes {
+        for m in &o.experiment.models {
+            let rows: Vec<_> = o
+                .evaluation
+                .results
+                .iter()
+                .filter(|r| &r.model == m && r.metrics.n > 0)
+                .collect();
+            let Some(all) = rows.iter().find(|r| r.target == "all") else {
+                continue;
+            };
+            let worst = rows
+                .iter()
+                .filter(|r| r.target != "all")
+                .max_by(|a, b| a.metrics.mape.total_cmp(&b.metrics.mape))
+                .map(|r| format!("{} ({})", short_gpu(&r.target), pct(r.metrics.mape)))
+                .unwrap_or_else(|| "-".into());
+            let published = o
+                .experiment
+                .published
+                .as_ref()
+                .and_then(|p| p.models.get(m))
+                .and_then(|f| f.mape);
+            let cells = report::metric_cells(&all.metrics);
+            let m_ = &all.metrics;
+            t.push(vec![
+                o.experiment.name.clone(),
+                o.evaluation.protocol.clone(),
+                m.clone(),
+                m_.n.to_string(),
+                pct(m_.mape),
+                published
+                    .map(|x| format!("{x:.2}"))
+                    .unwrap_or_else(|| "-".into()),
+                worst,
+                cells[8].clone(),
+                cells[9].clone(),
+                cells[10].clone(),
+            ]);
+        }
+    }
+    t
+}
+
+/// A GPU name without the vendor prefix, for narrow tables.
+fn short_gpu(name: &str) -> &str {
+    name.strip_prefix("NVIDIA ")
+        .map(|n| n.strip_prefix("GeForce ").unwrap_or(n))
+        .unwrap_or(name)
+}
+
+/// Every model's pooled MAPE per experiment, ours beside published, side by side:
+/// wide, so written as CSV only (`summary_wide.csv`).
+pub fn summary_wide_table(outcomes: &[Outcome]) -> Table {
     let mut headers: Vec<String> = vec!["model".into()];
     for o in outcomes {
         headers.push(format!("{} (ours)", o.experiment.name));
@@ -675,13 +757,18 @@ pub fn reproduce(
         }
     }
     let summary = summary_table(&outcomes);
-    let mut md = String::from("# All models, MAPE (%): ours beside the published figures\n\n");
-    md += "Data per experiment:\n\n";
-    md += &notes.join("\n");
-    md += "\n\n";
+    let mut md = String::from("# Every experiment: pooled MAPE (ours beside published), worst target, interval coverage, tuning-space ranking\n\n");
     md += &summary.to_markdown();
+    md += "\nPer target, per kernel and every other metric: each experiment's own file; all models side by side: summary_wide.csv.\n\nData per experiment:\n\n";
+    md += &notes.join("\n");
+    md += "\n";
     write(&staging.join("summary.md"), &md, &mut files)?;
     write(&staging.join("summary.csv"), &summary.to_csv(), &mut files)?;
+    write(
+        &staging.join("summary_wide.csv"),
+        &summary_wide_table(&outcomes).to_csv(),
+        &mut files,
+    )?;
     replace_dir(&staging, opts.out)?;
     let files = files
         .into_iter()

@@ -6,7 +6,7 @@
 //! [`models`] (analytical, learned, hybrid; parameters that [`models::Fit`] into
 //! fitted models that [`models::Predict`]) -> [`evaluation`] (protocols, metrics) ->
 //! [`report`] (tables, plots). [`predict`] and [`experiments`] put the stages together
-//! for the `gpucast` binary, a thin CLI over this library.
+//! for the `gpucast` binary, a thin CLI over this library; [`bench`] times them.
 //!
 //! Load runs, fit the hybrid on them and predict every kernel on a GPU none of them
 //! was measured on:
@@ -36,6 +36,7 @@
 //! # }
 //! ```
 
+pub mod bench;
 pub mod catalog;
 pub mod data;
 pub mod error;

@@ -16,9 +16,35 @@ pub enum ModelChoice {
     Saved(Box<FittedHybrid>),
 }
 
+/// The pre-trained hybrid shipped in `models/` (trained on every corpus of
+/// `datasets/`): `$GPUCAST_MODELS/` if set, else the source tree's `models/`.
+pub fn pretrained_path() -> std::path::PathBuf {
+    std::env::var_os("GPUCAST_MODELS")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("models"))
+        .join(PRETRAINED_FILE)
+}
+
+/// File name of the pre-trained hybrid.
+pub const PRETRAINED_FILE: &str = "hybrid-pretrained.json";
+/// The model name that picks the pre-trained hybrid.
+pub const PRETRAINED_NAME: &str = "pretrained";
+
 impl ModelChoice {
-    /// A saved model file (`*.json`, written by `gpucast train`) or a model name.
+    /// A saved model file (`*.json`, written by `gpucast train`), `pretrained` (the
+    /// shipped hybrid, see [`pretrained_path`]) or a model name.
     pub fn parse(name_or_file: &str, seed: u64) -> Result<ModelChoice> {
+        if name_or_file == PRETRAINED_NAME {
+            let path = pretrained_path();
+            if !path.is_file() {
+                return Err(Error::usage(format!(
+                    "no pre-trained model at {} (train one with `gpucast train --data datasets/public --sample 0.05 -o {}`, or set GPUCAST_MODELS)",
+                    path.display(),
+                    path.display()
+                )));
+            }
+            return Ok(ModelChoice::Saved(Box::new(FittedHybrid::load(&path)?)));
+        }
         if name_or_file.ends_with(".json") {
             return Ok(ModelChoice::Saved(Box::new(FittedHybrid::load(
                 Path::new(name_or_file),

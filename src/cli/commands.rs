@@ -28,6 +28,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Evaluate(a) => evaluate(a, &catalog),
         Command::Train(a) => train(a, &catalog),
         Command::Reproduce(a) => reproduce(a, &catalog),
+        Command::Bench(a) => bench(a, &catalog),
     }
 }
 
@@ -352,6 +353,22 @@ fn tune(a: TuneArgs, catalog: &Catalog) -> Result<()> {
     out(&t.render(a.predict.format))
 }
 
+/// The model `predict` uses: as asked, except that `hybrid` with no training data of
+/// its own (no --data, runs of fewer than 3 GPUs besides the target) becomes the
+/// pre-trained hybrid when one is shipped, which learned from every corpus.
+fn model_for(a: &PredictArgs, table: &data::RunsTable, target: &str) -> String {
+    use gpucast::predict::{pretrained_path, PRETRAINED_NAME};
+    let source_gpus = table.gpus().iter().filter(|g| *g != target).count();
+    if a.model == "hybrid" && a.data.is_empty() && source_gpus < 3 && pretrained_path().is_file() {
+        eprintln!(
+            "note: {source_gpus} source GPU(s) are too few to learn a correction from: using the pre-trained hybrid ({})",
+            pretrained_path().display()
+        );
+        return PRETRAINED_NAME.into();
+    }
+    a.model.clone()
+}
+
 /// Load, fit and predict as `predict` and `tune` are asked to.
 fn predictions(a: &PredictArgs, catalog: &Catalog) -> Result<gpucast::predict::Predictions> {
     let (table, _) =
@@ -362,7 +379,7 @@ fn predictions(a: &PredictArgs, catalog: &Catalog) -> Result<gpucast::predict::P
         .as_ref()
         .map(|s| catalog.resolve_or_err(s).map(|g| g.name.clone()))
         .transpose()?;
-    let model = ModelChoice::parse(&a.model, a.seed)?;
+    let model = ModelChoice::parse(&model_for(a, &table, &target), a.seed)?;
     let cal = calibration(&a.figures, model.is_study(), &a.runs, catalog)?;
     let resources = a.figures.kernel_resources()?;
     let ctx = Context {
@@ -554,7 +571,15 @@ fn train(a: TrainArgs, catalog: &Catalog) -> Result<()> {
             )))
         }
     };
-    let (table, _) = data::load_validated(&a.data, catalog)?;
+    if let Some(f) = a.sample {
+        if !(f > 0.0 && f <= 1.0) {
+            return Err(Error::usage(format!("--sample {f} must be in (0, 1]")));
+        }
+    }
+    let (mut table, _) = data::load_validated(&a.data, catalog)?;
+    if let Some(f) = a.sample {
+        table.retain(|r| experiments::in_sample(r, f));
+    }
     let cal = calibration(&a.figures, false, &a.data, catalog)?;
     let resources = a.figures.kernel_resources()?;
     let ctx = Context {
@@ -575,6 +600,82 @@ fn train(a: TrainArgs, catalog: &Catalog) -> Result<()> {
         state.correction_share
     );
     Ok(())
+}
+
+fn bench(a: BenchArgs, catalog: &Catalog) -> Result<()> {
+    use gpucast::bench;
+    let paths = if a.data.is_empty() {
+        vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/public/aiconfigurator")]
+    } else {
+        a.data.clone()
+    };
+    let t0 = std::time::Instant::now();
+    let (table, _) = data::load_validated(&paths, catalog)?;
+    eprintln!(
+        "loaded and validated {} rows in {:.1} s",
+        table.len(),
+        t0.elapsed().as_secs_f64()
+    );
+    let resources = KernelResources::from_csv(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join(KernelResources::SHIPPED),
+    )
+    .ok();
+    let ctx = Context {
+        catalog,
+        calibration: &Calibration::Spec,
+        resources: resources.as_ref(),
+    };
+    let mut t = Table::new(&[
+        "stage",
+        "rows",
+        "gpus",
+        "min s",
+        "repeats s",
+        "predictions/s",
+        "peak RSS MB",
+    ]);
+    for &gpus in &a.gpu_count {
+        for &rows in &a.rows {
+            let runs = bench::subset(&table.runs, rows, gpus)?;
+            for &stage in &a.stage {
+                let pb = indicatif::ProgressBar::new_spinner()
+                    .with_message(format!("{} on {rows} rows x {gpus} GPUs", stage.name()));
+                pb.enable_steady_tick(std::time::Duration::from_millis(200));
+                let timing = bench::time_stage(stage, &runs, a.repeat, &ctx)?;
+                pb.finish_and_clear();
+                eprintln!(
+                    "{} on {} rows x {} GPUs: {:.2} s (min of {})",
+                    timing.stage,
+                    timing.rows,
+                    timing.gpus,
+                    timing.min_seconds,
+                    timing.seconds.len()
+                );
+                t.push(vec![
+                    timing.stage.to_string(),
+                    timing.rows.to_string(),
+                    timing.gpus.to_string(),
+                    format!("{:.2}", timing.min_seconds),
+                    timing
+                        .seconds
+                        .iter()
+                        .map(|s| format!("{s:.2}"))
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                    format!("{:.0}", timing.rows_per_second),
+                    timing
+                        .peak_rss_bytes
+                        .map(|b| format!("{:.0}", b as f64 / 1048576.0))
+                        .unwrap_or_else(|| "-".into()),
+                ]);
+            }
+        }
+    }
+    out_table(
+        &t,
+        a.format,
+        "peak RSS is the process's high-water mark so far (loading included)",
+    )
 }
 
 fn reproduce(a: ReproduceArgs, catalog: &Catalog) -> Result<()> {
@@ -609,7 +710,7 @@ fn reproduce(a: ReproduceArgs, catalog: &Catalog) -> Result<()> {
         text += &experiments::comparison_table(o).to_text();
         text += "\n";
     }
-    text += "== All models, MAPE %\n";
+    text += "== Summary\n";
     text += &r.summary.to_text();
     text += &format!(
         "\nwrote {} files under {}\n",

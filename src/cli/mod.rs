@@ -56,6 +56,8 @@ pub enum Command {
     Train(TrainArgs),
     /// Run the experiments of experiments/*.toml and write tables and plots
     Reproduce(ReproduceArgs),
+    /// Time the pipeline's stages on real data (min of repeats) and report peak memory
+    Bench(BenchArgs),
 }
 
 #[derive(Subcommand, Debug)]
@@ -173,7 +175,10 @@ pub struct PredictArgs {
     /// Use only this source GPU's runs
     #[arg(long)]
     pub source: Option<String>,
-    /// A model name (analytical, analytical-study, hybrid, forest, ...) or a saved model .json
+    /// A model name (analytical, analytical-study, hybrid, forest, ...), a saved model
+    /// .json, or `pretrained` (the hybrid shipped in models/, trained on every corpus in
+    /// datasets/). `hybrid` without --data on runs of fewer than 3 GPUs uses the
+    /// pre-trained one: there is too little to learn a correction from
     #[arg(long, default_value = "analytical")]
     pub model: String,
     /// Training data for learned models given by name (default: the --runs data)
@@ -262,10 +267,17 @@ pub struct EvaluateArgs {
 
 #[derive(Args, Debug)]
 pub struct TrainArgs {
+    /// Training runs (files or directories; e.g. datasets/public for every shipped corpus)
     #[arg(long, required = true)]
     pub data: Vec<PathBuf>,
+    /// The model to fit and save: hybrid or hybrid-REGRESSOR (the others have nothing
+    /// worth saving)
     #[arg(long, default_value = "hybrid")]
     pub model: String,
+    /// Fit on this deterministic fraction of the configurations (the same on every GPU,
+    /// so pairs survive): large corpora train in minutes instead of hours
+    #[arg(long, value_name = "FRACTION")]
+    pub sample: Option<f64>,
     /// Output model file (.json)
     #[arg(long, short)]
     pub out: PathBuf,
@@ -274,6 +286,34 @@ pub struct TrainArgs {
     pub seed: u64,
     #[command(flatten)]
     pub figures: FiguresArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    /// Runs to benchmark on (default: the shipped GEMM latency tables,
+    /// datasets/public/aiconfigurator: 980k real rows on 9 GPUs)
+    #[arg(long)]
+    pub data: Vec<PathBuf>,
+    /// Rows of each subset, comma-separated (several sizes show how time grows)
+    #[arg(long, value_delimiter = ',', default_value = "100000")]
+    pub rows: Vec<usize>,
+    /// GPUs of each subset (those with the most rows), comma-separated
+    #[arg(long, value_delimiter = ',', default_value = "8")]
+    pub gpu_count: Vec<usize>,
+    /// Stages to time, comma-separated
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        default_value = "analytical-predict,logo-analytical,logo-hybrid"
+    )]
+    pub stage: Vec<gpucast::bench::Stage>,
+    /// Repeats of each stage; the fastest is reported
+    #[arg(long, default_value_t = 3)]
+    pub repeat: usize,
+    /// Output format
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
 }
 
 #[derive(Args, Debug)]
@@ -294,4 +334,40 @@ pub struct ReproduceArgs {
     /// Skip the SVG plots
     #[arg(long)]
     pub no_plots: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Cli;
+    use clap::CommandFactory;
+
+    /// Every argument of every command says what it is in `--help`.
+    #[test]
+    fn every_argument_has_help_text() {
+        fn walk(cmd: &clap::Command, path: &str, missing: &mut Vec<String>) {
+            for arg in cmd.get_arguments() {
+                let id = arg.get_id().as_str();
+                if id == "help" || id == "version" {
+                    continue;
+                }
+                if arg.get_help().is_none() && arg.get_long_help().is_none() {
+                    missing.push(format!("{path} {id}"));
+                }
+            }
+            for sub in cmd.get_subcommands() {
+                if sub.get_about().is_none() && sub.get_name() != "help" {
+                    missing.push(format!("{path} {} (no about)", sub.get_name()));
+                }
+                walk(sub, &format!("{path} {}", sub.get_name()), missing);
+            }
+        }
+        let mut missing = Vec::new();
+        walk(&Cli::command(), "gpucast", &mut missing);
+        assert!(missing.is_empty(), "arguments without help: {missing:?}");
+    }
+
+    #[test]
+    fn the_cli_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
 }

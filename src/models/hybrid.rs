@@ -272,6 +272,10 @@ fn to_matrix(rows: &[Vec<f64>]) -> Result<Array2<f64>> {
 /// Same-work sources per training run (the most similar GPUs): bounds the pairs, which
 /// otherwise grow with the square of the training GPUs.
 const MAX_SOURCES_PER_RUN: usize = 4;
+/// Training runs the residual learns from, at most (an even, deterministic subsample
+/// beyond it; every training run stays a source). Bounds the pairs, and so the
+/// booster's fits, whatever the corpus size: fitting cost stops growing with rows.
+const MAX_TRAINING_QUERIES: usize = 4_000;
 /// Groups of training GPUs held out in turn to choose the correction share.
 const MAX_INNER_FOLDS: usize = 4;
 
@@ -454,10 +458,12 @@ impl HybridParams {
         gpus.dedup();
         let index = |g: &str| gpus.binary_search_by(|x| x.as_str().cmp(g)).unwrap_or(0);
         let (mut x, mut y, mut pair_gpus) = (Vec::new(), Vec::new(), Vec::new());
-        for t in train
+        let queries: Vec<&Run> = train
             .iter()
             .filter(|r| !crate::data::validate::is_excluded(r))
-        {
+            .collect();
+        let stride = queries.len().div_ceil(MAX_TRAINING_QUERIES).max(1);
+        for &t in queries.iter().step_by(stride) {
             let q = query_of(t);
             let gt = ctx.gpu(&t.gpu)?;
             for s in training_sources(t, gt, &evidence, ctx) {

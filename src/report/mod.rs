@@ -48,6 +48,26 @@ impl Table {
     pub fn push(&mut self, row: Vec<String>) {
         self.rows.push(row);
     }
+    /// The named columns only, in the order given (names the table lacks are skipped):
+    /// a narrow view for markdown, the whole table going to CSV.
+    pub fn select(&self, columns: &[&str]) -> Table {
+        let idx: Vec<usize> = columns
+            .iter()
+            .filter_map(|c| self.headers.iter().position(|h| h == c))
+            .collect();
+        Table {
+            headers: idx.iter().map(|&i| self.headers[i].clone()).collect(),
+            rows: self
+                .rows
+                .iter()
+                .map(|r| {
+                    idx.iter()
+                        .map(|&i| r.get(i).cloned().unwrap_or_default())
+                        .collect()
+                })
+                .collect(),
+        }
+    }
     fn widths(&self) -> Vec<usize> {
         let mut w: Vec<usize> = self.headers.iter().map(|h| h.chars().count()).collect();
         for r in &self.rows {

@@ -1,0 +1,229 @@
+//! `gpucast bench`: how fast the pipeline's stages run on real measured data, and how
+//! much memory they take. A benchmark command rather than a timed test: timings depend
+//! on the machine, so they are reported (minimum of several repeats), never asserted.
+//!
+//! The data is a deterministic subset of a runs table: the GPUs with the most rows and,
+//! among the work (kernel, config) measured on them, a fixed-hash sample large enough
+//! for the asked row count — the same work is kept on every chosen GPU, so LOGO has
+//! source -> target pairs exactly as on the whole table.
+
+use crate::data::{query_of, Run};
+use crate::error::{Error, Result};
+use crate::evaluation::{evaluate, Protocol, Selection};
+use crate::models::{Context, Evidence, Fit, ModelSpec};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::time::Instant;
+
+/// A stage `gpucast bench` times.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Stage {
+    /// Analytical predictions of every row's work on another GPU (rows per second)
+    AnalyticalPredict,
+    /// Leave-one-GPU-out evaluation of the analytical model (fit + predict per fold)
+    LogoAnalytical,
+    /// Leave-one-GPU-out evaluation of the hybrid (residual fitted per fold)
+    LogoHybrid,
+}
+
+impl Stage {
+    pub fn name(self) -> &'static str {
+        match self {
+            Stage::AnalyticalPredict => "analytical-predict",
+            Stage::LogoAnalytical => "logo-analytical",
+            Stage::LogoHybrid => "logo-hybrid",
+        }
+    }
+}
+
+/// One stage's timing.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Timing {
+    pub stage: &'static str,
+    pub rows: usize,
+    pub gpus: usize,
+    /// Wall time of each repeat, seconds.
+    pub seconds: Vec<f64>,
+    /// The fastest repeat (what is compared across versions).
+    pub min_seconds: f64,
+    /// Rows predicted per second in the fastest repeat.
+    pub rows_per_second: f64,
+    /// Peak resident memory of the process so far, bytes (None off Linux).
+    pub peak_rss_bytes: Option<u64>,
+}
+
+/// The `rows`-row subset of `runs` on its `gpus` GPUs with the most rows (see the
+/// module doc). Excluded rows are left out first.
+pub fn subset(runs: &[Run], rows: usize, gpus: usize) -> Result<Vec<Run>> {
+    let runs: Vec<&Run> = runs
+        .iter()
+        .filter(|r| !crate::data::validate::is_excluded(r))
+        .collect();
+    let mut per_gpu: HashMap<&str, usize> = HashMap::new();
+    for r in &runs {
+        *per_gpu.entry(r.gpu.as_str()).or_default() += 1;
+    }
+    let mut ranked: Vec<(&str, usize)> = per_gpu.into_iter().collect();
+    ranked.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    if ranked.len() < gpus {
+        return Err(Error::usage(format!(
+            "the data has {} GPUs, --gpus asks for {gpus}",
+            ranked.len()
+        )));
+    }
+    let chosen: HashSet<&str> = ranked.iter().take(gpus).map(|(g, _)| *g).collect();
+    // Work keys in a fixed hash order, each with its rows on the chosen GPUs.
+    let mut by_work: BTreeMap<(u64, &str, &str), Vec<&Run>> = BTreeMap::new();
+    for r in runs.iter().filter(|r| chosen.contains(r.gpu.as_str())) {
+        by_work
+            .entry((work_hash(r), r.kernel.as_str(), r.config.as_str()))
+            .or_default()
+            .push(r);
+    }
+    let mut out = Vec::with_capacity(rows);
+    for group in by_work.values() {
+        if out.len() >= rows {
+            break;
+        }
+        out.extend(group.iter().map(|r| (*r).clone()));
+    }
+    if out.len() < rows {
+        return Err(Error::usage(format!(
+            "the data has {} usable rows on its {gpus} largest GPUs, --rows asks for {rows}",
+            out.len()
+        )));
+    }
+    Ok(out)
+}
+
+/// FNV-1a of (kernel, config): fixed by its definition, so the subset is too.
+fn work_hash(r: &Run) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in r.kernel.bytes().chain([0]).chain(r.config.bytes()) {
+        h = (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
+}
+
+/// Peak resident set size of this process (`VmHWM`), bytes; None where /proc is not.
+pub fn peak_rss_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// Time `stage` on `runs` `repeats` times.
+pub fn time_stage(stage: Stage, runs: &[Run], repeats: usize, ctx: &Context) -> Result<Timing> {
+    let gpus = runs
+        .iter()
+        .map(|r| r.gpu.as_str())
+        .collect::<HashSet<_>>()
+        .len();
+    let mut seconds = Vec::new();
+    let mut predicted = 0;
+    for _ in 0..repeats.max(1) {
+        let t0 = Instant::now();
+        predicted = match stage {
+            Stage::AnalyticalPredict => analytical_predict(runs, ctx)?,
+            Stage::LogoAnalytical | Stage::LogoHybrid => {
+                let name = if stage == Stage::LogoHybrid {
+                    "hybrid"
+                } else {
+                    "analytical"
+                };
+                let spec = ModelSpec::parse(name, 42)?;
+                let e = evaluate(
+                    runs,
+                    &Protocol::Logo,
+                    &Selection::default(),
+                    &[&spec as &dyn Fit],
+                    ctx,
+                    &|| {},
+                )?;
+                e.records.len()
+            }
+        };
+        seconds.push(t0.elapsed().as_secs_f64());
+    }
+    let min_seconds = seconds.iter().copied().fold(f64::INFINITY, f64::min);
+    Ok(Timing {
+        stage: stage.name(),
+        rows: runs.len(),
+        gpus,
+        seconds,
+        min_seconds,
+        rows_per_second: predicted as f64 / min_seconds.max(1e-9),
+        peak_rss_bytes: peak_rss_bytes(),
+    })
+}
+
+/// Predict every row's work on the next GPU (in name order) with the analytical model
+/// fitted on nothing (no interval calibration: the projection alone); returns the
+/// number of predictions made.
+fn analytical_predict(runs: &[Run], ctx: &Context) -> Result<usize> {
+    let mut gpus: Vec<&str> = runs.iter().map(|r| r.gpu.as_str()).collect();
+    gpus.sort_unstable();
+    gpus.dedup();
+    let next: HashMap<&str, &str> = gpus
+        .iter()
+        .enumerate()
+        .map(|(i, g)| (*g, gpus[(i + 1) % gpus.len()]))
+        .collect();
+    let model = crate::models::analytical::Analytical.fit(&[], ctx)?;
+    let evidence = Evidence::new(runs.iter());
+    let mut n = 0;
+    for r in runs {
+        let mut q = query_of(r);
+        q.gpu = next[r.gpu.as_str()].to_string();
+        if model.predict(&q, &evidence, ctx)?.is_some() {
+            n += 1;
+        }
+    }
+    Ok(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// SYNTHETIC runs: `works` configurations of one kernel on each named GPU.
+    fn runs(gpus: &[&str], works: usize) -> Vec<Run> {
+        gpus.iter()
+            .flat_map(|g| {
+                (0..works).map(move |i| Run {
+                    gpu: g.to_string(),
+                    kernel: "k".into(),
+                    config: format!("n={i}"),
+                    time_ms: 1.0,
+                    ..Run::default()
+                })
+            })
+            .collect()
+    }
+
+    #[test]
+    fn subset_keeps_whole_work_groups_on_the_largest_gpus() {
+        let mut all = runs(&["a", "b", "c"], 100);
+        all.truncate(250); // "c" has 50 rows: the two largest are a and b
+        let s = subset(&all, 60, 2).unwrap();
+        assert!(s.iter().all(|r| r.gpu != "c"));
+        // every chosen work is on both GPUs: pairs survive
+        let count = |g: &str| s.iter().filter(|r| r.gpu == g).count();
+        assert_eq!(count("a"), count("b"));
+        assert_eq!(s.len(), 60);
+        // deterministic
+        let again = subset(&all, 60, 2).unwrap();
+        assert!(s
+            .iter()
+            .zip(&again)
+            .all(|(x, y)| x.config == y.config && x.gpu == y.gpu));
+        assert!(subset(&all, 60, 4)
+            .unwrap_err()
+            .to_string()
+            .contains("3 GPUs"));
+        assert!(subset(&all, 1000, 2)
+            .unwrap_err()
+            .to_string()
+            .contains("200 usable rows"));
+    }
+}
