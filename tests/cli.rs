@@ -520,3 +520,44 @@ fn validate_lists_flagged_rows_with_reasons() {
         .iter()
         .all(|r| r.contains(",kept,") || r.contains(",excluded,")));
 }
+
+/// The shipped pre-trained hybrid loads (its format is this gpucast's), stays small,
+/// says what it was trained on, and `--model pretrained` predicts with its interval.
+#[test]
+fn the_shipped_pretrained_model_loads_and_predicts() {
+    let path = gpucast::predict::pretrained_path();
+    let bytes = std::fs::metadata(&path)
+        .expect("models/hybrid-pretrained.json")
+        .len();
+    assert!(bytes <= 20 * 1024 * 1024, "{bytes} bytes");
+    let m = gpucast::models::hybrid::FittedHybrid::load(&path).unwrap();
+    assert!(
+        m.state().training_gpus.len() >= 20,
+        "{:?}",
+        m.state().training_gpus
+    );
+    assert_eq!(m.state().data_hash.len(), 16);
+    let Some(dir) = reference_data() else { return };
+    let csv = gpucast_ok(&[
+        "predict",
+        "--runs",
+        dir.to_str().unwrap(),
+        "--source",
+        "TITAN V",
+        "--target",
+        "H100 SXM5",
+        "--model",
+        "pretrained",
+        "--format",
+        "csv",
+    ]);
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let col = header.iter().position(|h| *h == "interval").unwrap();
+    let rows: Vec<&str> = csv.lines().skip(1).collect();
+    assert!(!rows.is_empty());
+    assert!(
+        rows.iter()
+            .all(|r| r.rsplit(',').nth(header.len() - 1 - col) == Some("90%")),
+        "{csv}"
+    );
+}

@@ -446,7 +446,16 @@ fn explain(a: ExplainArgs, catalog: &Catalog) -> Result<()> {
         )));
     }
     let projections: Vec<analytical::Projection> = ps.into_iter().map(|(_, p)| p).collect();
-    let combined = analytical::combine(projections.iter());
+    // As `predict` does: the interval calibrated on the other GPUs' runs.
+    let train: Vec<data::Run> = table
+        .runs
+        .iter()
+        .filter(|r| r.gpu != target)
+        .cloned()
+        .collect();
+    let combined = analytical::Analytical
+        .fit_analytical(&train, &ctx)?
+        .combined(&projections);
     out(&report::explain_text(
         &q,
         &target,
@@ -563,7 +572,7 @@ fn train(a: TrainArgs, catalog: &Catalog) -> Result<()> {
     // `predict --model` knows a saved model by its .json name.
     out_file(&a.out, Format::Json, &[OutFile::Json])?;
     let params = match ModelSpec::parse(&a.model, a.seed)? {
-        ModelSpec::Hybrid(p) => p,
+        ModelSpec::Hybrid(p) => p.training_queries(a.training_queries)?,
         other => {
             return Err(Error::usage(format!(
                 "train: only hybrid models are saved as a file (got '{}')",

@@ -278,6 +278,10 @@ pub struct TrainArgs {
     /// so pairs survive): large corpora train in minutes instead of hours
     #[arg(long, value_name = "FRACTION")]
     pub sample: Option<f64>,
+    /// Training runs the residual learns from, at most (an even subsample beyond it;
+    /// every run stays a source)
+    #[arg(long, default_value_t = gpucast::models::hybrid::DEFAULT_TRAINING_QUERIES)]
+    pub training_queries: usize,
     /// Output model file (.json)
     #[arg(long, short)]
     pub out: PathBuf,

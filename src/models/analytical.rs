@@ -269,16 +269,31 @@ impl Fit for Analytical {
         "analytical".into()
     }
     fn fit(&self, train: &[Run], ctx: &Context) -> Result<Box<dyn Predict>> {
-        Ok(Box::new(FittedAnalytical {
+        Ok(Box::new(self.fit_analytical(train, ctx)?))
+    }
+}
+
+impl Analytical {
+    /// Fit, keeping the concrete type (what `explain` shows the terms of).
+    pub fn fit_analytical(&self, train: &[Run], ctx: &Context) -> Result<FittedAnalytical> {
+        Ok(FittedAnalytical {
             interval_log: interval_log(held_out_errors(train, ctx)?),
-        }))
+        })
     }
 }
 
 impl FittedAnalytical {
-    /// The combined projection with the calibrated interval where there is one (never
-    /// narrower than the sources' spread, never below the target's peaks).
-    pub fn calibrate(&self, p: Prediction, floor_ms: f64) -> Prediction {
+    /// The projections combined, with the calibrated interval where there is one
+    /// (never narrower than the sources' spread, never below the target's peaks).
+    pub fn combined(&self, ps: &[Projection]) -> Option<Prediction> {
+        let floor_ms = ps
+            .iter()
+            .map(|p| p.target.peak_floor_ms)
+            .fold(0.0, f64::max);
+        combine(ps.iter()).map(|p| self.calibrate(p, floor_ms))
+    }
+
+    fn calibrate(&self, p: Prediction, floor_ms: f64) -> Prediction {
         match self.interval_log {
             Some((lo, hi)) => Prediction {
                 lo_ms: p.lo_ms.min(p.pred_ms * lo.exp()),
@@ -302,12 +317,11 @@ impl Predict for FittedAnalytical {
         evidence: &Evidence,
         ctx: &Context,
     ) -> Result<Option<Prediction>> {
-        let ps = projections(query, evidence, ctx)?;
-        let floor_ms = ps
-            .iter()
-            .map(|(_, p)| p.target.peak_floor_ms)
-            .fold(0.0, f64::max);
-        Ok(combine(ps.iter().map(|(_, p)| p)).map(|p| self.calibrate(p, floor_ms)))
+        let ps: Vec<Projection> = projections(query, evidence, ctx)?
+            .into_iter()
+            .map(|(_, p)| p)
+            .collect();
+        Ok(self.combined(&ps))
     }
 }
 

@@ -183,8 +183,12 @@ pub fn explain_text(
     }
     if let Some(c) = combined {
         s += &format!(
-            "\ncombined: {:.6} ms  interval [{:.6}, {:.6}]  bound {}\n",
-            c.pred_ms, c.lo_ms, c.hi_ms, c.bound
+            "\ncombined: {:.6} ms  interval [{:.6}, {:.6}] ({})  bound {}\n",
+            c.pred_ms,
+            c.lo_ms,
+            c.hi_ms,
+            c.interval.label(),
+            c.bound
         );
     }
     s
