@@ -434,7 +434,7 @@ impl Catalog {
         let index = |g: &Gpu| gpus.iter().position(|x| x.name == g.name);
         check_ccs_known(&gpus, &ccs, &pos, index)
             .unwrap_or_else(|e| panic!("built-in GPU catalog is broken: {e}"));
-        Catalog { gpus, ccs }
+        Catalog::new(gpus, ccs)
     }
 
     /// A catalog from one TOML text holding `[[gpu]]` and/or `[[cc]]` tables, with
@@ -449,7 +449,7 @@ impl Catalog {
         check_ccs_known(&gpus, &ccs, &pos, |g| {
             gpus.iter().position(|x| x.name == g.name)
         })?;
-        Ok(Catalog { gpus, ccs })
+        Ok(Catalog::new(gpus, ccs))
     }
 
     /// Merges a user's catalog file: a GPU whose name equals (case-insensitively)
@@ -472,7 +472,7 @@ impl Catalog {
         check_ccs_known(&gpus, &all_ccs, &pos, |g| {
             gpus.iter().position(|x| x.name == g.name)
         })?;
-        self.merge(Catalog { gpus, ccs }, &origin)
+        self.merge(Catalog::new(gpus, ccs), &origin)
     }
 
     /// Complete each `[[gpu]]` entry that names a known GPU with that GPU's fields
@@ -521,7 +521,7 @@ impl Catalog {
         let pos = Positions::new("", origin);
         check_duplicates(&merged.gpus, &pos)?;
         check_ccs_known(&merged.gpus, &merged.ccs, &pos, |_| None)?;
-        *self = merged;
+        *self = Catalog::new(merged.gpus, merged.ccs);
         Ok(())
     }
 }

@@ -334,9 +334,46 @@ pub fn cc_number((major, minor): (u32, u32)) -> f64 {
 pub struct Catalog {
     gpus: Vec<Gpu>,
     ccs: Vec<ComputeCapability>,
+    /// Index of each GPU by its canonical name, and its occupancy limits: models look
+    /// a GPU and its limits up for every projection (a linear scan with string
+    /// compares and a limits clone each time cost a third of a LOGO run's time).
+    by_name: std::collections::HashMap<String, usize>,
+    limits: Vec<Option<ComputeCapability>>,
 }
 
 impl Catalog {
+    /// A catalog of these GPUs and compute capabilities, indexed.
+    fn new(gpus: Vec<Gpu>, ccs: Vec<ComputeCapability>) -> Catalog {
+        let mut c = Catalog {
+            by_name: gpus
+                .iter()
+                .enumerate()
+                .map(|(i, g)| (g.name.clone(), i))
+                .collect(),
+            gpus,
+            ccs,
+            limits: Vec::new(),
+        };
+        c.limits = c.gpus.iter().map(|g| c.limits(g).ok()).collect();
+        c
+    }
+
+    /// The GPU of this exact canonical name (no alias or fuzzy matching).
+    pub fn by_name(&self, name: &str) -> Option<&Gpu> {
+        self.by_name.get(name).map(|&i| &self.gpus[i])
+    }
+
+    /// The occupancy limits of a GPU of this catalog without recomputing them; None
+    /// for a GPU that is not one of this catalog's own entries.
+    pub fn limits_ref(&self, gpu: &Gpu) -> Option<&ComputeCapability> {
+        let i = *self.by_name.get(&gpu.name)?;
+        if std::ptr::eq(&self.gpus[i], gpu) {
+            self.limits[i].as_ref()
+        } else {
+            None
+        }
+    }
+
     pub fn gpus(&self) -> &[Gpu] {
         &self.gpus
     }

@@ -158,7 +158,11 @@ pub fn run_occupancy(
         // the run's own figure may include dynamic shared memory: keep the larger
         res.smem_per_block = res.smem_per_block.max(smem);
     }
-    let theoretical = occupancy(&catalog.limits(gpu).ok()?, &res).ok()?;
+    let theoretical = match catalog.limits_ref(gpu) {
+        Some(limits) => occupancy(limits, &res),
+        None => occupancy(&catalog.limits(gpu).ok()?, &res),
+    }
+    .ok()?;
     Some(match achieved_fraction(run, catalog, resources) {
         Some(f) => with_achieved_fraction(theoretical, f),
         None => theoretical,
@@ -266,16 +270,17 @@ pub fn run_features(
     };
     // Measured traffic at every level: each level is a roof. Otherwise DRAM bytes
     // meet the L2's roof when the working set fits there, DRAM's when it does not.
-    let memory: Vec<(f64, Bound)> = if hierarchical {
-        vec![
+    // (A zero roof never binds: the fold below starts at 0.)
+    let memory: [(f64, Bound); 3] = if hierarchical {
+        [
             (dram_ms, Bound::Dram),
             (l2_ms, Bound::L2),
             (l1_ms, Bound::L1),
         ]
     } else if fits_l2 {
-        vec![(l2_ms, Bound::L2)]
+        [(l2_ms, Bound::L2), (0.0, Bound::Dram), (0.0, Bound::L1)]
     } else {
-        vec![(dram_ms, Bound::Dram)]
+        [(dram_ms, Bound::Dram), (0.0, Bound::L2), (0.0, Bound::L1)]
     };
     let (roof_ms, bound) = memory
         .into_iter()

@@ -236,6 +236,14 @@ pub fn projections<'a>(
         .collect()
 }
 
+/// The shortest time the target's peaks allow for the projected work (see
+/// [`RunFeatures::peak_floor_ms`]): no prediction or bound goes below it.
+pub fn peak_floor_ms<'p>(ps: impl IntoIterator<Item = &'p Projection>) -> f64 {
+    ps.into_iter()
+        .map(|p| p.target.peak_floor_ms)
+        .fold(0.0, f64::max)
+}
+
 /// Combine projections: weighted geometric mean; interval over sources and levels.
 pub fn combine<'p>(ps: impl IntoIterator<Item = &'p Projection>) -> Option<Prediction> {
     let ps: Vec<&Projection> = ps.into_iter().collect();
@@ -260,7 +268,7 @@ pub fn combine<'p>(ps: impl IntoIterator<Item = &'p Projection>) -> Option<Predi
             interval: Interval::Spread,
             bound,
         }
-        .at_least(best.target.peak_floor_ms),
+        .at_least(peak_floor_ms(ps.iter().copied())),
     )
 }
 
@@ -286,11 +294,7 @@ impl FittedAnalytical {
     /// The projections combined, with the calibrated interval where there is one
     /// (never narrower than the sources' spread, never below the target's peaks).
     pub fn combined(&self, ps: &[Projection]) -> Option<Prediction> {
-        let floor_ms = ps
-            .iter()
-            .map(|p| p.target.peak_floor_ms)
-            .fold(0.0, f64::max);
-        combine(ps.iter()).map(|p| self.calibrate(p, floor_ms))
+        combine(ps.iter()).map(|p| self.calibrate(p, peak_floor_ms(ps.iter())))
     }
 
     fn calibrate(&self, p: Prediction, floor_ms: f64) -> Prediction {

@@ -10,7 +10,7 @@
 //! held-out errors left after it give a 90 % prediction interval. Deterministic for a
 //! seed.
 
-use super::analytical::{combine, project, projections, similarity};
+use super::analytical::{combine, peak_floor_ms, project, projections, similarity};
 use super::regressors::{make, FittedRegressor, RegressorKind};
 use super::{interval_log, Context, Evidence, Fit, Interval, Predict, Prediction, INTERVAL_LEVEL};
 use crate::catalog::Gpu;
@@ -169,12 +169,7 @@ impl HybridState {
             }
         }
         let width = vectors::PAIR_NAMES.len() + self.categories.len();
-        let expected: Vec<String> = vectors::PAIR_NAMES
-            .iter()
-            .map(|s| s.to_string())
-            .chain(self.categories.iter().map(|c| format!("category={c}")))
-            .collect();
-        if self.features != expected {
+        if self.features != feature_names(&self.categories) {
             return bad(format!(
                 "features must be this gpucast's {} pair features followed by one 'category=NAME' per category ({width} in all)",
                 vectors::PAIR_NAMES.len(),
@@ -205,6 +200,15 @@ impl HybridState {
         }
         Ok(())
     }
+}
+
+/// The residual's feature names: the pair features, then one per kernel category.
+fn feature_names(categories: &[String]) -> Vec<String> {
+    vectors::PAIR_NAMES
+        .iter()
+        .map(|s| s.to_string())
+        .chain(categories.iter().map(|c| format!("category={c}")))
+        .collect()
 }
 
 /// A fitted hybrid.
@@ -290,7 +294,7 @@ const MAX_SOURCES_PER_RUN: usize = 4;
 /// six minutes without a bound.
 pub const DEFAULT_TRAINING_QUERIES: usize = 4_000;
 /// Groups of training GPUs held out in turn to choose the correction share.
-const MAX_INNER_FOLDS: usize = 4;
+const MAX_INNER_FOLDS: usize = 3;
 
 /// Most a correction may worsen any held-out training GPU's mean APE (1 point).
 const MAX_HARM: f64 = 0.01;
@@ -495,8 +499,7 @@ impl HybridParams {
                 pair_gpus.push((index(&s.gpu), index(&t.gpu)));
             }
         }
-        let mut names: Vec<String> = vectors::PAIR_NAMES.iter().map(|s| s.to_string()).collect();
-        names.extend(categories.iter().map(|c| format!("category={c}")));
+        let names = feature_names(&categories);
         let (correction_share, held_out) = choose_correction_share(
             params.regressor,
             params.seed,
@@ -585,10 +588,7 @@ impl Predict for FittedHybrid {
                 }
             }
         }
-        let floor_ms = ps
-            .iter()
-            .map(|(_, p)| p.target.peak_floor_ms)
-            .fold(0.0, f64::max);
+        let floor_ms = peak_floor_ms(ps.iter().map(|(_, p)| p));
         Ok(combine(ps.iter().map(|(_, p)| p)).map(|mut p| {
             if let Some((lo, hi)) = state.interval_log {
                 p.lo_ms = p.lo_ms.min(p.pred_ms * lo.exp());
