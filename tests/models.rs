@@ -354,3 +354,44 @@ fn hybrid_names_parse_or_fail_clearly() {
         assert!(err.contains(says), "{bad}: {err}");
     }
 }
+
+/// Where the hybrid applies no correction (share 0, as on the reference data's three
+/// training GPUs) it predicts what the analytical model does, interval included.
+#[test]
+fn hybrid_without_correction_is_the_analytical_model_interval_included() {
+    let Some((runs, catalog)) = reference() else {
+        return;
+    };
+    let res = resources();
+    let ctx = Context {
+        catalog: &catalog,
+        calibration: &Calibration::Spec,
+        resources: Some(&res),
+    };
+    let (a, h) = (
+        ModelSpec::parse("analytical", 42).unwrap(),
+        ModelSpec::parse("hybrid", 42).unwrap(),
+    );
+    let e = evaluation::evaluate(
+        &runs,
+        &Protocol::Logo,
+        &Selection::default(),
+        &[&a, &h],
+        &ctx,
+        &|| {},
+    )
+    .unwrap();
+    assert!(e
+        .fit_summaries
+        .iter()
+        .filter(|(m, _, _)| m == "hybrid")
+        .all(|(_, _, s)| s.starts_with("correction share 0 ")));
+    let by = |m: &str| -> Vec<(f64, f64, f64)> {
+        e.records
+            .iter()
+            .filter(|r| r.model == m)
+            .map(|r| (r.pred_ms, r.pred_lo_ms, r.pred_hi_ms))
+            .collect()
+    };
+    assert_eq!(by("analytical"), by("hybrid"));
+}

@@ -50,7 +50,7 @@ const MAX_INTERVAL_RUNS: usize = 4000;
 /// Held-out errors ln(measured / projected) of training runs: each projected from the
 /// same work on the other training GPUs (its own GPU's rows are never a source), at
 /// most [`MAX_INTERVAL_RUNS`] of them.
-fn held_out_errors(train: &[Run], ctx: &Context) -> Result<Vec<f64>> {
+pub(crate) fn held_out_errors(train: &[Run], ctx: &Context) -> Result<Vec<f64>> {
     let evidence = Evidence::new(train.iter());
     let kept: Vec<&Run> = train
         .iter()

@@ -509,8 +509,17 @@ impl HybridParams {
             gpus.len(),
             params.correction_share,
         )?;
-        // Too few held-out errors: no calibrated interval (the sources' spread only).
-        let interval_log = interval_log(held_out);
+        // With no correction the hybrid predicts what the analytical model does: the
+        // same interval, from the same held-out errors of its combined predictions
+        // (the pairs' errors are single-source projections, wider than a combination
+        // of sources). Otherwise, or with one training GPU, the pairs' errors; too few
+        // of those: no calibrated interval.
+        let combined = if correction_share == 0.0 {
+            interval_log(super::analytical::held_out_errors(train, ctx)?)
+        } else {
+            None
+        };
+        let interval_log = combined.or_else(|| interval_log(held_out));
         let residual = correction(params.regressor, params.seed, correction_share, &x, &y)?;
         Ok(FittedHybrid {
             params,
