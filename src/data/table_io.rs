@@ -429,7 +429,8 @@ pub fn read_file_with(path: &Path, opts: &ImportOptions) -> Result<RunsTable> {
         }
     }
     let (df, lines) = read_frame(path)?;
-    if super::gemm_table::is_gemm_table(&df) {
+    // A canonical table that happens to carry m, n, k columns stays canonical.
+    if super::gemm_table::is_gemm_table(&df) && df.column("time_ms").is_err() {
         return imported(Format::GemmTable);
     }
     let file: Arc<str> = Arc::from(path.display().to_string());
