@@ -651,3 +651,29 @@ proptest::proptest! {
         }
     }
 }
+
+/// Reading runs detects a tool's own files (imported on the fly), but a canonical
+/// table that also carries a GEMM table's columns stays canonical.
+#[test]
+fn read_file_imports_tool_files_and_keeps_canonical_tables() {
+    use gpucast::data::read_file;
+    let fixtures = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let gemm =
+        read_file(&fixtures.join("gemm_table/a100_sxm_trtllm-1.0.0_n4096_k4096.csv")).unwrap();
+    assert!(gemm.len() > 1 && gemm.runs.iter().all(|r| r.flops > 0.0));
+    let kt = read_file(&fixtures.join("kernel_tuner/xgemm_RTX_3090_subset.json.gz")).unwrap();
+    assert!(
+        kt.runs.iter().all(|r| r.kernel == "xgemm"),
+        "{:?}",
+        kt.runs[0].kernel
+    );
+    // SYNTHETIC canonical row with device, m, n, k, dtype and latency columns too
+    let (_d, p) = write_tmp(
+        "runs.csv",
+        "gpu,kernel,config,time_ms,flops,dram_bytes,device,m,n,k,dtype,latency\n\
+         NVIDIA TITAN V,gemm,m=1,0.5,2,24,x,1,1,1,fp32,9\n",
+    );
+    let t = read_file(&p).unwrap();
+    assert_eq!(t.len(), 1);
+    assert_eq!(t.runs[0].time_ms, 0.5);
+}
