@@ -187,17 +187,21 @@ fn train_then_predict_and_reject_bad_model_files() {
     }
     assert_eq!(text.lines().count(), 1 + 63);
 
+    // predict the TITAN V with a model file that must be refused (exit 1)
+    let predict_with = |model: &std::path::Path| {
+        gpucast_err(&[
+            "predict",
+            "--model",
+            model.to_str().unwrap(),
+            "--runs",
+            dir.to_str().unwrap(),
+            "--target",
+            "TITAN V",
+        ])
+    };
     let bad = tmp.path().join("bad.json");
     std::fs::write(&bad, "{ not json").unwrap();
-    let err = gpucast_err(&[
-        "predict",
-        "--model",
-        bad.to_str().unwrap(),
-        "--runs",
-        dir.to_str().unwrap(),
-        "--target",
-        "TITAN V",
-    ]);
+    let err = predict_with(&bad);
     assert!(err.contains("not a gpucast model file"), "{err}");
 
     let mut v: serde_json::Value =
@@ -205,15 +209,7 @@ fn train_then_predict_and_reject_bad_model_files() {
     v["version"] = serde_json::json!(999);
     let old = tmp.path().join("old.json");
     std::fs::write(&old, v.to_string()).unwrap();
-    let err = gpucast_err(&[
-        "predict",
-        "--model",
-        old.to_str().unwrap(),
-        "--runs",
-        dir.to_str().unwrap(),
-        "--target",
-        "TITAN V",
-    ]);
+    let err = predict_with(&old);
     assert!(err.contains("format version 999"), "{err}");
 
     // The file holds the fitted residual, not a design matrix to refit.
@@ -240,15 +236,7 @@ fn train_then_predict_and_reject_bad_model_files() {
         v[field] = value;
         let edited = tmp.path().join(format!("{field}.json"));
         std::fs::write(&edited, v.to_string()).unwrap();
-        let err = gpucast_err(&[
-            "predict",
-            "--model",
-            edited.to_str().unwrap(),
-            "--runs",
-            dir.to_str().unwrap(),
-            "--target",
-            "TITAN V",
-        ]);
+        let err = predict_with(&edited);
         assert!(err.contains(message), "{field}: {err}");
         assert_eq!(err.lines().count(), 1, "{err}");
     }

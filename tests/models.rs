@@ -28,6 +28,34 @@ fn reference() -> Option<(Vec<Run>, Catalog)> {
     Some((t.runs, catalog))
 }
 
+/// LOGO of the named models on the reference data with the shipped kernel resources
+/// (None without the data).
+fn reference_logo(models: &[&str]) -> Option<evaluation::Evaluation> {
+    let (runs, catalog) = reference()?;
+    let res = resources();
+    let ctx = Context {
+        catalog: &catalog,
+        calibration: &Calibration::Spec,
+        resources: Some(&res),
+    };
+    let specs: Vec<ModelSpec> = models
+        .iter()
+        .map(|m| ModelSpec::parse(m, 42).unwrap())
+        .collect();
+    let fits: Vec<&dyn Fit> = specs.iter().map(|s| s as &dyn Fit).collect();
+    Some(
+        evaluation::evaluate(
+            &runs,
+            &Protocol::Logo,
+            &Selection::default(),
+            &fits,
+            &ctx,
+            &|| {},
+        )
+        .unwrap(),
+    )
+}
+
 /// Catalog-only figures, the runs' own register counts.
 fn spec_context(catalog: &Catalog) -> Context<'_> {
     Context {
@@ -82,25 +110,9 @@ fn analytical_logo_stays_within_40_percent_per_gpu() {
 
 #[test]
 fn hybrid_interval_covers_most_measurements() {
-    let Some((runs, catalog)) = reference() else {
+    let Some(e) = reference_logo(&["hybrid"]) else {
         return;
     };
-    let res = resources();
-    let ctx = Context {
-        catalog: &catalog,
-        calibration: &Calibration::Spec,
-        resources: Some(&res),
-    };
-    let hybrid = ModelSpec::parse("hybrid", 42).unwrap();
-    let e = evaluation::evaluate(
-        &runs,
-        &Protocol::Logo,
-        &Selection::default(),
-        &[&hybrid],
-        &ctx,
-        &|| {},
-    )
-    .unwrap();
     let all = e.results.iter().find(|r| r.target == "all").unwrap();
     // a 90 % interval from held-out errors of the training GPUs
     assert!(
@@ -250,25 +262,9 @@ NVIDIA TITAN V,stream,N=1,2.0,0,1e9,1e9\n";
 
 #[test]
 fn analytical_interval_is_calibrated_on_the_training_gpus() {
-    let Some((runs, catalog)) = reference() else {
+    let Some(e) = reference_logo(&["analytical"]) else {
         return;
     };
-    let res = resources();
-    let ctx = Context {
-        catalog: &catalog,
-        calibration: &Calibration::Spec,
-        resources: Some(&res),
-    };
-    let spec = ModelSpec::parse("analytical", 42).unwrap();
-    let e = evaluation::evaluate(
-        &runs,
-        &Protocol::Logo,
-        &Selection::default(),
-        &[&spec],
-        &ctx,
-        &|| {},
-    )
-    .unwrap();
     let all = e.results.iter().find(|r| r.target == "all").unwrap();
     assert_eq!(all.metrics.interval, "90%");
     // held-out errors of three training GPUs set a 90 % interval for the fourth
@@ -359,28 +355,9 @@ fn hybrid_names_parse_or_fail_clearly() {
 /// training GPUs) it predicts what the analytical model does, interval included.
 #[test]
 fn hybrid_without_correction_is_the_analytical_model_interval_included() {
-    let Some((runs, catalog)) = reference() else {
+    let Some(e) = reference_logo(&["analytical", "hybrid"]) else {
         return;
     };
-    let res = resources();
-    let ctx = Context {
-        catalog: &catalog,
-        calibration: &Calibration::Spec,
-        resources: Some(&res),
-    };
-    let (a, h) = (
-        ModelSpec::parse("analytical", 42).unwrap(),
-        ModelSpec::parse("hybrid", 42).unwrap(),
-    );
-    let e = evaluation::evaluate(
-        &runs,
-        &Protocol::Logo,
-        &Selection::default(),
-        &[&a, &h],
-        &ctx,
-        &|| {},
-    )
-    .unwrap();
     assert!(e
         .fit_summaries
         .iter()
