@@ -75,7 +75,11 @@ pub fn subset(runs: &[Run], rows: usize, gpus: usize) -> Result<Vec<Run>> {
     let mut by_work: BTreeMap<(u64, &str, &str), Vec<&Run>> = BTreeMap::new();
     for r in runs.iter().filter(|r| chosen.contains(r.gpu.as_str())) {
         by_work
-            .entry((work_hash(r), r.kernel.as_str(), r.config.as_str()))
+            .entry((
+                crate::data::work_hash(r),
+                r.kernel.as_str(),
+                r.config.as_str(),
+            ))
             .or_default()
             .push(r);
     }
@@ -93,15 +97,6 @@ pub fn subset(runs: &[Run], rows: usize, gpus: usize) -> Result<Vec<Run>> {
         )));
     }
     Ok(out)
-}
-
-/// FNV-1a of (kernel, config): fixed by its definition, so the subset is too.
-fn work_hash(r: &Run) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in r.kernel.bytes().chain([0]).chain(r.config.bytes()) {
-        h = (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    h
 }
 
 /// Peak resident set size of this process (`VmHWM`), bytes; None where /proc is not.

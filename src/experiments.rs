@@ -617,13 +617,7 @@ pub struct ReproduceOptions<'a> {
 /// Whether a (kernel, config) is in a deterministic `fraction` of all configurations:
 /// the same on every GPU, so sampled runs still pair across GPUs.
 pub fn in_sample(run: &Run, fraction: f64) -> bool {
-    // FNV-1a: a hash fixed by its definition (std's hasher may change between Rust
-    // releases, and the sample must not).
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in run.kernel.bytes().chain([0]).chain(run.config.bytes()) {
-        h = (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    ((h % 1_000_000) as f64) < fraction * 1_000_000.0
+    ((crate::data::work_hash(run) % 1_000_000) as f64) < fraction * 1_000_000.0
 }
 
 /// Loaded, validated runs of one data set.

@@ -336,7 +336,8 @@ pub struct Catalog {
     ccs: Vec<ComputeCapability>,
     /// Index of each GPU by its canonical name, and its occupancy limits: models look
     /// a GPU and its limits up for every projection (a linear scan with string
-    /// compares and a limits clone each time cost a third of a LOGO run's time).
+    /// compares and a limits clone each time: with the index `gpucast bench`'s LOGO hybrid
+    /// on 100k rows x 8 GPUs went 32.2 -> 27.6 s).
     by_name: std::collections::HashMap<String, usize>,
     limits: Vec<Option<ComputeCapability>>,
 }

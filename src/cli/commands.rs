@@ -625,13 +625,11 @@ fn bench(a: BenchArgs, catalog: &Catalog) -> Result<()> {
         table.len(),
         t0.elapsed().as_secs_f64()
     );
-    let resources = KernelResources::from_csv(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join(KernelResources::SHIPPED),
-    )
-    .ok();
+    let cal = calibration(&a.figures, false, &paths, catalog)?;
+    let resources = a.figures.kernel_resources()?;
     let ctx = Context {
         catalog,
-        calibration: &Calibration::Spec,
+        calibration: &cal,
         resources: resources.as_ref(),
     };
     let mut t = Table::new(&[

@@ -318,6 +318,8 @@ pub struct BenchArgs {
     /// Output format
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
+    #[command(flatten)]
+    pub figures: FiguresArgs,
 }
 
 #[derive(Args, Debug)]

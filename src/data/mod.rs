@@ -46,6 +46,18 @@ pub fn load_validated_with(
     Ok((table, report))
 }
 
+/// A hash of a run's work (kernel, config), the same on every GPU and in every Rust
+/// release (FNV-1a, fixed by its definition; std's hasher may change): what
+/// deterministic samples of configurations are drawn by, so sampled runs still pair
+/// across GPUs.
+pub fn work_hash(run: &Run) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in run.kernel.bytes().chain([0]).chain(run.config.bytes()) {
+        h = (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
+}
+
 /// The query a model sees: the run without its measurement (time NaN, no spread).
 pub fn query_of(run: &Run) -> Run {
     Run {

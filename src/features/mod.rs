@@ -140,8 +140,23 @@ impl KernelResources {
 }
 
 /// Occupancy of the run's launch on `gpu` (None when block size is unknown or the
-/// launch cannot be resident, e.g. too many registers for that architecture).
+/// launch cannot be resident, e.g. too many registers for that architecture): the
+/// computed one, scaled by what a profile says the run achieved on its own GPU.
 pub fn run_occupancy(
+    run: &Run,
+    gpu: &Gpu,
+    catalog: &Catalog,
+    resources: Option<&KernelResources>,
+) -> Option<Occupancy> {
+    let theoretical = theoretical_occupancy(run, gpu, catalog, resources)?;
+    Some(match achieved_fraction(run, catalog, resources) {
+        Some(f) => with_achieved_fraction(theoretical, f),
+        None => theoretical,
+    })
+}
+
+/// The occupancy the launch's resources allow on `gpu` (the occupancy calculator's).
+fn theoretical_occupancy(
     run: &Run,
     gpu: &Gpu,
     catalog: &Catalog,
@@ -158,15 +173,11 @@ pub fn run_occupancy(
         // the run's own figure may include dynamic shared memory: keep the larger
         res.smem_per_block = res.smem_per_block.max(smem);
     }
-    let theoretical = match catalog.limits_ref(gpu) {
+    match catalog.limits_ref(gpu) {
         Some(limits) => occupancy(limits, &res),
         None => occupancy(&catalog.limits(gpu).ok()?, &res),
     }
-    .ok()?;
-    Some(match achieved_fraction(run, catalog, resources) {
-        Some(f) => with_achieved_fraction(theoretical, f),
-        None => theoretical,
-    })
+    .ok()
 }
 
 /// The share of its theoretical occupancy a profiled run achieved on its own GPU
@@ -181,11 +192,7 @@ fn achieved_fraction(
 ) -> Option<f64> {
     let achieved = run.achieved_occupancy.filter(|a| *a > 0.0)?;
     let own = catalog.resolve(&run.gpu)?;
-    let without = Run {
-        achieved_occupancy: None,
-        ..run.clone()
-    };
-    let theoretical = run_occupancy(&without, own, catalog, resources)?.occupancy;
+    let theoretical = theoretical_occupancy(run, own, catalog, resources)?.occupancy;
     (theoretical > 0.0).then(|| (achieved / theoretical).min(1.0))
 }
 

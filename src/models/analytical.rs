@@ -52,13 +52,8 @@ const MAX_INTERVAL_RUNS: usize = 4000;
 /// most [`MAX_INTERVAL_RUNS`] of them.
 pub(crate) fn held_out_errors(train: &[Run], ctx: &Context) -> Result<Vec<f64>> {
     let evidence = Evidence::new(train.iter());
-    let kept: Vec<&Run> = train
-        .iter()
-        .filter(|r| !crate::data::validate::is_excluded(r))
-        .collect();
-    let stride = kept.len().div_ceil(MAX_INTERVAL_RUNS).max(1);
     let mut errors = Vec::new();
-    for t in kept.into_iter().step_by(stride) {
+    for t in super::learning_queries(train, MAX_INTERVAL_RUNS) {
         let q = crate::data::query_of(t);
         if evidence.same_work(&q, &q.gpu).is_empty() {
             continue; // a size projection on the GPU itself: not what the interval is for

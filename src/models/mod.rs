@@ -114,6 +114,14 @@ impl Prediction {
     }
 }
 
+/// The training runs a model learns from (those the validation rule keeps), at most
+/// `max` of them: an even, deterministic subsample of the rest beyond it.
+pub fn learning_queries(train: &[Run], max: usize) -> Vec<&Run> {
+    let kept: Vec<&Run> = train.iter().filter(|r| !is_excluded(r)).collect();
+    let stride = kept.len().div_ceil(max.max(1)).max(1);
+    kept.into_iter().step_by(stride).collect()
+}
+
 /// Runs a model may consult, indexed by work and by (gpu, kernel).
 #[derive(Debug, Default)]
 pub struct Evidence<'a> {
