@@ -130,6 +130,16 @@ fn model_json(edit: impl FnOnce(&mut serde_json::Value)) -> String {
     v.to_string()
 }
 
+/// A model file's shape transfer (SYNTHETIC numbers).
+fn shape(coefficients: &[f64], strength: f64) -> serde_json::Value {
+    serde_json::json!({
+        "coefficients": coefficients,
+        "strength_same_arch": strength,
+        "strength_other_arch": 0.0,
+        "max_distance": 3.0
+    })
+}
+
 /// `predict` on the reference study with the model file `{dir}/m.json`.
 fn model_file(name: &'static str, text: impl AsRef<[u8]>, fragment: &'static str) -> Case {
     Case::err(
@@ -421,6 +431,9 @@ fn cases() -> Vec<Case> {
         model_file("model format version 1", model_json(|v| v["version"] = 1.into()), "m.json: model file format version 1"),
         model_file("negative correction share", model_json(|v| v["correction_share"] = (-0.5).into()), "m.json: correction_share -0.5 is outside 0..1"),
         model_file("swapped interval", model_json(|v| v["interval_log"] = serde_json::json!([0.9, -0.4])), "m.json: interval_log (0.9, -0.4) must be finite with lo <= hi"),
+        model_file("negative shape coefficient", model_json(|v| v["shape"] = shape(&[-1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0], 1.0)), "m.json: shape.coefficients must be 7 finite numbers >= 0"),
+        model_file("shape coefficients of another version", model_json(|v| v["shape"] = shape(&[1.0, 0.5], 1.0)), "m.json: shape.coefficients must be 7 finite numbers >= 0"),
+        model_file("shape strength above 1", model_json(|v| v["shape"] = shape(&[1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0], 2.0)), "m.json: shape strength 2 is outside 0..1"),
         model_file("not a model", "[]", "m.json: not a gpucast model file"),
         model_file("another file format", model_json(|v| v["format"] = "onnx".into()), "m.json: not a gpucast hybrid model file"),
         model_file("unknown field in a model", model_json(|v| v["extra"] = 1.into()), "unknown field `extra`"),

@@ -372,3 +372,87 @@ fn hybrid_without_correction_is_the_analytical_model_interval_included() {
     };
     assert_eq!(by("analytical"), by("hybrid"));
 }
+
+/// Spearman rank correlation (no ties in these synthetic data).
+fn spearman(a: &[f64], b: &[f64]) -> f64 {
+    let rank = |v: &[f64]| {
+        let mut idx: Vec<usize> = (0..v.len()).collect();
+        idx.sort_by(|&i, &j| v[i].total_cmp(&v[j]));
+        let mut r = vec![0.0; v.len()];
+        for (k, &i) in idx.iter().enumerate() {
+            r[i] = k as f64;
+        }
+        r
+    };
+    let (ra, rb) = (rank(a), rank(b));
+    let n = a.len() as f64;
+    let d2: f64 = ra.iter().zip(&rb).map(|(x, y)| (x - y).powi(2)).sum();
+    1.0 - 6.0 * d2 / (n * (n * n - 1.0))
+}
+
+#[test]
+fn hybrid_borrows_the_tuning_space_shape_of_the_same_architecture() {
+    // SYNTHETIC: one kernel's 40 configurations (the same work each) on three Turing
+    // GPUs (CC 7.5), whose times share one shape, and two Ampere GPUs (CC 8.6), whose
+    // times share another. Target: the RTX 2080 Ti, never seen in fitting.
+    let turing = ["NVIDIA TITAN RTX", "NVIDIA GeForce RTX 2070 SUPER"];
+    let ampere = [
+        "NVIDIA GeForce RTX 3090",
+        "NVIDIA GeForce RTX 3060 Laptop GPU",
+    ];
+    let target = "NVIDIA GeForce RTX 2080 Ti";
+    let time = |gpu: &str, c: usize| {
+        let x = c as f64;
+        let shape = if gpu.contains("30") {
+            1.0 + 0.6 * (0.7 * x).cos()
+        } else {
+            1.0 + 0.6 * (0.7 * x).sin()
+        };
+        // a GPU-specific scale and a little GPU-specific noise
+        let scale = 1.0 + gpu.len() as f64 / 40.0;
+        10.0 * scale * shape * (1.0 + 0.01 * ((x + gpu.len() as f64) * 1.3).sin())
+    };
+    let mut text = String::from("gpu,kernel,config,time_ms,flops,dram_bytes\n");
+    for gpu in turing.iter().chain(&ampere).chain([&target]) {
+        for c in 0..40 {
+            text += &format!("{gpu},tiled,T={c},{},1e10,1e8\n", time(gpu, c));
+        }
+    }
+    let (_d, p) = write_tmp("runs.csv", &text);
+    let catalog = Catalog::builtin();
+    let mut t = data::load(&[p]).unwrap();
+    data::validate(&mut t, &catalog).unwrap();
+    let ctx = spec_context(&catalog);
+    let (train, test): (Vec<Run>, Vec<Run>) = t.runs.into_iter().partition(|r| r.gpu != target);
+    let hybrid = gpucast::models::hybrid::HybridParams::new(1)
+        .fit_hybrid(&train, &ctx)
+        .unwrap();
+    let shape = hybrid
+        .state()
+        .shape
+        .clone()
+        .expect("a shape transfer is fitted");
+    // Pairs of other compute capabilities differ in shape far more than same ones.
+    assert!(shape.coefficients[0] > 1.0, "{:?}", shape);
+    assert_eq!(shape.strength_same_arch, 1.0);
+    let analytical = ModelSpec::parse("analytical", 1)
+        .unwrap()
+        .fit(&train, &ctx)
+        .unwrap();
+    let ev = Evidence::new(train.iter());
+    let measured: Vec<f64> = test.iter().map(|r| r.time_ms).collect();
+    let predicted = |m: &dyn Predict| -> Vec<f64> {
+        test.iter()
+            .map(|r| m.predict(&query_of(r), &ev, &ctx).unwrap().unwrap().pred_ms)
+            .collect()
+    };
+    let (h, a) = (predicted(&hybrid), predicted(analytical.as_ref()));
+    let (rho_h, rho_a) = (spearman(&h, &measured), spearman(&a, &measured));
+    // the Turing shape ranks the configurations (almost) exactly; the similarity-weighted
+    // mix of both shapes (analytical) less well
+    assert!(
+        rho_h > 0.97,
+        "hybrid Spearman {rho_h} (analytical {rho_a}) {shape:?}"
+    );
+    assert!(rho_a < rho_h - 0.05, "analytical Spearman {rho_a}");
+}

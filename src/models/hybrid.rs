@@ -12,6 +12,7 @@
 
 use super::analytical::{combine, peak_floor_ms, project, projections, similarity};
 use super::regressors::{make, FittedRegressor, RegressorKind};
+use super::transfer::{self, ShapeTransfer};
 use super::{interval_log, Context, Evidence, Fit, Interval, Predict, Prediction, INTERVAL_LEVEL};
 use crate::catalog::Gpu;
 use crate::data::{query_of, Run};
@@ -27,8 +28,8 @@ const MIN_PAIRS: usize = 8;
 const MAX_LOG_CORRECTION: f64 = 2.0;
 /// Version of the saved-model format; loading another version is an error. Version 3
 /// stores the fitted residual regressor itself (version 2 stored its design matrix and
-/// refitted it on every load).
-pub const MODEL_FORMAT_VERSION: u32 = 3;
+/// refitted it on every load); version 4 adds the shape transfer.
+pub const MODEL_FORMAT_VERSION: u32 = 4;
 
 /// Hyperparameters of the hybrid: the residual's regressor, its seed and, as a
 /// diagnostic, a fixed correction share (`hybrid@0.5`) instead of the one chosen by
@@ -138,8 +139,11 @@ pub struct HybridState {
     /// Training pairs the residual was fitted on.
     pub pairs: usize,
     /// The fitted residual regressor; None when the share is 0 or there were too few
-    /// pairs to fit one (the hybrid is then the analytical projection).
+    /// pairs to fit one.
     pub residual: Option<FittedRegressor>,
+    /// Which sources' tuning-space shape to trust ([`ShapeTransfer`]); None with too
+    /// few pairs of training GPUs sharing configurations.
+    pub shape: Option<ShapeTransfer>,
 }
 
 impl HybridState {
@@ -197,6 +201,27 @@ impl HybridState {
         }
         if self.training_gpus.is_empty() {
             return bad("no training GPUs".into());
+        }
+        if let Some(t) = &self.shape {
+            if t.coefficients.len() != transfer::DISTANCE_NAMES.len()
+                || t.coefficients.iter().any(|c| !(c.is_finite() && *c >= 0.0))
+            {
+                return bad(format!(
+                    "shape.coefficients must be {} finite numbers >= 0",
+                    transfer::DISTANCE_NAMES.len()
+                ));
+            }
+            for s in [t.strength_same_arch, t.strength_other_arch] {
+                if !(0.0..=1.0).contains(&s) {
+                    return bad(format!("shape strength {s} is outside 0..1"));
+                }
+            }
+            if !(t.max_distance.is_finite() && t.max_distance >= 0.0) {
+                return bad(format!(
+                    "shape.max_distance {} must be >= 0",
+                    t.max_distance
+                ));
+            }
         }
         Ok(())
     }
@@ -298,6 +323,9 @@ pub const DEFAULT_TRAINING_QUERIES: usize = 4_000;
 /// took 34.6 s against 32.2 s in the benchmark above, and their pooled MAPE was lower
 /// only on Kernel Tuner GEMM (21.1 against 21.2 %).
 const MAX_INNER_FOLDS: usize = 3;
+/// Training runs held out (in all) to choose the shape transfer's strength and
+/// calibrate the interval.
+const INTERVAL_QUERIES: usize = 4_000;
 
 /// Most a correction may worsen any held-out training GPU's mean APE (1 point).
 const MAX_HARM: f64 = 0.01;
@@ -507,17 +535,16 @@ impl HybridParams {
             gpus.len(),
             params.correction_share,
         )?;
-        // With no correction the hybrid predicts what the analytical model does: the
-        // same interval, from the same held-out errors of its combined predictions
-        // (the pairs' errors are single-source projections, wider than a combination
-        // of sources). Otherwise, or with one training GPU, the pairs' errors; too few
-        // of those: no calibrated interval.
-        let combined = if correction_share == 0.0 {
-            interval_log(super::analytical::held_out_errors(train, ctx)?)
+        // The shape transfer's held-out errors are the hybrid's own when no residual
+        // correction is applied; with one, the pairs' errors (single-source, so wider);
+        // too few of those: no calibrated interval.
+        let (shape, shape_errors) = transfer::fit_and_choose(train, ctx, INTERVAL_QUERIES)?;
+        let interval_log = if correction_share == 0.0 {
+            interval_log(shape_errors)
         } else {
             None
-        };
-        let interval_log = combined.or_else(|| interval_log(held_out));
+        }
+        .or_else(|| interval_log(held_out));
         let residual = correction(params.regressor, params.seed, correction_share, &x, &y)?;
         Ok(FittedHybrid {
             params,
@@ -536,6 +563,7 @@ impl HybridParams {
                 data_hash: data_hash(train),
                 pairs: y.len(),
                 residual,
+                shape,
             },
         })
     }
@@ -547,8 +575,15 @@ impl Predict for FittedHybrid {
     }
 
     fn fit_summary(&self) -> Option<String> {
+        let shape = match &self.state.shape {
+            Some(t) => format!(
+                ", shape transfer strength {} with a source of the target's architecture, {} without",
+                t.strength_same_arch, t.strength_other_arch
+            ),
+            None => ", no shape transfer".into(),
+        };
         Some(format!(
-            "correction share {} ({})",
+            "correction share {} ({}){shape}",
             self.state.correction_share,
             if self.params.correction_share.is_some() {
                 "fixed"
@@ -596,7 +631,14 @@ impl Predict for FittedHybrid {
             }
         }
         let floor_ms = peak_floor_ms(ps.iter().map(|(_, p)| p));
+        let shift = match &state.shape {
+            Some(t) => (-t.log_correction(query, &ps, evidence, ctx)?).exp(),
+            None => 1.0,
+        };
         Ok(combine(ps.iter().map(|(_, p)| p)).map(|mut p| {
+            p.pred_ms *= shift;
+            p.lo_ms *= shift;
+            p.hi_ms *= shift;
             if let Some((lo, hi)) = state.interval_log {
                 p.lo_ms = p.lo_ms.min(p.pred_ms * lo.exp());
                 p.hi_ms = p.hi_ms.max(p.pred_ms * hi.exp());

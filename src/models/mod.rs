@@ -9,6 +9,7 @@ pub mod analytical;
 pub mod hybrid;
 pub mod learned;
 pub mod regressors;
+pub mod transfer;
 
 use crate::catalog::{Catalog, Gpu};
 use crate::data::validate::is_excluded;
@@ -128,6 +129,9 @@ pub struct Evidence<'a> {
     by_work: HashMap<(&'a str, &'a str), Vec<&'a Run>>,
     by_kernel: HashMap<(&'a str, &'a str), Vec<&'a Run>>,
     fastest: HashMap<&'a str, f64>,
+    /// Per (kernel, GPU): its typical log time relative to the kernel's anchor GPU
+    /// (see [`Evidence::level`]); computed on first use.
+    levels: std::sync::OnceLock<HashMap<(&'a str, &'a str), f64>>,
 }
 
 impl<'a> Evidence<'a> {
@@ -155,6 +159,57 @@ impl<'a> Evidence<'a> {
     /// that (source) GPU's floor. Never asked for the target.
     pub fn floor_ms(&self, gpu: &str) -> Option<f64> {
         self.fastest.get(gpu).copied()
+    }
+    /// How slow `gpu` runs `kernel` typically, in log units relative to the kernel's
+    /// anchor GPU (the one with the most runs of it): the median over the
+    /// configurations both measured of ln(time on gpu / time on anchor). None when
+    /// they share no configuration. Only differences between GPUs mean anything: a
+    /// run's deviation from its GPU's level is the shape of the tuning space there.
+    pub fn level(&self, kernel: &str, gpu: &str) -> Option<f64> {
+        self.levels
+            .get_or_init(|| self.compute_levels())
+            .get(&(kernel, gpu))
+            .copied()
+    }
+
+    fn compute_levels(&self) -> HashMap<(&'a str, &'a str), f64> {
+        let mut by_kernel: HashMap<&'a str, Vec<(&'a str, &Vec<&'a Run>)>> = HashMap::new();
+        for (&(gpu, kernel), runs) in &self.by_kernel {
+            by_kernel.entry(kernel).or_default().push((gpu, runs));
+        }
+        let mut out = HashMap::new();
+        for (kernel, mut gpus) in by_kernel {
+            gpus.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then_with(|| a.0.cmp(b.0)));
+            let (anchor, anchor_runs) = gpus[0];
+            let mut anchor_ln: HashMap<&str, f64> = HashMap::new();
+            for r in anchor_runs {
+                anchor_ln.entry(r.config.as_str()).or_insert(r.time_ms.ln());
+            }
+            out.insert((kernel, anchor), 0.0);
+            for &(gpu, runs) in &gpus[1..] {
+                let mut d: Vec<f64> = runs
+                    .iter()
+                    .filter_map(|r| anchor_ln.get(r.config.as_str()).map(|a| r.time_ms.ln() - a))
+                    .filter(|x| x.is_finite())
+                    .collect();
+                if d.is_empty() {
+                    continue;
+                }
+                d.sort_by(f64::total_cmp);
+                out.insert((kernel, gpu), d[d.len() / 2]);
+            }
+        }
+        out
+    }
+    /// Every (GPU, kernel) with its runs.
+    pub fn kernel_runs(&self) -> impl Iterator<Item = ((&'a str, &'a str), &[&'a Run])> {
+        self.by_kernel.iter().map(|(k, v)| (*k, v.as_slice()))
+    }
+    /// The GPUs with runs, sorted.
+    pub fn gpus(&self) -> Vec<&'a str> {
+        let mut g: Vec<&'a str> = self.fastest.keys().copied().collect();
+        g.sort();
+        g
     }
     /// The same work measured on GPUs other than `target`.
     pub fn same_work(&self, query: &Run, target: &str) -> Vec<&'a Run> {

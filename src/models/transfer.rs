@@ -1,0 +1,425 @@
+//! Shape transfer: which source GPUs' tuning-space shape to trust on a target.
+//!
+//! The analytical projection combines sources with weights from architectural
+//! similarity. That sets the level well (many sources average out their scale errors)
+//! but blurs the shape: how one configuration compares with the others of its kernel
+//! transfers almost exactly between GPUs of one architecture (Kernel Tuner GEMM: RTX
+//! 2080 Ti from TITAN RTX 2.6 % MAPE at a perfect scale) and poorly across
+//! generations (50-65 %), while the similarity-weighted mean of all sources gives 15 %.
+//!
+//! So the shape is learned to be weighted separately. On the training GPUs, every pair
+//! that measured a kernel's configurations shows how far their shapes differ: the
+//! variance of ln(time on one / time on the other) about its median. Its logarithm is
+//! regressed on distances between the two GPUs ([`DISTANCE_NAMES`], non-negative
+//! coefficients, the kernel's own offset removed), so for a target the variance each
+//! source's shape would have is predicted from specifications alone. The prediction
+//! keeps the similarity-weighted level and replaces the shape by the
+//! inverse-variance-weighted shape of the sources: with `w` the similarity weights,
+//! `v` the inverse-variance weights and `d_s` how far source `s`'s run lies from its
+//! GPU's level for the kernel ([`Evidence::level`]),
+//! `ln pred = sum w ln p_s - strength x sum (w - v) d_s`.
+//!
+//! Guards against extrapolation: a target farther from its closest source (in predicted
+//! variance) than any two training GPUs are from each other gets no shape correction,
+//! and the correction's strength is chosen separately for targets with and without a
+//! source of their own compute capability (leave-one-GPU-out inside the training GPUs,
+//! never making a held-out GPU more than a point worse).
+
+use super::analytical::Projection;
+use super::Evidence;
+use crate::catalog::Gpu;
+use crate::data::Run;
+use crate::error::{Error, Result};
+use crate::features::vectors::ln_ratio;
+use linfa::prelude::*;
+use ndarray::{Array1, Array2};
+use std::collections::HashMap;
+
+/// Names of [`distances`]' columns.
+pub const DISTANCE_NAMES: [&str; 7] = [
+    "other_cc",
+    "abs_cc_delta",
+    "abs_ln_bw_ratio",
+    "abs_ln_fp32_ratio",
+    "abs_ln_sm_ratio",
+    "abs_ln_l2_ratio",
+    "abs_ln_clock_ratio",
+];
+
+/// Fewest configurations two GPUs must share for their shape difference to count.
+const MIN_COMMON_CONFIGS: usize = 5;
+/// Ridge penalty of the variance regression (distances are O(1), so is the target).
+const RIDGE: f64 = 0.1;
+/// Most configurations a pair's shape difference is measured on (an even subsample).
+const MAX_PAIR_CONFIGS: usize = 256;
+
+/// Distances between two GPUs' specifications, each >= 0.
+pub fn distances(a: &Gpu, b: &Gpu) -> [f64; 7] {
+    [
+        if a.cc_major_minor() == b.cc_major_minor() {
+            0.0
+        } else {
+            1.0
+        },
+        (a.cc_number() - b.cc_number()).abs(),
+        ln_ratio(a.mem_bandwidth_gbs, b.mem_bandwidth_gbs).abs(),
+        ln_ratio(a.fp32_gflops, b.fp32_gflops).abs(),
+        ln_ratio(a.sm_count as f64, b.sm_count as f64).abs(),
+        ln_ratio(a.l2_bytes as f64, b.l2_bytes as f64).abs(),
+        ln_ratio(a.boost_clock_mhz, b.boost_clock_mhz).abs(),
+    ]
+}
+
+/// A fitted shape-transfer model: how a source's shape variance grows with its distance
+/// from the target, how much of the correction to apply, and where it stops applying.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShapeTransfer {
+    /// Per [`DISTANCE_NAMES`] entry: d ln(shape variance) / d distance (>= 0).
+    pub coefficients: Vec<f64>,
+    /// Share of the shape correction applied when a source has the target's compute
+    /// capability (0..=1; chosen on the training GPUs).
+    pub strength_same_arch: f64,
+    /// Share applied when no source has it (0..=1; chosen on the training GPUs).
+    pub strength_other_arch: f64,
+    /// The largest excess log-variance between two training GPUs: a target farther than
+    /// that from its closest source is outside what the model was fitted on and gets
+    /// no correction.
+    pub max_distance: f64,
+}
+
+impl ShapeTransfer {
+    /// Fit the variance model on the training GPUs' pairwise shape differences. None
+    /// when fewer than three pairs of GPUs share configurations.
+    pub fn fit(evidence: &Evidence, ctx: &super::Context) -> Result<Option<ShapeTransfer>> {
+        let pairs = pair_shape_variances(evidence);
+        if pairs.len() < 3 {
+            return Ok(None);
+        }
+        // Remove each kernel's mean (its own shape variability), then non-negative
+        // least squares by active set: refit without the negative coefficients.
+        let mut by_kernel: HashMap<&str, Vec<usize>> = HashMap::new();
+        for (i, p) in pairs.iter().enumerate() {
+            by_kernel.entry(p.kernel).or_default().push(i);
+        }
+        let mut x = Array2::<f64>::zeros((pairs.len(), DISTANCE_NAMES.len()));
+        let mut y = Array1::<f64>::zeros(pairs.len());
+        for idx in by_kernel.values() {
+            let n = idx.len() as f64;
+            let mut dmean = [0.0; 7];
+            let mut ymean = 0.0;
+            let rows: Vec<[f64; 7]> = idx
+                .iter()
+                .map(|&i| -> Result<[f64; 7]> {
+                    Ok(distances(ctx.gpu(pairs[i].a)?, ctx.gpu(pairs[i].b)?))
+                })
+                .collect::<Result<_>>()?;
+            for (&i, d) in idx.iter().zip(&rows) {
+                ymean += pairs[i].ln_variance / n;
+                for k in 0..7 {
+                    dmean[k] += d[k] / n;
+                }
+            }
+            for (&i, d) in idx.iter().zip(&rows) {
+                y[i] = pairs[i].ln_variance - ymean;
+                for k in 0..7 {
+                    x[[i, k]] = d[k] - dmean[k];
+                }
+            }
+        }
+        let mut active: Vec<usize> = (0..DISTANCE_NAMES.len()).collect();
+        let mut coefficients = vec![0.0; DISTANCE_NAMES.len()];
+        while !active.is_empty() {
+            // A small ridge penalty as extra rows (sqrt(lambda) I, target 0): with few
+            // GPUs the distances are collinear and plain least squares is singular.
+            let xa = ndarray::concatenate![
+                ndarray::Axis(0),
+                x.select(ndarray::Axis(1), &active),
+                Array2::eye(active.len()) * RIDGE.sqrt()
+            ];
+            let ya = ndarray::concatenate![ndarray::Axis(0), y, Array1::zeros(active.len())];
+            let fitted = linfa_linear::LinearRegression::new()
+                .with_intercept(false)
+                .fit(&Dataset::new(xa, ya))
+                .map_err(|e| Error::msg(format!("shape transfer: {e}")))?;
+            let params = fitted.params();
+            if params.iter().all(|c| *c >= 0.0 && c.is_finite()) {
+                for (&k, &c) in active.iter().zip(params.iter()) {
+                    coefficients[k] = c;
+                }
+                break;
+            }
+            let worst = params
+                .iter()
+                .enumerate()
+                .min_by(|a, b| a.1.total_cmp(b.1))
+                .map(|(i, _)| i)
+                .unwrap_or(0);
+            active.remove(worst);
+        }
+        let mut t = ShapeTransfer {
+            coefficients,
+            strength_same_arch: 1.0,
+            strength_other_arch: 1.0,
+            max_distance: f64::INFINITY,
+        };
+        t.max_distance = t.max_pair_distance(evidence, ctx)?;
+        Ok(Some(t))
+    }
+
+    /// Excess log shape variance of `source`'s shape on `target` (0 for the same GPU).
+    pub fn ln_variance(&self, source: &Gpu, target: &Gpu) -> f64 {
+        distances(source, target)
+            .iter()
+            .zip(&self.coefficients)
+            .map(|(d, c)| d * c)
+            .sum()
+    }
+
+    /// The largest distance between two GPUs in `evidence`: the variance model's
+    /// support.
+    fn max_pair_distance(&self, evidence: &Evidence, ctx: &super::Context) -> Result<f64> {
+        let gpus: Vec<&Gpu> = evidence
+            .gpus()
+            .into_iter()
+            .map(|g| ctx.gpu(g))
+            .collect::<Result<_>>()?;
+        let mut max = 0.0f64;
+        for (i, a) in gpus.iter().enumerate() {
+            for b in &gpus[i + 1..] {
+                max = max.max(self.ln_variance(a, b));
+            }
+        }
+        Ok(max)
+    }
+
+    /// The log correction to subtract from the similarity-weighted prediction of
+    /// `query` (see the module doc), at the strength for its case; 0 when no two
+    /// sources have a level for the kernel or the target is beyond the training GPUs.
+    pub fn log_correction(
+        &self,
+        query: &Run,
+        ps: &[(&Run, Projection)],
+        evidence: &Evidence,
+        ctx: &super::Context,
+    ) -> Result<f64> {
+        Ok(match self.full_correction(query, ps, evidence, ctx)? {
+            Some((c, true)) => self.strength_same_arch * c,
+            Some((c, false)) => self.strength_other_arch * c,
+            None => 0.0,
+        })
+    }
+
+    /// The correction at strength 1, and whether a source has the target's compute
+    /// capability; None when there is none to make.
+    fn full_correction(
+        &self,
+        query: &Run,
+        ps: &[(&Run, Projection)],
+        evidence: &Evidence,
+        ctx: &super::Context,
+    ) -> Result<Option<(f64, bool)>> {
+        let gt = ctx.gpu(&query.gpu)?;
+        let total_weight: f64 = ps.iter().map(|(_, p)| p.weight).sum();
+        // (similarity weight, ln variance, deviation from the GPU's level)
+        let mut shape = Vec::with_capacity(ps.len());
+        let mut same_arch = false;
+        for (src, p) in ps {
+            if src.gpu == query.gpu {
+                continue; // a size projection on the target itself: no shape to borrow
+            }
+            if let Some(level) = evidence.level(&src.kernel, &src.gpu) {
+                let gs = ctx.gpu(&src.gpu)?;
+                same_arch |= gs.cc_major_minor() == gt.cc_major_minor();
+                shape.push((p.weight, self.ln_variance(gs, gt), src.time_ms.ln() - level));
+            }
+        }
+        let nearest = shape.iter().map(|s| s.1).fold(f64::INFINITY, f64::min);
+        if shape.len() < 2 || nearest > self.max_distance {
+            return Ok(None);
+        }
+        let w_sum: f64 = shape.iter().map(|s| s.0).sum();
+        // Inverse-variance weights, relative to the closest source (no overflow).
+        let v_sum: f64 = shape.iter().map(|s| (nearest - s.1).exp()).sum();
+        let correction: f64 = shape
+            .iter()
+            .map(|&(w, v, d)| (w / w_sum - (nearest - v).exp() / v_sum) * d)
+            .sum();
+        Ok(Some(((w_sum / total_weight) * correction, same_arch)))
+    }
+}
+
+/// ln time per configuration of one kernel on one GPU.
+type ConfigTimes<'a> = HashMap<&'a str, f64>;
+
+/// One pair of GPUs' shape difference on one kernel.
+struct PairVariance<'a> {
+    kernel: &'a str,
+    a: &'a str,
+    b: &'a str,
+    ln_variance: f64,
+}
+
+/// For every kernel and pair of GPUs sharing at least [`MIN_COMMON_CONFIGS`]
+/// configurations: ln of the squared median absolute deviation of ln(time on b / time
+/// on a) about its median (a robust variance).
+fn pair_shape_variances<'a>(evidence: &Evidence<'a>) -> Vec<PairVariance<'a>> {
+    let mut per_kernel: HashMap<&'a str, Vec<(&'a str, ConfigTimes<'a>)>> = HashMap::new();
+    for ((gpu, kernel), runs) in evidence.kernel_runs() {
+        let mut times = HashMap::with_capacity(runs.len());
+        for r in runs {
+            times.entry(r.config.as_str()).or_insert(r.time_ms.ln());
+        }
+        per_kernel.entry(kernel).or_default().push((gpu, times));
+    }
+    let mut out = Vec::new();
+    let mut kernels: Vec<_> = per_kernel.into_iter().collect();
+    kernels.sort_by(|a, b| a.0.cmp(b.0));
+    for (kernel, mut gpus) in kernels {
+        gpus.sort_by(|a, b| a.0.cmp(b.0));
+        for i in 0..gpus.len() {
+            for j in i + 1..gpus.len() {
+                let (a, ta) = (gpus[i].0, &gpus[i].1);
+                let (b, tb) = (gpus[j].0, &gpus[j].1);
+                let mut common: Vec<(&str, f64)> = ta
+                    .iter()
+                    .filter_map(|(c, la)| tb.get(c).map(|lb| (*c, lb - la)))
+                    .filter(|(_, d)| d.is_finite())
+                    .collect();
+                if common.len() < MIN_COMMON_CONFIGS {
+                    continue;
+                }
+                common.sort_by(|x, y| x.0.cmp(y.0));
+                let stride = common.len().div_ceil(MAX_PAIR_CONFIGS).max(1);
+                let mut d: Vec<f64> = common.iter().step_by(stride).map(|x| x.1).collect();
+                d.sort_by(f64::total_cmp);
+                let median = d[d.len() / 2];
+                // The median absolute deviation, squared: a few configurations that
+                // fail on one GPU (spills, 10x times) would dominate a variance, and
+                // within one architecture the spread is an order of magnitude smaller
+                // than across (Kernel Tuner GEMM: RTX 2080 Ti vs TITAN RTX 0.010,
+                // vs V100 0.10 in log units).
+                let mut deviations: Vec<f64> = d.iter().map(|x| (x - median).abs()).collect();
+                deviations.sort_by(f64::total_cmp);
+                let spread = deviations[deviations.len() / 2];
+                out.push(PairVariance {
+                    kernel,
+                    a,
+                    b,
+                    ln_variance: (spread * spread + 1e-6).ln(),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Candidate strengths of the shape correction.
+const STRENGTH_GRID: [f64; 5] = [0.0, 0.25, 0.5, 0.75, 1.0];
+/// Most a strength may worsen any held-out training GPU's mean APE (1 point).
+const MAX_HARM: f64 = 0.01;
+
+/// Fit the shape transfer and choose its strengths by leave-one-GPU-out inside the
+/// training GPUs: each training GPU in turn is held out, the variance model is fitted
+/// on the others and its runs (an even subsample, at most `max_queries` in all) are
+/// predicted from them. For each case (a source of the target's compute capability or
+/// none), among the strengths that make no held-out GPU more than [`MAX_HARM`] worse
+/// than none, the lowest MAPE wins (ties to the smaller). Also returns the held-out
+/// errors ln(measured / predicted) at the chosen strengths: they calibrate the
+/// interval.
+pub fn fit_and_choose(
+    train: &[Run],
+    ctx: &super::Context,
+    max_queries: usize,
+) -> Result<(Option<ShapeTransfer>, Vec<f64>)> {
+    let evidence = Evidence::new(train.iter());
+    let gpus = evidence.gpus();
+    let queries = super::learning_queries(train, max_queries);
+    let mut scored: Vec<Scored> = Vec::new();
+    for (h, held) in gpus.iter().enumerate() {
+        let inner = Evidence::new(train.iter().filter(|r| r.gpu != *held));
+        let transfer = ShapeTransfer::fit(&inner, ctx)?;
+        for t in queries.iter().filter(|r| r.gpu == *held) {
+            let q = crate::data::query_of(t);
+            let ps = super::analytical::projections(&q, &inner, ctx)?;
+            let Some(p) = super::analytical::combine(ps.iter().map(|(_, p)| p)) else {
+                continue;
+            };
+            let (correction, same_arch) = match &transfer {
+                Some(tr) => tr
+                    .full_correction(&q, &ps, &inner, ctx)?
+                    .unwrap_or((0.0, false)),
+                None => (0.0, false),
+            };
+            scored.push(Scored {
+                residual: (t.time_ms / p.pred_ms).ln(),
+                correction,
+                gpu: h,
+                same_arch,
+            });
+        }
+    }
+    let Some(mut transfer) = ShapeTransfer::fit(&evidence, ctx)? else {
+        return Ok((None, scored.iter().map(|s| s.residual).collect()));
+    };
+    transfer.strength_same_arch = choose_strength(&scored, gpus.len(), true);
+    transfer.strength_other_arch = choose_strength(&scored, gpus.len(), false);
+    let errors = scored
+        .iter()
+        .map(|s| {
+            let strength = if s.same_arch {
+                transfer.strength_same_arch
+            } else {
+                transfer.strength_other_arch
+            };
+            s.residual + strength * s.correction
+        })
+        .collect();
+    Ok((Some(transfer), errors))
+}
+
+/// One held-out training run: ln(measured / similarity-weighted prediction), the shape
+/// correction at strength 1, its GPU, and whether a source had its compute capability.
+struct Scored {
+    residual: f64,
+    correction: f64,
+    gpu: usize,
+    same_arch: bool,
+}
+
+/// The strength for one case (see [`fit_and_choose`]); 0 with nothing held out.
+fn choose_strength(scored: &[Scored], n_gpus: usize, same_arch: bool) -> f64 {
+    let case: Vec<&Scored> = scored.iter().filter(|s| s.same_arch == same_arch).collect();
+    let ape =
+        |strength: f64, s: &Scored| ((-(s.residual + strength * s.correction)).exp() - 1.0).abs();
+    let per_gpu = |strength: f64| {
+        let mut sums = vec![(0.0, 0usize); n_gpus];
+        for s in &case {
+            sums[s.gpu].0 += ape(strength, s);
+            sums[s.gpu].1 += 1;
+        }
+        sums.into_iter()
+            .map(|(s, n)| if n > 0 { s / n as f64 } else { 0.0 })
+            .collect::<Vec<f64>>()
+    };
+    let base = per_gpu(0.0);
+    STRENGTH_GRID
+        .iter()
+        .copied()
+        .filter(|&l| {
+            l == 0.0
+                || per_gpu(l)
+                    .iter()
+                    .zip(&base)
+                    .all(|(m, b)| *m <= b + MAX_HARM)
+        })
+        .map(|l| (l, case.iter().map(|s| ape(l, s)).sum::<f64>()))
+        .fold((0.0, f64::INFINITY), |best, (l, m)| {
+            if m < best.1 - 1e-12 {
+                (l, m)
+            } else {
+                best
+            }
+        })
+        .0
+}
