@@ -93,6 +93,16 @@ impl ShapeTransfer {
     /// when fewer than three pairs of GPUs share configurations.
     pub fn fit(evidence: &Evidence, ctx: &super::Context) -> Result<Option<ShapeTransfer>> {
         let pairs = pair_shape_variances(evidence);
+        let pairs: Vec<&PairVariance> = pairs.iter().collect();
+        Self::fit_pairs(&pairs, &evidence.gpus(), ctx)
+    }
+
+    /// Fit on measured pairs among `gpus`.
+    fn fit_pairs(
+        pairs: &[&PairVariance],
+        gpus: &[&str],
+        ctx: &super::Context,
+    ) -> Result<Option<ShapeTransfer>> {
         if pairs.len() < 3 {
             return Ok(None);
         }
@@ -163,7 +173,7 @@ impl ShapeTransfer {
             strength_other_arch: 1.0,
             max_distance: f64::INFINITY,
         };
-        t.max_distance = t.max_pair_distance(evidence, ctx)?;
+        t.max_distance = t.max_pair_distance(gpus, ctx)?;
         Ok(Some(t))
     }
 
@@ -176,14 +186,9 @@ impl ShapeTransfer {
             .sum()
     }
 
-    /// The largest distance between two GPUs in `evidence`: the variance model's
-    /// support.
-    fn max_pair_distance(&self, evidence: &Evidence, ctx: &super::Context) -> Result<f64> {
-        let gpus: Vec<&Gpu> = evidence
-            .gpus()
-            .into_iter()
-            .map(|g| ctx.gpu(g))
-            .collect::<Result<_>>()?;
+    /// The largest distance between two of `gpus`: the variance model's support.
+    fn max_pair_distance(&self, gpus: &[&str], ctx: &super::Context) -> Result<f64> {
+        let gpus: Vec<&Gpu> = gpus.iter().map(|g| ctx.gpu(g)).collect::<Result<_>>()?;
         let mut max = 0.0f64;
         for (i, a) in gpus.iter().enumerate() {
             for b in &gpus[i + 1..] {
@@ -203,20 +208,24 @@ impl ShapeTransfer {
         evidence: &Evidence,
         ctx: &super::Context,
     ) -> Result<f64> {
-        Ok(match self.full_correction(query, ps, evidence, ctx)? {
-            Some((c, true)) => self.strength_same_arch * c,
-            Some((c, false)) => self.strength_other_arch * c,
-            None => 0.0,
-        })
+        Ok(
+            match self.full_correction(query, ps, evidence, None, ctx)? {
+                Some((c, true)) => self.strength_same_arch * c,
+                Some((c, false)) => self.strength_other_arch * c,
+                None => 0.0,
+            },
+        )
     }
 
     /// The correction at strength 1, and whether a source has the target's compute
-    /// capability; None when there is none to make.
+    /// capability; None when there is none to make. `held_out`: the GPU whose runs the
+    /// levels must not read (validation inside the training GPUs).
     fn full_correction(
         &self,
         query: &Run,
         ps: &[(&Run, Projection)],
         evidence: &Evidence,
+        held_out: Option<&str>,
         ctx: &super::Context,
     ) -> Result<Option<(f64, bool)>> {
         let gt = ctx.gpu(&query.gpu)?;
@@ -228,7 +237,11 @@ impl ShapeTransfer {
             if src.gpu == query.gpu {
                 continue; // a size projection on the target itself: no shape to borrow
             }
-            if let Some(level) = evidence.level(&src.kernel, &src.gpu) {
+            let level = match held_out {
+                Some(h) => evidence.level_without(&src.kernel, &src.gpu, h),
+                None => evidence.level(&src.kernel, &src.gpu),
+            };
+            if let Some(level) = level {
                 let gs = ctx.gpu(&src.gpu)?;
                 same_arch |= gs.cc_major_minor() == gt.cc_major_minor();
                 shape.push((p.weight, self.ln_variance(gs, gt), src.time_ms.ln() - level));
@@ -334,20 +347,34 @@ pub fn fit_and_choose(
 ) -> Result<(Option<ShapeTransfer>, Vec<f64>)> {
     let evidence = Evidence::new(train.iter());
     let gpus = evidence.gpus();
+    // Each pair's shape difference depends on that pair's runs only: measured once.
+    let pairs = pair_shape_variances(&evidence);
     let queries = super::learning_queries(train, max_queries);
     let mut scored: Vec<Scored> = Vec::new();
     for (h, held) in gpus.iter().enumerate() {
-        let inner = Evidence::new(train.iter().filter(|r| r.gpu != *held));
-        let transfer = ShapeTransfer::fit(&inner, ctx)?;
+        // The pairs that do not involve the held-out GPU: its runs never shape its
+        // own correction.
+        let inner_pairs: Vec<&PairVariance> = pairs
+            .iter()
+            .filter(|p| p.a != *held && p.b != *held)
+            .collect();
+        let inner_gpus: Vec<&str> = gpus.iter().copied().filter(|g| g != held).collect();
+        let transfer = ShapeTransfer::fit_pairs(&inner_pairs, &inner_gpus, ctx)?;
         for t in queries.iter().filter(|r| r.gpu == *held) {
             let q = crate::data::query_of(t);
-            let ps = super::analytical::projections(&q, &inner, ctx)?;
+            // The other GPUs' runs only: projections from the same work elsewhere never
+            // read the query's own GPU (a size projection on it would: skipped), and the
+            // levels are computed without it.
+            if evidence.same_work(&q, held).is_empty() {
+                continue;
+            }
+            let ps = super::analytical::projections(&q, &evidence, ctx)?;
             let Some(p) = super::analytical::combine(ps.iter().map(|(_, p)| p)) else {
                 continue;
             };
             let (correction, same_arch) = match &transfer {
                 Some(tr) => tr
-                    .full_correction(&q, &ps, &inner, ctx)?
+                    .full_correction(&q, &ps, &evidence, Some(held), ctx)?
                     .unwrap_or((0.0, false)),
                 None => (0.0, false),
             };
@@ -359,7 +386,8 @@ pub fn fit_and_choose(
             });
         }
     }
-    let Some(mut transfer) = ShapeTransfer::fit(&evidence, ctx)? else {
+    let all_pairs: Vec<&PairVariance> = pairs.iter().collect();
+    let Some(mut transfer) = ShapeTransfer::fit_pairs(&all_pairs, &gpus, ctx)? else {
         return Ok((None, scored.iter().map(|s| s.residual).collect()));
     };
     transfer.strength_same_arch = choose_strength(&scored, gpus.len(), true);
