@@ -13,7 +13,7 @@
 //!   similarity ([`similarity`]); the interval spans the sources and the memory levels
 //!   (hierarchical roofline).
 
-use super::{interval_log, Context, Evidence, Fit, Interval, Predict, Prediction};
+use super::{Context, Evidence, Fit, Interval, Predict, Prediction};
 use crate::catalog::Gpu;
 use crate::data::Run;
 use crate::error::Result;
@@ -280,7 +280,10 @@ impl Analytical {
     /// Fit, keeping the concrete type (what `explain` shows the terms of).
     pub fn fit_analytical(&self, train: &[Run], ctx: &Context) -> Result<FittedAnalytical> {
         Ok(FittedAnalytical {
-            interval_log: interval_log(held_out_errors(train, ctx)?),
+            interval_log: super::interval_log_from_gpus(
+                held_out_errors(train, ctx)?,
+                super::gpu_count(train),
+            ),
         })
     }
 }

@@ -13,7 +13,9 @@
 use super::analytical::{combine, peak_floor_ms, project, projections, similarity};
 use super::regressors::{make, FittedRegressor, RegressorKind};
 use super::transfer::{self, ShapeTransfer};
-use super::{interval_log, Context, Evidence, Fit, Interval, Predict, Prediction, INTERVAL_LEVEL};
+use super::{
+    interval_log_from_gpus, Context, Evidence, Fit, Interval, Predict, Prediction, INTERVAL_LEVEL,
+};
 use crate::catalog::Gpu;
 use crate::data::{query_of, Run};
 use crate::error::{Error, Result};
@@ -535,16 +537,16 @@ impl HybridParams {
             gpus.len(),
             params.correction_share,
         )?;
-        // The shape transfer's held-out errors are the hybrid's own when no residual
-        // correction is applied; with one, the pairs' errors (single-source, so wider);
-        // too few of those: no calibrated interval.
+        // The interval comes from held-out errors of the combined prediction (each
+        // training GPU projected from the others, with the shape transfer): the
+        // hybrid's own errors when no residual correction is applied, and a
+        // conservative stand-in when one is (it is applied only where it lowered the
+        // held-out errors). The pairs' errors are single-source projections: measured
+        // 96 % coverage for a 90 % interval on the GEMM tables. Too few combined
+        // errors: the pairs' errors; too few of those: no calibrated interval.
         let (shape, shape_errors) = transfer::fit_and_choose(train, ctx, INTERVAL_QUERIES)?;
-        let interval_log = if correction_share == 0.0 {
-            interval_log(shape_errors)
-        } else {
-            None
-        }
-        .or_else(|| interval_log(held_out));
+        let interval_log = interval_log_from_gpus(shape_errors, gpus.len())
+            .or_else(|| interval_log_from_gpus(held_out, gpus.len()));
         let residual = correction(params.regressor, params.seed, correction_share, &x, &y)?;
         Ok(FittedHybrid {
             params,

@@ -85,15 +85,27 @@ pub const MIN_INTERVAL_ERRORS: usize = 20;
 
 /// The calibrated interval's bounds in log units from held-out errors
 /// ln(measured / predicted); None with fewer than [`MIN_INTERVAL_ERRORS`].
-pub fn interval_log(mut errors: Vec<f64>) -> Option<(f64, f64)> {
+pub fn interval_log(errors: Vec<f64>) -> Option<(f64, f64)> {
+    interval_log_from_gpus(errors, usize::MAX)
+}
+
+/// [`interval_log`] for errors held out on `held_out_gpus` GPUs. Errors cluster by
+/// GPU (most of a target's error is its own scale), so what was held out is closer to
+/// that many samples than to that many runs: as in split conformal prediction with n
+/// exchangeable groups, each tail's mass is shrunk by n / (n + 1) (3 training GPUs:
+/// 3.75 % per tail instead of 5 %). Measured: the 4-GPU convolution's 90 % interval
+/// covered 82.6 % of the targets' runs without it.
+pub fn interval_log_from_gpus(mut errors: Vec<f64>, held_out_gpus: usize) -> Option<(f64, f64)> {
     errors.retain(|e| e.is_finite());
     if errors.len() < MIN_INTERVAL_ERRORS {
         return None;
     }
     errors.sort_by(f64::total_cmp);
+    let n = held_out_gpus as f64;
+    let tail = INTERVAL_QUANTILES.0 * if n.is_finite() { n / (n + 1.0) } else { 1.0 };
     Some((
-        sorted_quantile(&errors, INTERVAL_QUANTILES.0),
-        sorted_quantile(&errors, INTERVAL_QUANTILES.1),
+        sorted_quantile(&errors, tail),
+        sorted_quantile(&errors, 1.0 - tail),
     ))
 }
 
@@ -113,6 +125,14 @@ impl Prediction {
         self.hi_ms = self.hi_ms.max(self.pred_ms);
         self
     }
+}
+
+/// How many GPUs `runs` come from.
+pub fn gpu_count(runs: &[Run]) -> usize {
+    let mut gpus: Vec<&str> = runs.iter().map(|r| r.gpu.as_str()).collect();
+    gpus.sort_unstable();
+    gpus.dedup();
+    gpus.len()
 }
 
 /// The training runs a model learns from (those the validation rule keeps), at most
@@ -502,6 +522,21 @@ mod tests {
         assert_eq!((q.pred_ms, q.lo_ms, q.hi_ms), (4.0, 4.0, 4.0));
         assert_eq!(p.interval.label(), "90%");
         assert_eq!(Interval::Spread.label(), "spread");
+    }
+
+    #[test]
+    fn few_held_out_gpus_widen_the_interval() {
+        // errors -0.50, -0.49, ..., 0.50; 3 GPUs held out: 3.75 % per tail, not 5 %
+        let errors: Vec<f64> = (0..=100).map(|i| (i as f64 - 50.0) / 100.0).collect();
+        let (lo, hi) = interval_log_from_gpus(errors.clone(), 3).unwrap();
+        assert!(
+            (lo + 0.4625).abs() < 1e-12 && (hi - 0.4625).abs() < 1e-12,
+            "{lo} {hi}"
+        );
+        assert_eq!(
+            interval_log_from_gpus(errors.clone(), usize::MAX),
+            interval_log(errors)
+        );
     }
 
     #[test]
