@@ -9,7 +9,8 @@
 //!
 //! So the shape is learned to be weighted separately. On the training GPUs, every pair
 //! that measured a kernel's configurations shows how far their shapes differ: the
-//! variance of ln(time on one / time on the other) about its median. Its logarithm is
+//! spread of ln(time on one / time on the other) about its median (a robust variance:
+//! the squared median absolute deviation). Its logarithm is
 //! regressed on distances between the two GPUs ([`DISTANCE_NAMES`], non-negative
 //! coefficients, the kernel's own offset removed), so for a target the variance each
 //! source's shape would have is predicted from specifications alone. The prediction
