@@ -6,9 +6,13 @@
 //! training run projected from the nearest other size of its kernel on its own GPU
 //! (so the correction also learns size scaling). Its target is
 //! ln(measured / projected). How much of the correction is applied is chosen by
-//! leave-one-GPU-out inside the training GPUs (0 when it does not generalize), and the
-//! held-out errors left after it give a 90 % prediction interval. Deterministic for a
-//! seed.
+//! leave-one-GPU-out inside the training GPUs (0 when it does not generalize).
+//!
+//! The sources' projections are then combined with a learned shape transfer
+//! ([`ShapeTransfer`]): the level from all sources, the tuning-space shape from the
+//! sources whose shape the training GPUs say carries over to the target. Held-out
+//! errors of that combined prediction give a 90 % prediction interval. Deterministic
+//! for a seed.
 
 use super::analytical::{combine, peak_floor_ms, project, projections, similarity};
 use super::regressors::{make, FittedRegressor, RegressorKind};
@@ -317,9 +321,10 @@ fn to_matrix(rows: &[Vec<f64>]) -> Result<Array2<f64>> {
 /// otherwise grow with the square of the training GPUs.
 const MAX_SOURCES_PER_RUN: usize = 4;
 /// [`HybridParams::training_queries`] unless told otherwise. `gpucast bench`, LOGO
-/// hybrid on 100k rows x 8 GPUs, 2 cores: 22 s (min of 3) with it and 3 held-out
-/// groups; with 4 groups 28 s, 35 s at 5,000 queries, and unfinished after 5 minutes
-/// without a bound.
+/// hybrid on 100k rows x 8 GPUs, 2 cores: 16.9 s (min of 3) with it, 3 held-out
+/// groups and the shape transfer. Measured before the shape transfer and the size
+/// index (then 22 s with it): 28 s with 4 groups, 35 s at 5,000 queries, and
+/// unfinished after 5 minutes without a bound.
 pub const DEFAULT_TRAINING_QUERIES: usize = 4_000;
 /// Groups of training GPUs held out in turn to choose the correction share. 4 groups
 /// took 34.6 s against 32.2 s in the benchmark above, and their pooled MAPE was lower
