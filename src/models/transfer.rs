@@ -337,7 +337,7 @@ const MAX_HARM: f64 = 0.01;
 /// training GPUs: each training GPU in turn is held out, the variance model is fitted
 /// on the others and its runs (an even subsample, at most `max_queries` in all) are
 /// predicted from them. For each case (a source of the target's compute capability or
-/// none), among the strengths that make no held-out GPU more than [`MAX_HARM`] worse
+/// none), among the strengths that make no held-out GPU more than one point worse
 /// than none, the lowest MAPE wins (ties to the smaller). Also returns the held-out
 /// errors ln(measured / predicted) at the chosen strengths: they calibrate the
 /// interval.
