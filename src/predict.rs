@@ -155,25 +155,22 @@ impl Predictions {
                     .collect::<Vec<Option<f64>>>(),
             )
         };
+        let text = |name: &str, f: &dyn Fn(&Prediction) -> String| {
+            Column::new(
+                name.into(),
+                self.predictions
+                    .iter()
+                    .map(|p| p.as_ref().map(f))
+                    .collect::<Vec<Option<String>>>(),
+            )
+        };
         let cols = vec![
             Column::new("target_gpu".into(), vec![self.target.clone(); n]),
             num("pred_ms", &|p| p.pred_ms),
             num("pred_lo_ms", &|p| p.lo_ms),
             num("pred_hi_ms", &|p| p.hi_ms),
-            Column::new(
-                "interval".into(),
-                self.predictions
-                    .iter()
-                    .map(|p| p.map(|p| p.interval.label()))
-                    .collect::<Vec<Option<String>>>(),
-            ),
-            Column::new(
-                "bound".into(),
-                self.predictions
-                    .iter()
-                    .map(|p| p.map(|p| p.bound.to_string()))
-                    .collect::<Vec<Option<String>>>(),
-            ),
+            text("interval", &|p| p.interval.label()),
+            text("bound", &|p| p.bound.to_string()),
             Column::new("model".into(), vec![self.model.clone(); n]),
             Column::new("no_prediction_reason".into(), self.reasons.clone()),
         ];

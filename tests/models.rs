@@ -373,23 +373,6 @@ fn hybrid_without_correction_is_the_analytical_model_interval_included() {
     assert_eq!(by("analytical"), by("hybrid"));
 }
 
-/// Spearman rank correlation (no ties in these synthetic data).
-fn spearman(a: &[f64], b: &[f64]) -> f64 {
-    let rank = |v: &[f64]| {
-        let mut idx: Vec<usize> = (0..v.len()).collect();
-        idx.sort_by(|&i, &j| v[i].total_cmp(&v[j]));
-        let mut r = vec![0.0; v.len()];
-        for (k, &i) in idx.iter().enumerate() {
-            r[i] = k as f64;
-        }
-        r
-    };
-    let (ra, rb) = (rank(a), rank(b));
-    let n = a.len() as f64;
-    let d2: f64 = ra.iter().zip(&rb).map(|(x, y)| (x - y).powi(2)).sum();
-    1.0 - 6.0 * d2 / (n * (n * n - 1.0))
-}
-
 #[test]
 fn hybrid_borrows_the_tuning_space_shape_of_the_same_architecture() {
     // SYNTHETIC: one kernel's 40 configurations (the same work each) on three Turing
@@ -447,7 +430,10 @@ fn hybrid_borrows_the_tuning_space_shape_of_the_same_architecture() {
             .collect()
     };
     let (h, a) = (predicted(&hybrid), predicted(analytical.as_ref()));
-    let (rho_h, rho_a) = (spearman(&h, &measured), spearman(&a, &measured));
+    let (rho_h, rho_a) = (
+        evaluation::spearman(&h, &measured),
+        evaluation::spearman(&a, &measured),
+    );
     // the Turing shape ranks the configurations (almost) exactly; the similarity-weighted
     // mix of both shapes (analytical) less well
     assert!(

@@ -95,12 +95,8 @@ pub struct Projection {
 /// Architectural similarity of two GPUs in (0, 1]: close bandwidth, compute, L2 and
 /// generation mean the source's efficiency is more likely to transfer.
 pub fn similarity(a: &Gpu, b: &Gpu) -> f64 {
-    let ln_ratio = |x: f64, y: f64| crate::features::vectors::ln_ratio(x, y).abs();
-    let cc = |g: &Gpu| g.cc_number();
-    let d = ln_ratio(a.mem_bandwidth_gbs, b.mem_bandwidth_gbs)
-        + ln_ratio(a.fp32_gflops, b.fp32_gflops)
-        + 0.25 * ln_ratio(a.l2_bytes as f64, b.l2_bytes as f64)
-        + 0.25 * (cc(a) - cc(b)).abs();
+    let [_, cc, bw, fp32, _, l2, _] = crate::features::vectors::gpu_distances(a, b);
+    let d = bw + fp32 + 0.25 * l2 + 0.25 * cc;
     (-d).exp()
 }
 

@@ -209,12 +209,12 @@ impl HybridState {
             return bad("no training GPUs".into());
         }
         if let Some(t) = &self.shape {
-            if t.coefficients.len() != transfer::DISTANCE_NAMES.len()
+            if t.coefficients.len() != vectors::GPU_DISTANCE_NAMES.len()
                 || t.coefficients.iter().any(|c| !(c.is_finite() && *c >= 0.0))
             {
                 return bad(format!(
                     "shape.coefficients must be {} finite numbers >= 0",
-                    transfer::DISTANCE_NAMES.len()
+                    vectors::GPU_DISTANCE_NAMES.len()
                 ));
             }
             for s in [t.strength_same_arch, t.strength_other_arch] {

@@ -5,13 +5,13 @@
 //! but blurs the shape: how one configuration compares with the others of its kernel
 //! transfers almost exactly between GPUs of one architecture (Kernel Tuner GEMM: RTX
 //! 2080 Ti from TITAN RTX 2.6 % MAPE at a perfect scale) and poorly across
-//! generations (50-65 %), while the similarity-weighted mean of all sources gives 15 %.
+//! generations (50-65 %), while the geometric mean of all ten sources gives 15 %.
 //!
 //! So the shape is learned to be weighted separately. On the training GPUs, every pair
 //! that measured a kernel's configurations shows how far their shapes differ: the
 //! spread of ln(time on one / time on the other) about its median (a robust variance:
 //! the squared median absolute deviation). Its logarithm is
-//! regressed on distances between the two GPUs ([`DISTANCE_NAMES`], non-negative
+//! regressed on distances between the two GPUs ([`GPU_DISTANCE_NAMES`], non-negative
 //! coefficients, the kernel's own offset removed), so for a target the variance each
 //! source's shape would have is predicted from specifications alone. The prediction
 //! keeps the similarity-weighted level and replaces the shape by the
@@ -31,21 +31,10 @@ use super::Evidence;
 use crate::catalog::Gpu;
 use crate::data::Run;
 use crate::error::{Error, Result};
-use crate::features::vectors::ln_ratio;
+use crate::features::vectors::{gpu_distances, GPU_DISTANCE_NAMES};
 use linfa::prelude::*;
 use ndarray::{Array1, Array2};
 use std::collections::HashMap;
-
-/// Names of [`distances`]' columns.
-pub const DISTANCE_NAMES: [&str; 7] = [
-    "other_cc",
-    "abs_cc_delta",
-    "abs_ln_bw_ratio",
-    "abs_ln_fp32_ratio",
-    "abs_ln_sm_ratio",
-    "abs_ln_l2_ratio",
-    "abs_ln_clock_ratio",
-];
 
 /// Fewest configurations two GPUs must share for their shape difference to count.
 const MIN_COMMON_CONFIGS: usize = 5;
@@ -54,29 +43,12 @@ const RIDGE: f64 = 0.1;
 /// Most configurations a pair's shape difference is measured on (an even subsample).
 const MAX_PAIR_CONFIGS: usize = 256;
 
-/// Distances between two GPUs' specifications, each >= 0.
-pub fn distances(a: &Gpu, b: &Gpu) -> [f64; 7] {
-    [
-        if a.cc_major_minor() == b.cc_major_minor() {
-            0.0
-        } else {
-            1.0
-        },
-        (a.cc_number() - b.cc_number()).abs(),
-        ln_ratio(a.mem_bandwidth_gbs, b.mem_bandwidth_gbs).abs(),
-        ln_ratio(a.fp32_gflops, b.fp32_gflops).abs(),
-        ln_ratio(a.sm_count as f64, b.sm_count as f64).abs(),
-        ln_ratio(a.l2_bytes as f64, b.l2_bytes as f64).abs(),
-        ln_ratio(a.boost_clock_mhz, b.boost_clock_mhz).abs(),
-    ]
-}
-
 /// A fitted shape-transfer model: how a source's shape variance grows with its distance
 /// from the target, how much of the correction to apply, and where it stops applying.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ShapeTransfer {
-    /// Per [`DISTANCE_NAMES`] entry: d ln(shape variance) / d distance (>= 0).
+    /// Per [`GPU_DISTANCE_NAMES`] entry: d ln(shape variance) / d distance (>= 0).
     pub coefficients: Vec<f64>,
     /// Share of the shape correction applied when a source has the target's compute
     /// capability (0..=1; chosen on the training GPUs).
@@ -90,15 +62,9 @@ pub struct ShapeTransfer {
 }
 
 impl ShapeTransfer {
-    /// Fit the variance model on the training GPUs' pairwise shape differences. None
-    /// when fewer than three pairs of GPUs share configurations.
-    pub fn fit(evidence: &Evidence, ctx: &super::Context) -> Result<Option<ShapeTransfer>> {
-        let pairs = pair_shape_variances(evidence);
-        let pairs: Vec<&PairVariance> = pairs.iter().collect();
-        Self::fit_pairs(&pairs, &evidence.gpus(), ctx)
-    }
-
-    /// Fit on measured pairs among `gpus`.
+    /// Fit the variance model on the training GPUs' pairwise shape differences
+    /// (`pairs` among `gpus`). None when fewer than three pairs of GPUs share
+    /// configurations.
     fn fit_pairs(
         pairs: &[&PairVariance],
         gpus: &[&str],
@@ -113,7 +79,7 @@ impl ShapeTransfer {
         for (i, p) in pairs.iter().enumerate() {
             by_kernel.entry(p.kernel).or_default().push(i);
         }
-        let mut x = Array2::<f64>::zeros((pairs.len(), DISTANCE_NAMES.len()));
+        let mut x = Array2::<f64>::zeros((pairs.len(), GPU_DISTANCE_NAMES.len()));
         let mut y = Array1::<f64>::zeros(pairs.len());
         for idx in by_kernel.values() {
             let n = idx.len() as f64;
@@ -122,7 +88,7 @@ impl ShapeTransfer {
             let rows: Vec<[f64; 7]> = idx
                 .iter()
                 .map(|&i| -> Result<[f64; 7]> {
-                    Ok(distances(ctx.gpu(pairs[i].a)?, ctx.gpu(pairs[i].b)?))
+                    Ok(gpu_distances(ctx.gpu(pairs[i].a)?, ctx.gpu(pairs[i].b)?))
                 })
                 .collect::<Result<_>>()?;
             for (&i, d) in idx.iter().zip(&rows) {
@@ -138,8 +104,8 @@ impl ShapeTransfer {
                 }
             }
         }
-        let mut active: Vec<usize> = (0..DISTANCE_NAMES.len()).collect();
-        let mut coefficients = vec![0.0; DISTANCE_NAMES.len()];
+        let mut active: Vec<usize> = (0..GPU_DISTANCE_NAMES.len()).collect();
+        let mut coefficients = vec![0.0; GPU_DISTANCE_NAMES.len()];
         while !active.is_empty() {
             // A small ridge penalty as extra rows (sqrt(lambda) I, target 0): with few
             // GPUs the distances are collinear and plain least squares is singular.
@@ -180,7 +146,7 @@ impl ShapeTransfer {
 
     /// Excess log shape variance of `source`'s shape on `target` (0 for the same GPU).
     pub fn ln_variance(&self, source: &Gpu, target: &Gpu) -> f64 {
-        distances(source, target)
+        gpu_distances(source, target)
             .iter()
             .zip(&self.coefficients)
             .map(|(d, c)| d * c)
