@@ -62,7 +62,8 @@ impl ModelChoice {
     pub fn fitted(self, training: &[Run], target: &str, ctx: &Context) -> Result<Box<dyn Predict>> {
         match self {
             ModelChoice::Saved(m) => Ok(m),
-            ModelChoice::Named(spec) => {
+            // Copied only when the target's rows must be left out.
+            ModelChoice::Named(spec) if training.iter().any(|r| r.gpu == target) => {
                 let train: Vec<Run> = training
                     .iter()
                     .filter(|r| r.gpu != target)
@@ -70,6 +71,7 @@ impl ModelChoice {
                     .collect();
                 spec.fit(&train, ctx)
             }
+            ModelChoice::Named(spec) => spec.fit(training, ctx),
         }
     }
 }
@@ -94,26 +96,20 @@ pub fn predict_table(
     source: Option<&str>,
     ctx: &Context,
 ) -> Result<Predictions> {
-    let mut rows = table.clone();
     if let Some(src) = source {
-        if !rows.runs.iter().any(|r| r.gpu == src) {
-            return Err(Error::usage(format!(
-                "--source '{src}' has no rows in the data (GPUs: {})",
-                rows.gpus().join(", ")
-            )));
-        }
-        rows.retain(|r| r.gpu == src);
+        table.require_gpu("--source", src)?;
     }
-    rows.retain(|r| r.gpu != target);
-    if rows.is_empty() {
+    let is_source = |r: &Run| r.gpu != target && source.is_none_or(|s| r.gpu == s);
+    if !table.runs.iter().any(is_source) {
         return Err(Error::usage(format!(
             "no rows measured on a GPU other than {target} to predict from"
         )));
     }
-    let sources = rows.runs.clone();
-    let evidence = Evidence::new(sources.iter());
+    // Borrowed, not copied: a million-row table is predicted without a second copy.
+    let evidence = Evidence::new(table.runs.iter().filter(|r| is_source(r)));
     let mut seen = HashSet::new();
-    rows.retain(|r| seen.insert((r.kernel.clone(), r.config.clone())));
+    let rows =
+        table.filtered(|r| is_source(r) && seen.insert((r.kernel.as_str(), r.config.as_str())));
     let mut predictions = Vec::with_capacity(rows.len());
     let mut reasons = Vec::with_capacity(rows.len());
     for r in &rows.runs {

@@ -677,3 +677,18 @@ fn read_file_imports_tool_files_and_keeps_canonical_tables() {
     assert_eq!(t.len(), 1);
     assert_eq!(t.runs[0].time_ms, 0.5);
 }
+
+#[test]
+fn filtered_copies_only_kept_rows_and_their_pass_through_cells() {
+    let (_dir, csv) = write_tmp("runs.csv", SYNTHETIC_RUNS);
+    let t = data::load(&[csv]).unwrap();
+    let kept = t.filtered(|r| r.gpu.contains("4070"));
+    assert_eq!(kept.len(), 1);
+    assert_eq!(kept.runs[0].time_ms, 0.02);
+    let note = kept.extra.column("my_note").unwrap();
+    assert_eq!(note.len(), 1);
+    assert_eq!(note.str().unwrap().get(0), Some("synthetic-b"));
+    // the source table is untouched
+    assert_eq!(t.len(), 2);
+    assert_eq!(t.extra.height(), 2);
+}

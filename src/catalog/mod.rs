@@ -264,19 +264,32 @@ impl PrecisionClass {
     /// fp16/half, bf16/bfloat16, tensor_fp16/tensor/mma_fp16, fp8 (any e4m3/e5m2/
     /// block-scaled variant, e.g. fp8_block), fp4/nvfp4/mxfp4, int8, int/int32.
     pub fn from_label(label: &str) -> PrecisionClass {
-        let l = label.trim().to_ascii_lowercase();
-        match l.as_str() {
-            "fp64" | "double" | "f64" => PrecisionClass::Fp64,
-            "fp32" | "float" | "single" | "f32" => PrecisionClass::Fp32,
-            "tf32" => PrecisionClass::Tf32,
-            "fp16" | "half" | "f16" => PrecisionClass::Fp16,
-            "bf16" | "bfloat16" => PrecisionClass::Bf16,
-            "tensor_fp16" | "tensor" | "mma_fp16" => PrecisionClass::TensorFp16,
-            "fp4" | "nvfp4" | "mxfp4" => PrecisionClass::Fp4,
-            "int8" | "i8" => PrecisionClass::Int8,
-            "int" | "int32" | "i32" => PrecisionClass::Int,
-            _ if l.starts_with("fp8") => PrecisionClass::Fp8,
-            _ => PrecisionClass::Other,
+        // Called per projection: compared in place, not lowercased into a new String.
+        const NAMES: &[(&[&str], PrecisionClass)] = &[
+            (&["fp64", "double", "f64"], PrecisionClass::Fp64),
+            (&["fp32", "float", "single", "f32"], PrecisionClass::Fp32),
+            (&["tf32"], PrecisionClass::Tf32),
+            (&["fp16", "half", "f16"], PrecisionClass::Fp16),
+            (&["bf16", "bfloat16"], PrecisionClass::Bf16),
+            (
+                &["tensor_fp16", "tensor", "mma_fp16"],
+                PrecisionClass::TensorFp16,
+            ),
+            (&["fp4", "nvfp4", "mxfp4"], PrecisionClass::Fp4),
+            (&["int8", "i8"], PrecisionClass::Int8),
+            (&["int", "int32", "i32"], PrecisionClass::Int),
+        ];
+        let l = label.trim();
+        if let Some((_, class)) = NAMES
+            .iter()
+            .find(|(names, _)| names.iter().any(|n| n.eq_ignore_ascii_case(l)))
+        {
+            return *class;
+        }
+        if l.get(..3).is_some_and(|p| p.eq_ignore_ascii_case("fp8")) {
+            PrecisionClass::Fp8
+        } else {
+            PrecisionClass::Other
         }
     }
 
@@ -338,7 +351,7 @@ pub struct Catalog {
     /// a GPU and its limits up for every projection (a linear scan with string
     /// compares and a limits clone each time: with the index `gpucast bench`'s LOGO hybrid
     /// on 100k rows x 8 GPUs went 32.2 -> 27.6 s).
-    by_name: std::collections::HashMap<String, usize>,
+    by_name: rustc_hash::FxHashMap<String, usize>,
     limits: Vec<Option<ComputeCapability>>,
 }
 

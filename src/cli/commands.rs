@@ -387,12 +387,14 @@ fn predictions(a: &PredictArgs, catalog: &Catalog) -> Result<gpucast::predict::P
         calibration: &cal,
         resources: resources.as_ref(),
     };
-    let training = if a.data.is_empty() {
-        table.runs.clone()
+    let other_data;
+    let training: &[data::Run] = if a.data.is_empty() {
+        &table.runs
     } else {
-        data::load_validated(&a.data, catalog)?.0.runs
+        other_data = data::load_validated(&a.data, catalog)?.0.runs;
+        &other_data
     };
-    let fitted = model.fitted(&training, &target, &ctx)?;
+    let fitted = model.fitted(training, &target, &ctx)?;
     predict_table(&table, fitted.as_ref(), &target, source.as_deref(), &ctx)
 }
 

@@ -135,14 +135,37 @@ impl RunsTable {
         )))
     }
     /// Keep the rows for which `keep` is true (pass-through columns follow).
-    pub fn retain(&mut self, mut keep: impl FnMut(&Run) -> bool) {
-        let mask: Vec<bool> = self.runs.iter().map(&mut keep).collect();
-        if self.extra.width() > 0 {
-            use polars::prelude::NewChunkedArray;
-            let m = polars::prelude::BooleanChunked::from_slice("mask".into(), &mask);
-            self.extra = self.extra.filter(&m).unwrap_or_default();
-        }
+    pub fn retain(&mut self, keep: impl FnMut(&Run) -> bool) {
+        let mask: Vec<bool> = self.runs.iter().map(keep).collect();
+        self.extra = filter_extra(&self.extra, &mask);
         let mut it = mask.iter();
         self.runs.retain(|_| *it.next().unwrap_or(&false));
     }
+    /// A new table of the rows for which `keep` is true (pass-through columns follow):
+    /// copies only those rows, where `clone` then [`RunsTable::retain`] would copy all.
+    pub fn filtered<'a>(&'a self, keep: impl FnMut(&'a Run) -> bool) -> RunsTable {
+        let mask: Vec<bool> = self.runs.iter().map(keep).collect();
+        RunsTable {
+            runs: self
+                .runs
+                .iter()
+                .zip(&mask)
+                .filter(|(_, &k)| k)
+                .map(|(r, _)| r.clone())
+                .collect(),
+            extra: filter_extra(&self.extra, &mask),
+            files: self.files.clone(),
+            skipped_error_rows: self.skipped_error_rows,
+        }
+    }
+}
+
+/// The pass-through columns of the rows a mask keeps.
+fn filter_extra(extra: &DataFrame, mask: &[bool]) -> DataFrame {
+    if extra.width() == 0 {
+        return extra.clone();
+    }
+    use polars::prelude::NewChunkedArray;
+    let m = polars::prelude::BooleanChunked::from_slice("mask".into(), mask);
+    extra.filter(&m).unwrap_or_default()
 }

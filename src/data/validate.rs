@@ -33,7 +33,8 @@ use crate::catalog::{Catalog, Gpu};
 use crate::error::{Error, Position, Result};
 use crate::features::roofline::peak_gflops;
 use gpucast_runs::VALIDATION_FLAGS;
-use std::collections::{BTreeMap, HashMap};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet};
+use std::collections::BTreeMap;
 
 /// "Does not grow": the time grows by less than (work growth)^0.25.
 const FLAT_GROWTH_EXPONENT: f64 = 0.25;
@@ -107,11 +108,14 @@ pub struct ValidationReport {
 /// Check a loaded table against the catalog: resolve GPU names (rows then carry the
 /// catalog's canonical name), reject duplicates, and set each row's verdicts.
 pub fn validate(table: &mut RunsTable, catalog: &Catalog) -> Result<ValidationReport> {
-    let mut resolved: HashMap<String, Option<&Gpu>> = HashMap::new();
+    let mut resolved: HashMap<String, Option<&Gpu>> = HashMap::default();
     for run in &mut table.runs {
-        let gpu = *resolved
-            .entry(run.gpu.clone())
-            .or_insert_with(|| catalog.resolve(&run.gpu));
+        let gpu = match resolved.get(run.gpu.as_str()) {
+            Some(g) => *g,
+            None => *resolved
+                .entry(run.gpu.clone())
+                .or_insert(catalog.resolve(&run.gpu)),
+        };
         let Some(gpu) = gpu else {
             return Err(Error::unknown_gpu(
                 run.gpu.clone(),
@@ -165,7 +169,7 @@ fn is_validation_flag(flag: &str) -> bool {
 /// Same GPU, kernel, config and source twice is an error; two sources measuring the
 /// same work is allowed.
 fn check_duplicates(runs: &[Run]) -> Result<()> {
-    let mut seen: HashMap<(&str, &str, &str, Option<&str>), &Run> = HashMap::new();
+    let mut seen: HashMap<(&str, &str, &str, Option<&str>), &Run> = HashMap::default();
     for run in runs {
         let key = (
             run.gpu.as_str(),
@@ -298,16 +302,24 @@ fn flat_time(runs: &[Run], gpus: &HashMap<&str, &Gpu>, verdicts: &mut [Verdict])
         .iter()
         .map(|r| roof_seconds(r, gpus[r.gpu.as_str()]))
         .collect();
+    // (GPU, kernel) groups as numbers: sorting a million rows by two strings each was
+    // most of validation's time.
+    let mut ids: HashMap<(&str, &str), usize> = HashMap::default();
+    let group_of: Vec<usize> = runs
+        .iter()
+        .map(|r| {
+            let next = ids.len();
+            *ids.entry((r.gpu.as_str(), r.kernel.as_str()))
+                .or_insert(next)
+        })
+        .collect();
     let mut order: Vec<usize> = (0..runs.len()).filter(|&i| work[i] > 0.0).collect();
     order.sort_by(|&a, &b| {
-        let (ra, rb) = (&runs[a], &runs[b]);
-        (ra.gpu.as_str(), ra.kernel.as_str())
-            .cmp(&(rb.gpu.as_str(), rb.kernel.as_str()))
+        group_of[a]
+            .cmp(&group_of[b])
             .then(work[a].total_cmp(&work[b]))
     });
-    for group in
-        order.chunk_by(|&a, &b| runs[a].gpu == runs[b].gpu && runs[a].kernel == runs[b].kernel)
-    {
+    for group in order.chunk_by(|&a, &b| group_of[a] == group_of[b]) {
         let gpu = gpus[runs[group[0]].gpu.as_str()];
         let fastest_ms = group
             .iter()
@@ -484,7 +496,7 @@ impl Fenwick {
 }
 
 fn single_gpu(runs: &[Run], verdicts: &mut [Verdict]) {
-    let mut first_gpu: HashMap<(&str, &str), (&str, bool)> = HashMap::new();
+    let mut first_gpu: HashMap<(&str, &str), (&str, bool)> = HashMap::default();
     let mut gpus: Vec<&str> = Vec::new();
     for r in runs {
         if !gpus.contains(&r.gpu.as_str()) {
@@ -509,8 +521,8 @@ fn single_gpu(runs: &[Run], verdicts: &mut [Verdict]) {
 
 fn summarize(table: &RunsTable) -> ValidationReport {
     let mut per_gpu: Vec<GpuSummary> = Vec::new();
-    let mut slot: HashMap<&str, usize> = HashMap::new();
-    let mut kernels: Vec<std::collections::HashSet<&str>> = Vec::new();
+    let mut slot: HashMap<&str, usize> = HashMap::default();
+    let mut kernels: Vec<FxHashSet<&str>> = Vec::new();
     let mut flagged_rows = Vec::new();
     for (index, r) in table.runs.iter().enumerate() {
         let k = *slot.entry(r.gpu.as_str()).or_insert_with(|| {

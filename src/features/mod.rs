@@ -61,9 +61,11 @@ pub struct RunFeatures {
 /// Whether a run is an atomic-throughput kernel: decided from its `category` label
 /// (data, not kernel names).
 pub fn is_atomic(run: &Run) -> bool {
-    run.category
-        .as_deref()
-        .is_some_and(|c| c.to_ascii_lowercase().contains("atomic"))
+    run.category.as_deref().is_some_and(|c| {
+        c.as_bytes()
+            .windows(6)
+            .any(|w| w.eq_ignore_ascii_case(b"atomic"))
+    })
 }
 
 /// Registers and static shared memory of each kernel as compiled for each
