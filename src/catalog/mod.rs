@@ -185,6 +185,14 @@ impl Gpu {
     pub fn cc_number(&self) -> f64 {
         cc_number(self.cc_major_minor())
     }
+    /// Whether its tensor cores take asynchronous, shared-memory-fed matrix
+    /// instructions: warpgroup MMA (`wgmma`, compute capability 9.0) or `tcgen05`
+    /// (10.x, 11.x). Earlier GPUs and the consumer / workstation Blackwell parts
+    /// (12.x) issue only per-warp `mma.sync`, which keeps a GEMM further from the
+    /// tensor peak (CUTLASS builds separate kernels for these families).
+    pub fn async_tensor_mma(&self) -> bool {
+        matches!(self.cc_major_minor(), (9, 0) | (10, _) | (11, _))
+    }
     /// "sm_89" for compute capability 8.9, "sm_100" for 10.0.
     pub fn sm_arch(&self) -> String {
         sm_label(self.cc_major_minor())
@@ -521,6 +529,21 @@ mod tests {
         assert_eq!(c.compute_capability("3.7").unwrap().sm_label(), "sm_37");
         assert_eq!(parse_cc("8.9"), Some((8, 9)));
         assert_eq!(parse_cc("89"), None);
+    }
+
+    #[test]
+    fn asynchronous_tensor_mma_only_on_hopper_and_datacenter_blackwell() {
+        for (name, async_mma) in [
+            ("NVIDIA H100 SXM5 80GB", true),
+            ("NVIDIA B200", true),
+            ("NVIDIA B300 SXM6 AC", true),
+            ("NVIDIA A100 SXM4 80GB", false),
+            ("NVIDIA L40S", false),
+            ("NVIDIA RTX PRO 6000 Blackwell Server Edition", false),
+            ("NVIDIA GeForce RTX 5090", false),
+        ] {
+            assert_eq!(gpu(name).async_tensor_mma(), async_mma, "{name}");
+        }
     }
 
     #[test]

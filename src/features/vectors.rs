@@ -94,6 +94,7 @@ pub const PAIR_NAMES: &[&str] = &[
     "ln_l2_ratio",
     "ln_clock_ratio",
     "cc_delta",
+    "async_mma_delta",
     "occ_source",
     "occ_target",
     "ln_intensity",
@@ -126,6 +127,7 @@ pub fn pair(
     categories: &[String],
 ) -> Vec<f64> {
     let cc = |g: &Gpu| g.cc_number();
+    let mma = |g: &Gpu| if g.async_tensor_mma() { 1.0 } else { 0.0 };
     let occ = |f: &RunFeatures| f.occupancy.map(|o| o.occupancy).unwrap_or(0.0);
     let busy_fraction = ((src.time_ms - fs.launch_floor_ms) / src.time_ms).clamp(0.01, 1.0);
     let mut v = vec![
@@ -135,6 +137,7 @@ pub fn pair(
         ln_ratio(gt.l2_bytes as f64, gs.l2_bytes as f64),
         ln_ratio(gt.boost_clock_mhz, gs.boost_clock_mhz),
         cc(gt) - cc(gs),
+        mma(gt) - mma(gs),
         occ(fs),
         occ(ft),
         ln1(ft.intensity.min(1e6)),
