@@ -142,31 +142,25 @@ impl Predictions {
     pub fn to_frame(&self) -> Result<DataFrame> {
         let mut df = crate::data::table_frame(&self.rows)?;
         let n = self.rows.len();
-        let num = |name: &str, f: &dyn Fn(&Prediction) -> f64| {
+        // One column from each prediction (null where a row has none).
+        fn column<T>(ps: &[Option<Prediction>], name: &str, f: impl Fn(&Prediction) -> T) -> Column
+        where
+            polars::prelude::Series: polars::prelude::NamedFrom<Vec<Option<T>>, [Option<T>]>,
+        {
             Column::new(
                 name.into(),
-                self.predictions
-                    .iter()
-                    .map(|p| p.as_ref().map(f))
-                    .collect::<Vec<Option<f64>>>(),
+                ps.iter().map(|p| p.as_ref().map(&f)).collect::<Vec<_>>(),
             )
-        };
-        let text = |name: &str, f: &dyn Fn(&Prediction) -> String| {
-            Column::new(
-                name.into(),
-                self.predictions
-                    .iter()
-                    .map(|p| p.as_ref().map(f))
-                    .collect::<Vec<Option<String>>>(),
-            )
-        };
+        }
+        let num = |name: &str, f: fn(&Prediction) -> f64| column(&self.predictions, name, f);
+        let text = |name: &str, f: fn(&Prediction) -> String| column(&self.predictions, name, f);
         let cols = vec![
             Column::new("target_gpu".into(), vec![self.target.clone(); n]),
-            num("pred_ms", &|p| p.pred_ms),
-            num("pred_lo_ms", &|p| p.lo_ms),
-            num("pred_hi_ms", &|p| p.hi_ms),
-            text("interval", &|p| p.interval.label()),
-            text("bound", &|p| p.bound.to_string()),
+            num("pred_ms", |p| p.pred_ms),
+            num("pred_lo_ms", |p| p.lo_ms),
+            num("pred_hi_ms", |p| p.hi_ms),
+            text("interval", |p| p.interval.label()),
+            text("bound", |p| p.bound.to_string()),
             Column::new("model".into(), vec![self.model.clone(); n]),
             Column::new("no_prediction_reason".into(), self.reasons.clone()),
         ];
