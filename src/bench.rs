@@ -11,7 +11,8 @@ use crate::data::{query_of, Run};
 use crate::error::{Error, Result};
 use crate::evaluation::{evaluate, Protocol, Selection};
 use crate::models::{Context, Evidence, Fit, ModelSpec};
-use std::collections::{BTreeMap, HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use std::collections::BTreeMap;
 use std::time::Instant;
 
 /// A stage `gpucast bench` times.
@@ -58,7 +59,7 @@ pub fn subset(runs: &[Run], rows: usize, gpus: usize) -> Result<Vec<Run>> {
         .iter()
         .filter(|r| !crate::data::validate::is_excluded(r))
         .collect();
-    let mut per_gpu: HashMap<&str, usize> = HashMap::new();
+    let mut per_gpu: HashMap<&str, usize> = HashMap::default();
     for r in &runs {
         *per_gpu.entry(r.gpu.as_str()).or_default() += 1;
     }
@@ -156,9 +157,13 @@ pub fn time_stage(stage: Stage, runs: &[Run], repeats: usize, ctx: &Context) -> 
 /// fitted on nothing (no interval calibration: the projection alone); returns the
 /// number of predictions made.
 fn analytical_predict(runs: &[Run], ctx: &Context) -> Result<usize> {
-    let mut gpus: Vec<&str> = runs.iter().map(|r| r.gpu.as_str()).collect();
+    let mut gpus: Vec<&str> = runs
+        .iter()
+        .map(|r| r.gpu.as_str())
+        .collect::<HashSet<_>>()
+        .into_iter()
+        .collect();
     gpus.sort_unstable();
-    gpus.dedup();
     let next: HashMap<&str, &str> = gpus
         .iter()
         .enumerate()

@@ -10,10 +10,12 @@
 //! This file holds the types, the compute-capability label, and the one mapping from
 //! a precision label to a peak rate ([`Gpu::peak_gflops`]).
 
+pub mod distance;
 pub mod limits;
 pub mod load;
 pub mod names;
 
+pub use distance::{gpu_distances, ln_ratio, GPU_DISTANCE_NAMES};
 pub use names::normalize_name;
 
 use serde::{Deserialize, Serialize};
@@ -361,6 +363,8 @@ pub struct Catalog {
     /// on 100k rows x 8 GPUs went 32.2 -> 27.6 s).
     by_name: rustc_hash::FxHashMap<String, usize>,
     limits: Vec<Option<ComputeCapability>>,
+    /// [`distance::gpu_distances`] of every pair of GPUs, row-major; filled on first use.
+    distances: std::sync::OnceLock<Vec<[f64; 7]>>,
 }
 
 impl Catalog {
@@ -375,6 +379,7 @@ impl Catalog {
             gpus,
             ccs,
             limits: Vec::new(),
+            distances: std::sync::OnceLock::new(),
         };
         c.limits = c.gpus.iter().map(|g| c.limits(g).ok()).collect();
         c
@@ -388,12 +393,18 @@ impl Catalog {
     /// The occupancy limits of a GPU of this catalog without recomputing them; None
     /// for a GPU that is not one of this catalog's own entries.
     pub fn limits_ref(&self, gpu: &Gpu) -> Option<&ComputeCapability> {
-        let i = *self.by_name.get(&gpu.name)?;
-        if std::ptr::eq(&self.gpus[i], gpu) {
-            self.limits[i].as_ref()
-        } else {
-            None
-        }
+        self.limits[self.index_of(gpu)?].as_ref()
+    }
+
+    /// The position of `gpu` in this catalog when it is one of its own entries (found
+    /// from its address: no name lookup), else None.
+    fn index_of(&self, gpu: &Gpu) -> Option<usize> {
+        let offset = (gpu as *const Gpu as usize).checked_sub(self.gpus.as_ptr() as usize)?;
+        let i = offset / std::mem::size_of::<Gpu>();
+        self.gpus
+            .get(i)
+            .filter(|g| std::ptr::eq(*g, gpu))
+            .map(|_| i)
     }
 
     pub fn gpus(&self) -> &[Gpu] {

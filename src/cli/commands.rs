@@ -447,7 +447,6 @@ fn explain(a: ExplainArgs, catalog: &Catalog) -> Result<()> {
             q.kernel, q.config
         )));
     }
-    let projections: Vec<analytical::Projection> = ps.into_iter().map(|(_, p)| p).collect();
     // As `predict` does: the interval calibrated on the other GPUs' runs.
     let train: Vec<data::Run> = table
         .runs
@@ -457,12 +456,12 @@ fn explain(a: ExplainArgs, catalog: &Catalog) -> Result<()> {
         .collect();
     let combined = analytical::Analytical
         .fit_analytical(&train, &ctx)?
-        .combined(&projections);
+        .combined(&ps);
     out(&report::explain_text(
         &q,
         &target,
         cal.name(),
-        &projections,
+        &ps,
         combined.as_ref(),
     ))
 }

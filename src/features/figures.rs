@@ -49,7 +49,12 @@ pub struct Figures {
 
 impl Figures {
     pub fn compute_gflops(&self, gpu: &Gpu, precision: &str) -> f64 {
-        peak_gflops(gpu, precision) * self.compute_fraction
+        self.sustained_gflops(peak_gflops(gpu, precision))
+    }
+
+    /// The sustained compute rate for a peak of `peak_gflops`.
+    pub fn sustained_gflops(&self, peak_gflops: f64) -> f64 {
+        peak_gflops * self.compute_fraction
     }
 
     /// Catalog peaks times the documented sustained fractions (measured L2 bandwidth and

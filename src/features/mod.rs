@@ -20,7 +20,6 @@ pub const L2_RESIDENT_FRACTION: f64 = 0.9;
 /// Everything the models know about one run's work on one GPU.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct RunFeatures {
-    pub gpu: String,
     /// FLOP per DRAM byte.
     pub intensity: f64,
     pub working_set_bytes: f64,
@@ -54,8 +53,6 @@ pub struct RunFeatures {
     pub parallelism: Option<f64>,
     /// Warps in the whole grid.
     pub grid_warps: Option<f64>,
-    /// Features the run's columns did not allow (e.g. "occupancy: no block_threads").
-    pub missing: Vec<&'static str>,
 }
 
 /// Whether a run is an atomic-throughput kernel: decided from its `category` label
@@ -251,14 +248,7 @@ pub fn run_features(
     catalog: &Catalog,
     resources: Option<&KernelResources>,
 ) -> RunFeatures {
-    let mut missing = Vec::new();
-    let working_set = match run.working_set_bytes {
-        Some(w) => w,
-        None => {
-            missing.push("working_set_bytes (dram_bytes used)");
-            run.dram_bytes
-        }
-    };
+    let working_set = run.working_set_bytes.unwrap_or(run.dram_bytes);
     let fits_l2 = working_set > 0.0 && working_set <= L2_RESIDENT_FRACTION * gpu.l2_bytes as f64;
     let dram_ms = roofline::memory_time_ms(run.dram_bytes, figs.dram_gbs);
     let hierarchical =
@@ -268,8 +258,9 @@ pub fn run_features(
         run.l1_bytes.unwrap_or(0.0) + run.shared_bytes.unwrap_or(0.0),
         figs.l1_gbs,
     );
-    let compute_ms =
-        roofline::compute_time_ms(run.flops, figs.compute_gflops(gpu, run.precision()));
+    // The label is matched once: this runs twice per projection.
+    let peak_gflops = roofline::peak_gflops(gpu, run.precision());
+    let compute_ms = roofline::compute_time_ms(run.flops, figs.sustained_gflops(peak_gflops));
     let atomic_ms = if is_atomic(run) {
         // One contended atomic per 4 bytes of the study's accounting is not known in
         // general; the atomic roof is the memory traffic at the atomic unit's rate.
@@ -304,24 +295,15 @@ pub fn run_features(
     } else {
         roofline::memory_time_ms(run.dram_bytes, gpu.mem_bandwidth_gbs)
     };
-    let peak_floor_ms = peak_dram_ms.max(roofline::compute_time_ms(
-        run.flops,
-        roofline::peak_gflops(gpu, run.precision()),
-    ));
+    let peak_floor_ms = peak_dram_ms.max(roofline::compute_time_ms(run.flops, peak_gflops));
 
     let occ = run_occupancy(run, gpu, catalog, resources);
-    if run.block_threads.is_none() {
-        missing.push("occupancy (no block_threads)");
-    }
     let (waves_n, tail) = match (run.grid_blocks, occ) {
         (Some(g), Some(o)) => {
             let (w, t) = waves(g, gpu.sm_count, o.blocks_per_sm);
             (Some(w), Some(t))
         }
-        _ => {
-            missing.push("waves (no grid_blocks or occupancy)");
-            (None, None)
-        }
+        _ => (None, None),
     };
     let grid_warps = match (run.grid_blocks, run.block_threads) {
         (Some(g), Some(b)) => Some(g * (b / gpu.warp_size as f64).ceil()),
@@ -332,7 +314,6 @@ pub fn run_features(
         _ => None,
     };
     RunFeatures {
-        gpu: gpu.name.clone(),
         parallelism,
         grid_warps,
         intensity: roofline::arithmetic_intensity(run.flops, run.dram_bytes),
@@ -351,7 +332,6 @@ pub fn run_features(
         waves: waves_n,
         tail_efficiency: tail,
         launch_floor_ms: figs.launch_ms,
-        missing,
     }
 }
 

@@ -8,20 +8,11 @@
 //!   working set relative to L2, precision and the data's kernel category.
 
 use super::{Bound, RunFeatures};
-use crate::catalog::Gpu;
+use crate::catalog::{ln_ratio, Gpu};
 use crate::data::Run;
 
 fn ln1(x: f64) -> f64 {
     (x.max(0.0) + 1.0).ln()
-}
-
-/// ln(a / b), 0 when either is not positive (a missing figure compares as equal).
-pub fn ln_ratio(a: f64, b: f64) -> f64 {
-    if a > 0.0 && b > 0.0 {
-        (a / b).ln()
-    } else {
-        0.0
-    }
 }
 
 fn precision_onehot(run: &Run) -> [f64; 3] {
@@ -154,34 +145,4 @@ pub fn pair(
     let cat = src.category.as_deref().unwrap_or("");
     v.extend(categories.iter().map(|c| if c == cat { 1.0 } else { 0.0 }));
     v
-}
-
-/// Names of [`gpu_distances`]' columns.
-pub const GPU_DISTANCE_NAMES: [&str; 7] = [
-    "other_cc",
-    "abs_cc_delta",
-    "abs_ln_bw_ratio",
-    "abs_ln_fp32_ratio",
-    "abs_ln_sm_ratio",
-    "abs_ln_l2_ratio",
-    "abs_ln_clock_ratio",
-];
-
-/// Distances between two GPUs' specifications, each >= 0 (0 for the same GPU): the
-/// analytical model's source similarity and the hybrid's shape transfer are built on
-/// them.
-pub fn gpu_distances(a: &Gpu, b: &Gpu) -> [f64; 7] {
-    [
-        if a.cc_major_minor() == b.cc_major_minor() {
-            0.0
-        } else {
-            1.0
-        },
-        (a.cc_number() - b.cc_number()).abs(),
-        ln_ratio(a.mem_bandwidth_gbs, b.mem_bandwidth_gbs).abs(),
-        ln_ratio(a.fp32_gflops, b.fp32_gflops).abs(),
-        ln_ratio(a.sm_count as f64, b.sm_count as f64).abs(),
-        ln_ratio(a.l2_bytes as f64, b.l2_bytes as f64).abs(),
-        ln_ratio(a.boost_clock_mhz, b.boost_clock_mhz).abs(),
-    ]
 }

@@ -14,7 +14,7 @@
 //!   (hierarchical roofline).
 
 use super::{Context, Evidence, Fit, Interval, Predict, Prediction};
-use crate::catalog::Gpu;
+use crate::catalog::{Catalog, Gpu};
 use crate::data::Run;
 use crate::error::Result;
 use crate::features::{run_features, Bound, Figures, RunFeatures};
@@ -68,8 +68,6 @@ pub(crate) fn held_out_errors(train: &[Run], ctx: &Context) -> Result<Vec<f64>> 
 /// Every term of one source -> target projection (what `gpucast explain` prints).
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Projection {
-    pub source_gpu: String,
-    pub target_gpu: String,
     pub source_ms: f64,
     pub source: RunFeatures,
     pub target: RunFeatures,
@@ -94,8 +92,8 @@ pub struct Projection {
 
 /// Architectural similarity of two GPUs in (0, 1]: close bandwidth, compute, L2 and
 /// generation mean the source's efficiency is more likely to transfer.
-pub fn similarity(a: &Gpu, b: &Gpu) -> f64 {
-    let [_, cc, bw, fp32, _, l2, _] = crate::features::vectors::gpu_distances(a, b);
+pub fn similarity(catalog: &Catalog, a: &Gpu, b: &Gpu) -> f64 {
+    let [_, cc, bw, fp32, _, l2, _] = catalog.distances(a, b);
     let d = bw + fp32 + 0.25 * l2 + 0.25 * cc;
     (-d).exp()
 }
@@ -170,7 +168,9 @@ pub fn project(
     let occupancy_ratio = ratio(occ(&fs), occ(&ft));
     let tail = |f: &RunFeatures| f.tail_efficiency.unwrap_or(1.0);
     let wave_ratio = ratio(tail(&fs), tail(&ft));
-    let blend = |roof: f64| roof.powf(eta) * latency_ratio.powf(1.0 - eta) * wave_ratio;
+    // (powf is the costliest step of a projection: each distinct power is taken once.)
+    let latency_term = latency_ratio.powf(1.0 - eta) * wave_ratio;
+    let blend = |roof: f64| roof.powf(eta) * latency_term;
     let pred = ft.launch_floor_ms + busy * blend(roof_ratio);
     let level_pred = |level: Bound| {
         let r = if fs.roof_ms > 0.0 {
@@ -178,11 +178,13 @@ pub fn project(
         } else {
             roof_ratio
         };
-        ft.launch_floor_ms + busy * blend(r)
+        if r == roof_ratio {
+            pred
+        } else {
+            ft.launch_floor_ms + busy * blend(r)
+        }
     };
     Ok(Projection {
-        source_gpu: gs.name.clone(),
-        target_gpu: gt.name.clone(),
         source_ms: src.time_ms,
         efficiency: crate::features::efficiency(fs.roof_ms, occ(&fs).max(1e-9), src.time_ms),
         roof_share: eta,
@@ -194,7 +196,7 @@ pub fn project(
         pred_ms: pred,
         pred_dram_ms: level_pred(Bound::Dram),
         pred_l2_ms: level_pred(Bound::L2),
-        weight: similarity(gs, gt),
+        weight: similarity(ctx.catalog, gs, gt),
         source: fs,
         target: ft,
     })
@@ -221,10 +223,14 @@ pub fn projections<'a>(
     ctx: &Context,
 ) -> Result<Vec<(&'a Run, Projection)>> {
     let gt = ctx.gpu(&query.gpu)?;
-    sources(query, evidence)
-        .into_iter()
-        .map(|s| Ok((s, project(s, query, ctx.gpu(&s.gpu)?, gt, ctx, evidence)?)))
-        .collect()
+    let sources = sources(query, evidence);
+    // A loop into a sized vector: a projection is ~500 bytes, and collecting through
+    // `Result` adapters moved each one several times.
+    let mut out = Vec::with_capacity(sources.len());
+    for s in sources {
+        out.push((s, project(s, query, ctx.gpu(&s.gpu)?, gt, ctx, evidence)?));
+    }
+    Ok(out)
 }
 
 /// The shortest time the target's peaks allow for the projected work (see
@@ -236,20 +242,22 @@ pub fn peak_floor_ms<'p>(ps: impl IntoIterator<Item = &'p Projection>) -> f64 {
 }
 
 /// Combine projections: weighted geometric mean; interval over sources and levels.
-pub fn combine<'p>(ps: impl IntoIterator<Item = &'p Projection>) -> Option<Prediction> {
-    let ps: Vec<&Projection> = ps.into_iter().collect();
-    if ps.is_empty() {
-        return None;
-    }
-    let wsum: f64 = ps.iter().map(|p| p.weight).sum();
-    let logmean = ps.iter().map(|p| p.weight * p.pred_ms.ln()).sum::<f64>() / wsum;
+/// (The iterator is walked a few times instead of collected: this runs per prediction.)
+pub fn combine<'p, I>(ps: I) -> Option<Prediction>
+where
+    I: IntoIterator<Item = &'p Projection>,
+    I::IntoIter: Clone,
+{
+    let ps = ps.into_iter();
+    let best = ps.clone().max_by(|a, b| a.weight.total_cmp(&b.weight))?;
+    let wsum: f64 = ps.clone().map(|p| p.weight).sum();
+    let logmean = ps.clone().map(|p| p.weight * p.pred_ms.ln()).sum::<f64>() / wsum;
     let pred = logmean.exp();
     let all = ps
-        .iter()
+        .clone()
         .flat_map(|p| [p.pred_ms, p.pred_dram_ms, p.pred_l2_ms]);
     let lo = all.clone().fold(f64::INFINITY, f64::min).min(pred);
     let hi = all.fold(0.0, f64::max).max(pred);
-    let best = ps.iter().max_by(|a, b| a.weight.total_cmp(&b.weight))?;
     let bound = best.target.limiting();
     Some(
         Prediction {
@@ -259,7 +267,7 @@ pub fn combine<'p>(ps: impl IntoIterator<Item = &'p Projection>) -> Option<Predi
             interval: Interval::Spread,
             bound,
         }
-        .at_least(peak_floor_ms(ps.iter().copied())),
+        .at_least(peak_floor_ms(ps)),
     )
 }
 
@@ -285,10 +293,12 @@ impl Analytical {
 }
 
 impl FittedAnalytical {
-    /// The projections combined, with the calibrated interval where there is one
-    /// (never narrower than the sources' spread, never below the target's peaks).
-    pub fn combined(&self, ps: &[Projection]) -> Option<Prediction> {
-        combine(ps.iter()).map(|p| self.calibrate(p, peak_floor_ms(ps.iter())))
+    /// The projections (each with its source run) combined, with the calibrated
+    /// interval where there is one (never narrower than the sources' spread, never
+    /// below the target's peaks).
+    pub fn combined(&self, ps: &[(&Run, Projection)]) -> Option<Prediction> {
+        let projections = ps.iter().map(|(_, p)| p);
+        combine(projections.clone()).map(|p| self.calibrate(p, peak_floor_ms(projections)))
     }
 
     fn calibrate(&self, p: Prediction, floor_ms: f64) -> Prediction {
@@ -315,11 +325,7 @@ impl Predict for FittedAnalytical {
         evidence: &Evidence,
         ctx: &Context,
     ) -> Result<Option<Prediction>> {
-        let ps: Vec<Projection> = projections(query, evidence, ctx)?
-            .into_iter()
-            .map(|(_, p)| p)
-            .collect();
-        Ok(self.combined(&ps))
+        Ok(self.combined(&projections(query, evidence, ctx)?))
     }
 }
 

@@ -210,12 +210,12 @@ impl HybridState {
             return bad("no training GPUs".into());
         }
         if let Some(t) = &self.shape {
-            if t.coefficients.len() != vectors::GPU_DISTANCE_NAMES.len()
+            if t.coefficients.len() != crate::catalog::GPU_DISTANCE_NAMES.len()
                 || t.coefficients.iter().any(|c| !(c.is_finite() && *c >= 0.0))
             {
                 return bad(format!(
                     "shape.coefficients must be {} finite numbers >= 0",
-                    vectors::GPU_DISTANCE_NAMES.len()
+                    crate::catalog::GPU_DISTANCE_NAMES.len()
                 ));
             }
             for s in [t.strength_same_arch, t.strength_other_arch] {
@@ -522,7 +522,14 @@ fn training_sources<'a>(t: &Run, gt: &Gpu, evidence: &Evidence<'a>, ctx: &Contex
         // Similarity once per source, not per comparison (a catalog lookup each).
         let mut ranked: Vec<(f64, &'a Run)> = out
             .iter()
-            .map(|&r| (ctx.gpu(&r.gpu).map(|g| similarity(g, gt)).unwrap_or(0.0), r))
+            .map(|&r| {
+                (
+                    ctx.gpu(&r.gpu)
+                        .map(|g| similarity(ctx.catalog, g, gt))
+                        .unwrap_or(0.0),
+                    r,
+                )
+            })
             .collect();
         ranked.sort_by(|(sa, a), (sb, b)| sb.total_cmp(sa).then_with(|| a.gpu.cmp(&b.gpu)));
         out = ranked
@@ -691,7 +698,7 @@ impl Predict for FittedHybrid {
             let rows: Vec<Vec<f64>> = ps
                 .iter()
                 .map(|(src, p)| -> Result<Vec<f64>> {
-                    let gs = ctx.gpu(&p.source_gpu)?;
+                    let gs = ctx.gpu(&src.gpu)?;
                     Ok(vectors::pair(
                         src,
                         query,

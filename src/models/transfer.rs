@@ -29,9 +29,9 @@
 use super::analytical::Projection;
 use super::Evidence;
 use crate::catalog::Gpu;
+use crate::catalog::{gpu_distances, GPU_DISTANCE_NAMES};
 use crate::data::Run;
 use crate::error::{Error, Result};
-use crate::features::vectors::{gpu_distances, GPU_DISTANCE_NAMES};
 use linfa::prelude::*;
 use ndarray::{Array1, Array2};
 use std::collections::HashMap;
@@ -88,7 +88,9 @@ impl ShapeTransfer {
             let rows: Vec<[f64; 7]> = idx
                 .iter()
                 .map(|&i| -> Result<[f64; 7]> {
-                    Ok(gpu_distances(ctx.gpu(pairs[i].a)?, ctx.gpu(pairs[i].b)?))
+                    Ok(ctx
+                        .catalog
+                        .distances(ctx.gpu(pairs[i].a)?, ctx.gpu(pairs[i].b)?))
                 })
                 .collect::<Result<_>>()?;
             for (&i, d) in idx.iter().zip(&rows) {

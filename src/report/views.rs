@@ -151,18 +151,15 @@ pub fn explain_text(
     query: &Run,
     target: &str,
     calibration: &str,
-    projections: &[Projection],
+    projections: &[(&Run, Projection)],
     combined: Option<&Prediction>,
 ) -> String {
     let mut s = format!(
         "{} {} -> {target}  (calibration: {calibration})\n",
         query.kernel, query.config
     );
-    for p in projections {
-        s += &format!(
-            "\nsource {}: measured {:.6} ms\n",
-            p.source_gpu, p.source_ms
-        );
+    for (source, p) in projections {
+        s += &format!("\nsource {}: measured {:.6} ms\n", source.gpu, p.source_ms);
         s += &format!("  source  {}\n", features_line(&p.source));
         s += &format!("  target  {}\n", features_line(&p.target));
         s += &format!("  busy (measured - floor)  {:.6} ms\n", p.busy_source_ms);
