@@ -13,7 +13,7 @@
 //!   similarity ([`similarity`]); the interval spans the sources and the memory levels
 //!   (hierarchical roofline).
 
-use super::{Context, Evidence, Fit, Interval, Predict, Prediction};
+use super::{Context, Evidence, Fit, HeldOutError, Interval, Predict, Prediction};
 use crate::catalog::{Catalog, Gpu};
 use crate::data::Run;
 use crate::error::Result;
@@ -47,11 +47,12 @@ pub struct FittedAnalytical {
 /// subsample beyond it: quantiles at 5 % and 95 % need hundreds, not millions).
 const MAX_INTERVAL_RUNS: usize = 4000;
 
-/// Held-out errors ln(measured / projected) of training runs: each projected from the
-/// same work on the other training GPUs (its own GPU's rows are never a source), at
-/// most [`MAX_INTERVAL_RUNS`] of them.
-pub(crate) fn held_out_errors(train: &[Run], ctx: &Context) -> Result<Vec<f64>> {
+/// Held-out errors ln(measured / projected) of training runs, with their GPUs: each
+/// projected from the same work on the other training GPUs (its own GPU's rows are
+/// never a source), at most [`MAX_INTERVAL_RUNS`] of them.
+pub(crate) fn held_out_errors(train: &[Run], ctx: &Context) -> Result<Vec<HeldOutError>> {
     let evidence = Evidence::new(train.iter());
+    let gpus = evidence.gpus();
     let mut errors = Vec::new();
     for t in super::learning_queries(train, MAX_INTERVAL_RUNS) {
         let q = crate::data::query_of(t);
@@ -59,7 +60,10 @@ pub(crate) fn held_out_errors(train: &[Run], ctx: &Context) -> Result<Vec<f64>> 
             continue; // a size projection on the GPU itself: not what the interval is for
         }
         if let Some(p) = combine(projections(&q, &evidence, ctx)?.iter().map(|(_, p)| p)) {
-            errors.push((t.time_ms / p.pred_ms).ln());
+            errors.push(HeldOutError {
+                gpu: gpus.binary_search(&t.gpu.as_str()).unwrap_or(0),
+                ln_error: (t.time_ms / p.pred_ms).ln(),
+            });
         }
     }
     Ok(errors)
@@ -284,10 +288,7 @@ impl Analytical {
     /// Fit, keeping the concrete type (what `explain` shows the terms of).
     pub fn fit_analytical(&self, train: &[Run], ctx: &Context) -> Result<FittedAnalytical> {
         Ok(FittedAnalytical {
-            interval_log: super::interval_log_from_gpus(
-                held_out_errors(train, ctx)?,
-                super::gpu_count(train),
-            ),
+            interval_log: super::interval_log(&held_out_errors(train, ctx)?),
         })
     }
 }

@@ -18,7 +18,8 @@ use super::analytical::{combine, peak_floor_ms, project, projections, similarity
 use super::regressors::{make, FittedRegressor, RegressorKind};
 use super::transfer::{self, ShapeTransfer};
 use super::{
-    interval_log_from_gpus, Context, Evidence, Fit, Interval, Predict, Prediction, INTERVAL_LEVEL,
+    interval_log, Context, Evidence, Fit, HeldOutError, Interval, Predict, Prediction,
+    INTERVAL_LEVEL,
 };
 use crate::catalog::Gpu;
 use crate::data::{query_of, Run};
@@ -376,7 +377,7 @@ fn choose_correction_share(
     origins: &[PairOrigin],
     n_gpus: usize,
     fixed: Option<f64>,
-) -> Result<(f64, Vec<f64>)> {
+) -> Result<(f64, Vec<HeldOutError>)> {
     // GPUs are held out in at most MAX_INNER_FOLDS groups (GPU i in group i mod k):
     // with few GPUs that is leave-one-GPU-out; with many it bounds the refits.
     let groups = n_gpus.min(MAX_INNER_FOLDS);
@@ -412,7 +413,11 @@ fn choose_correction_share(
     if scored.is_empty() {
         // No GPU could be held out: no correction; the interval comes from the
         // in-sample residuals of the analytical projection.
-        return Ok((fixed.unwrap_or(0.0), y.to_vec()));
+        let errors = y.iter().zip(origins).map(|(&e, o)| HeldOutError {
+            gpu: o.target_gpu,
+            ln_error: e,
+        });
+        return Ok((fixed.unwrap_or(0.0), errors.collect()));
     }
     // Each held-out run's pairs, together: its target GPU and (weight, predicted
     // correction, actual residual) per pair.
@@ -497,7 +502,11 @@ fn choose_correction_share(
             })
             .0
     });
-    Ok((share, runs.iter().map(|(_, p)| error(share, p)).collect()))
+    let errors = runs.iter().map(|(t, p)| HeldOutError {
+        gpu: *t,
+        ln_error: error(share, p),
+    });
+    Ok((share, errors.collect()))
 }
 
 /// The mean of each GPU's values (GPU index, value); 0 for a GPU with none.
@@ -635,8 +644,7 @@ impl HybridParams {
         // 96 % coverage for a 90 % interval on the GEMM tables. Too few combined
         // errors: the pairs' errors; too few of those: no calibrated interval.
         let (shape, shape_errors) = transfer::fit_and_choose(train, ctx, INTERVAL_QUERIES)?;
-        let interval_log = interval_log_from_gpus(shape_errors, gpus.len())
-            .or_else(|| interval_log_from_gpus(held_out, gpus.len()));
+        let interval_log = interval_log(&shape_errors).or_else(|| interval_log(&held_out));
         let residual = correction(params.regressor, params.seed, correction_share, &x, &y)?;
         Ok(FittedHybrid {
             params,
@@ -775,13 +783,13 @@ mod tests {
             choose_correction_share(RegressorKind::Linear, 1, &x, &y, &o, 3, None).unwrap();
         assert_eq!(share, 0.0);
         assert_eq!(errors.len(), 60, "one held-out error per run, not per pair");
-        assert!(errors.iter().all(|e| e.abs() < 1e-9));
+        assert!(errors.iter().all(|e| e.ln_error.abs() < 1e-9));
         // Both sources off the same way: the combination is off too, and the
         // correction that fixes it is taken in full.
         let (x, y, o) = pairs(0.3, 0.3);
         let (share, errors) =
             choose_correction_share(RegressorKind::Linear, 1, &x, &y, &o, 3, None).unwrap();
         assert_eq!(share, 1.0);
-        assert!(errors.iter().all(|e| e.abs() < 1e-6));
+        assert!(errors.iter().all(|e| e.ln_error.abs() < 1e-6));
     }
 }

@@ -27,7 +27,7 @@
 //! never making a held-out GPU more than a point worse).
 
 use super::analytical::Projection;
-use super::Evidence;
+use super::{Evidence, HeldOutError};
 use crate::catalog::Gpu;
 use crate::catalog::{gpu_distances, GPU_DISTANCE_NAMES};
 use crate::data::Run;
@@ -313,7 +313,7 @@ pub fn fit_and_choose(
     train: &[Run],
     ctx: &super::Context,
     max_queries: usize,
-) -> Result<(Option<ShapeTransfer>, Vec<f64>)> {
+) -> Result<(Option<ShapeTransfer>, Vec<HeldOutError>)> {
     let evidence = Evidence::new(train.iter());
     let gpus = evidence.gpus();
     // Each pair's shape difference depends on that pair's runs only: measured once.
@@ -357,7 +357,11 @@ pub fn fit_and_choose(
     }
     let all_pairs: Vec<&PairVariance> = pairs.iter().collect();
     let Some(mut transfer) = ShapeTransfer::fit_pairs(&all_pairs, &gpus, ctx)? else {
-        return Ok((None, scored.iter().map(|s| s.residual).collect()));
+        let errors = scored.iter().map(|s| HeldOutError {
+            gpu: s.gpu,
+            ln_error: s.residual,
+        });
+        return Ok((None, errors.collect()));
     };
     transfer.strength_same_arch = choose_strength(&scored, gpus.len(), true);
     transfer.strength_other_arch = choose_strength(&scored, gpus.len(), false);
@@ -369,7 +373,10 @@ pub fn fit_and_choose(
             } else {
                 transfer.strength_other_arch
             };
-            s.residual + strength * s.correction
+            HeldOutError {
+                gpu: s.gpu,
+                ln_error: s.residual + strength * s.correction,
+            }
         })
         .collect();
     Ok((Some(transfer), errors))
