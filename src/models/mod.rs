@@ -127,13 +127,14 @@ const NORMAL_LEVELS: [f64; 25] = [
 ///
 /// Errors cluster by GPU: most of a target's error is its own level (scale), the rest
 /// its shape. With many GPUs their pooled 5 % and 95 % quantiles would do; with three
-/// they hold three draws of the level, and a new GPU's level is often outside them
-/// (measured: the 4-GPU convolution's interval covered 82.6 % of the targets' runs).
+/// they hold three draws of the level, and a new GPU's level is often outside them.
 /// So the two parts are modelled apart: a new GPU's level ~ Normal(0, s^2), s^2 the
 /// mean square of the training GPUs' levels (each the median of its errors; centred
 /// on 0 because no model is fitted to the targets' level, and two or three GPUs
 /// place a mean badly), plus a shape error drawn from the errors around their GPU's
 /// level. The bounds are the quantiles of that mixture. One GPU: its errors' quantiles.
+/// Measured on the 4-GPU convolution, share of the targets' runs covered: pooled
+/// quantiles 82.6 %, with tails shrunk by n / (n + 1) 84.2 %, this 85.6 %.
 pub fn interval_log(errors: &[HeldOutError]) -> Option<(f64, f64)> {
     let mut errors: Vec<HeldOutError> = errors
         .iter()
