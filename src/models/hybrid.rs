@@ -640,9 +640,9 @@ impl HybridParams {
         // training GPU projected from the others, with the shape transfer): the
         // hybrid's own errors when no residual correction is applied, and a
         // conservative stand-in when one is (it is applied only where it lowered the
-        // held-out errors). The pairs' errors are single-source projections: measured
-        // 96 % coverage for a 90 % interval on the GEMM tables. Too few combined
-        // errors: the pairs' errors; too few of those: no calibrated interval.
+        // held-out errors). Too few of those: the held-out runs' errors from the share
+        // choice (sources combined, no shape transfer); too few of those: no
+        // calibrated interval.
         let (shape, shape_errors) = transfer::fit_and_choose(train, ctx, INTERVAL_QUERIES)?;
         let interval_log = interval_log(&shape_errors).or_else(|| interval_log(&held_out));
         let residual = correction(params.regressor, params.seed, correction_share, &x, &y)?;

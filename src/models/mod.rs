@@ -146,7 +146,9 @@ pub fn interval_log(errors: &[HeldOutError]) -> Option<(f64, f64)> {
     }
     errors.sort_by(|a, b| a.gpu.cmp(&b.gpu).then(a.ln_error.total_cmp(&b.ln_error)));
     let groups: Vec<&[HeldOutError]> = errors.chunk_by(|a, b| a.gpu == b.gpu).collect();
-    let median = |g: &[HeldOutError]| sorted_quantile_by(g, 0.5, |e| e.ln_error);
+    let median = |g: &[HeldOutError]| {
+        sorted_quantile(&g.iter().map(|e| e.ln_error).collect::<Vec<_>>(), 0.5)
+    };
     let mut mixture: Vec<f64> = if groups.len() < 2 {
         errors.iter().map(|e| e.ln_error).collect()
     } else {
@@ -171,17 +173,11 @@ pub fn interval_log(errors: &[HeldOutError]) -> Option<(f64, f64)> {
     ))
 }
 
-/// [`sorted_quantile`] of `key` over `v`, sorted by that key.
-fn sorted_quantile_by<T>(v: &[T], q: f64, key: impl Fn(&T) -> f64) -> f64 {
-    let pos = q * (v.len() - 1) as f64;
-    let (i, frac) = (pos.floor() as usize, pos.fract());
-    let (a, b) = (key(&v[i]), key(&v[(i + 1).min(v.len() - 1)]));
-    a + frac * (b - a)
-}
-
 /// Quantile of sorted `v` (linear interpolation), `q` in [0, 1].
 fn sorted_quantile(v: &[f64], q: f64) -> f64 {
-    sorted_quantile_by(v, q, |x| *x)
+    let pos = q * (v.len() - 1) as f64;
+    let (i, frac) = (pos.floor() as usize, pos.fract());
+    v[i] + frac * (v[(i + 1).min(v.len() - 1)] - v[i])
 }
 
 impl Prediction {
@@ -193,14 +189,6 @@ impl Prediction {
         self.hi_ms = self.hi_ms.max(self.pred_ms);
         self
     }
-}
-
-/// How many GPUs `runs` come from.
-pub fn gpu_count(runs: &[Run]) -> usize {
-    let mut gpus: Vec<&str> = runs.iter().map(|r| r.gpu.as_str()).collect();
-    gpus.sort_unstable();
-    gpus.dedup();
-    gpus.len()
 }
 
 /// The training runs a model learns from (those the validation rule keeps), at most
