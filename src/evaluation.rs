@@ -487,12 +487,6 @@ fn logo_folds<'a>(runs: &[&'a Run], sel: &Selection) -> Vec<Fold<'a>> {
         .collect()
 }
 
-/// The family a kernel belongs to: its `category` when the data gives one, else the
-/// kernel itself.
-pub fn family(run: &Run) -> &str {
-    run.category.as_deref().unwrap_or(&run.kernel)
-}
-
 /// Per (GPU, kernel): the smallest and largest work and the number of rows (the
 /// new-size and new-kernel protocols' "smallest"/"largest" in one pass).
 fn work_extents<'a>(runs: &[&'a Run]) -> HashMap<(&'a str, &'a str), (f64, f64, usize)> {
@@ -575,7 +569,7 @@ fn folds<'a>(runs: &[&'a Run], protocol: &Protocol, sel: &Selection) -> Vec<Fold
         }
         Protocol::NewFamily => {
             let gpus: BTreeSet<&str> = runs.iter().map(|r| r.gpu.as_str()).collect();
-            let families: BTreeSet<&str> = runs.iter().map(|r| family(r)).collect();
+            let families: BTreeSet<&str> = runs.iter().map(|r| r.family()).collect();
             let mut out = Vec::new();
             for &t in &gpus {
                 // The family's runs on other GPUs are sources a projection may use;
@@ -585,7 +579,7 @@ fn folds<'a>(runs: &[&'a Run], protocol: &Protocol, sel: &Selection) -> Vec<Fold
                     let tests: Vec<&Run> = runs
                         .iter()
                         .copied()
-                        .filter(|r| r.gpu == t && family(r) == f)
+                        .filter(|r| r.gpu == t && r.family() == f)
                         .collect();
                     if tests.is_empty() {
                         continue;
@@ -595,7 +589,7 @@ fn folds<'a>(runs: &[&'a Run], protocol: &Protocol, sel: &Selection) -> Vec<Fold
                         fit: evidence
                             .iter()
                             .copied()
-                            .filter(|r| family(r) != f)
+                            .filter(|r| r.family() != f)
                             .collect(),
                         evidence: evidence.clone(),
                         groups: vec![TestGroup {
@@ -682,7 +676,7 @@ pub fn fold_count(runs: &[Run], protocol: &Protocol, sel: &Selection) -> usize {
             logo_groups(&gpus, sel).len()
         }
         Protocol::NewFamily => kept
-            .map(|r| (r.gpu.as_str(), family(r)))
+            .map(|r| (r.gpu.as_str(), r.family()))
             .collect::<BTreeSet<_>>()
             .len(),
         _ => 1,

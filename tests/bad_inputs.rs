@@ -122,6 +122,8 @@ fn model_json(edit: impl FnOnce(&mut serde_json::Value)) -> String {
         "training_gpus": ["NVIDIA GeForce RTX 2080 Ti"],
         "data_hash": "0",
         "correction_share": 0.0,
+        "new_family_share": 0.0,
+        "families": ["matmul"],
         "interval_log": [-0.4, 0.9],
         "pairs": 0,
         "residual": null
@@ -430,6 +432,8 @@ fn cases() -> Vec<Case> {
         model_file("truncated model JSON", &model_json(|_| {})[..40], "m.json: not a gpucast model file: EOF while parsing"),
         model_file("model format version 1", model_json(|v| v["version"] = 1.into()), "m.json: model file format version 1"),
         model_file("negative correction share", model_json(|v| v["correction_share"] = (-0.5).into()), "m.json: correction_share -0.5 is outside 0..1"),
+        model_file("new-family share above 1", model_json(|v| v["new_family_share"] = 1.5.into()), "m.json: new_family_share 1.5 is outside 0..1"),
+        model_file("unsorted families", model_json(|v| v["families"] = serde_json::json!(["stencil", "matmul"])), "m.json: families must be sorted, each named once"),
         model_file("swapped interval", model_json(|v| v["interval_log"] = serde_json::json!([0.9, -0.4])), "m.json: interval_log (0.9, -0.4) must be finite with lo <= hi"),
         model_file("negative shape coefficient", model_json(|v| v["shape"] = shape(&[-1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0], 1.0)), "m.json: shape.coefficients must be 7 finite numbers >= 0"),
         model_file("shape coefficients of another version", model_json(|v| v["shape"] = shape(&[1.0, 0.5], 1.0)), "m.json: shape.coefficients must be 7 finite numbers >= 0"),

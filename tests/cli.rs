@@ -218,8 +218,9 @@ fn train_then_predict_and_reject_bad_model_files() {
     assert!(saved.get("x").is_none() && saved.get("y").is_none());
     assert!(saved.get("residual").is_some() && saved["pairs"].as_u64().unwrap() > 0);
     // Every hand edit that would change predictions silently is an error.
-    let edits: [(&str, serde_json::Value, &str); 4] = [
+    let edits: [(&str, serde_json::Value, &str); 5] = [
         ("correction_share", serde_json::json!(-0.5), "outside 0..1"),
+        ("new_family_share", serde_json::json!(2.0), "outside 0..1"),
         ("interval_log", serde_json::json!([0.4, -0.3]), "lo <= hi"),
         (
             "features",
@@ -377,9 +378,10 @@ fn evaluate_says_what_the_hybrid_fit_decided() {
         .lines()
         .find(|l| l.starts_with("fitted: hybrid:"))
         .unwrap_or_else(|| panic!("no summary for hybrid in {out}"));
-    // The folds chose different shares (TITAN V's 0.25): one entry per fold.
+    // The folds chose different shares (TITAN V's 0.25): one entry per fold. None
+    // carried over to held-out kernel families: a new family gets none.
     assert!(
-        chosen.contains("NVIDIA TITAN V: correction share 0.25 (chosen by leave-one-GPU-out"),
+        chosen.contains("NVIDIA TITAN V: correction share 0.25 (chosen by leave-one-GPU-out inside the training GPUs), 0 for a new kernel family"),
         "{chosen}"
     );
 }

@@ -601,13 +601,15 @@ fn train(a: TrainArgs, catalog: &Catalog) -> Result<()> {
     fitted.save(&a.out)?;
     let state = fitted.state();
     eprintln!(
-        "wrote {} (hybrid/{}, {} training pairs from {} GPUs, data hash {}, correction share {})",
+        "wrote {} (hybrid/{}, {} training pairs from {} GPUs and {} kernel families, data hash {}, correction share {}, {} for a new family)",
         a.out.display(),
         state.regressor.name(),
         state.pairs,
         state.training_gpus.len(),
+        state.families.len(),
         state.data_hash,
-        state.correction_share
+        state.correction_share,
+        state.new_family_share
     );
     Ok(())
 }

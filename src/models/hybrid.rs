@@ -36,8 +36,9 @@ const MAX_LOG_CORRECTION: f64 = 2.0;
 /// Version of the saved-model format; loading another version is an error. Version 3
 /// stores the fitted residual regressor itself (version 2 stored its design matrix and
 /// refitted it on every load); version 4 adds the shape transfer; version 5 the
-/// `async_mma_delta` pair feature.
-pub const MODEL_FORMAT_VERSION: u32 = 5;
+/// `async_mma_delta` pair feature; version 6 the training families and the share for
+/// a kernel family the training data lacks.
+pub const MODEL_FORMAT_VERSION: u32 = 6;
 
 /// Hyperparameters of the hybrid: the residual's regressor, its seed and, as a
 /// diagnostic, a fixed correction share (`hybrid@0.5`) instead of the one chosen by
@@ -137,9 +138,15 @@ pub struct HybridState {
     pub categories: Vec<String>,
     pub training_gpus: Vec<String>,
     pub data_hash: String,
-    /// Share of the learned correction applied (chosen by leave-one-GPU-out inside the
-    /// training GPUs; 0 = pure analytical).
+    /// Share of the learned correction applied to a kernel of a family in
+    /// `families` (chosen by leave-one-GPU-out inside the training GPUs; 0 = pure
+    /// analytical).
     pub correction_share: f64,
+    /// Share applied to a kernel of any other family (chosen by holding out kernel
+    /// families together with the GPUs; 0 when the training data has one family).
+    pub new_family_share: f64,
+    /// The training runs' kernel families ([`Run::family`]), sorted.
+    pub families: Vec<String>,
     /// Quantiles of the held-out log errors ln(measured / predicted): the prediction
     /// interval is [pred x e^lo, pred x e^hi], widened to the memory-level bounds;
     /// None when too few errors were held out to calibrate one.
@@ -155,6 +162,22 @@ pub struct HybridState {
 }
 
 impl HybridState {
+    /// The share of the correction applied to `query`: a family the training data
+    /// lacks gets the share chosen for new families (a correction learned on other
+    /// families can be wrong for it: on the reference study's new-family protocol, a
+    /// share chosen on known families made TITAN V 8 points worse).
+    pub fn share_for(&self, query: &Run) -> f64 {
+        let family = query.family();
+        if self
+            .families
+            .binary_search_by(|f| f.as_str().cmp(family))
+            .is_ok()
+        {
+            self.correction_share
+        } else {
+            self.new_family_share
+        }
+    }
     /// Check every field a hand edit could break.
     fn check(&self) -> Result<()> {
         let bad = |m: String| Err(Error::model_file(m));
@@ -167,11 +190,16 @@ impl HybridState {
                 self.version, self.gpucast_version
             ));
         }
-        if !(0.0..=1.0).contains(&self.correction_share) {
-            return bad(format!(
-                "correction_share {} is outside 0..1",
-                self.correction_share
-            ));
+        for (name, share) in [
+            ("correction_share", self.correction_share),
+            ("new_family_share", self.new_family_share),
+        ] {
+            if !(0.0..=1.0).contains(&share) {
+                return bad(format!("{name} {share} is outside 0..1"));
+            }
+        }
+        if self.families.windows(2).any(|w| w[0] >= w[1]) {
+            return bad("families must be sorted, each named once".into());
         }
         if let Some((lo, hi)) = self.interval_log {
             if !(lo.is_finite() && hi.is_finite() && lo <= hi) {
@@ -201,10 +229,11 @@ impl HybridState {
                     r.n_features()
                 ));
             }
-        } else if self.correction_share > 0.0 && self.pairs >= MIN_PAIRS {
+        } else if self.correction_share.max(self.new_family_share) > 0.0 && self.pairs >= MIN_PAIRS
+        {
             return bad(format!(
-                "correction_share {} but no residual model",
-                self.correction_share
+                "correction_share {} (new families {}) but no residual model",
+                self.correction_share, self.new_family_share
             ));
         }
         if self.training_gpus.is_empty() {
@@ -282,6 +311,7 @@ impl FittedHybrid {
 
 /// The residual regressor a fitted hybrid applies: none when its share is 0 (the
 /// correction would be multiplied by e^0, so fitting and querying it is wasted work).
+/// `share` is the larger of the known- and new-family shares.
 fn correction(
     kind: RegressorKind,
     seed: u64,
@@ -344,54 +374,53 @@ const SIGNIFICANCE: f64 = 2.0;
 const SHARE_GRID: [f64; 5] = [0.0, 0.25, 0.5, 0.75, 1.0];
 
 /// Where a training pair comes from: its source and target GPUs (indices into the
-/// training GPUs), the training run it predicts and its source's weight in the
-/// analytical combination.
+/// training GPUs), its kernel family (index into the training families), the training
+/// run it predicts and its source's weight in the analytical combination.
 #[derive(Debug, Clone, Copy)]
 struct PairOrigin {
     source_gpu: usize,
     target_gpu: usize,
+    family: usize,
     query: usize,
     weight: f64,
 }
 
-/// How much of the learned correction to trust, chosen honestly inside the training
-/// data: each group of training GPUs in turn is held out, the residual model is fitted
-/// on the pairs that do not touch it and applied to the pairs that target it. Each
-/// held-out run's pairs are then combined as the prediction combines sources (a
-/// weighted geometric mean), so a share is judged by the error of what the hybrid
-/// would predict, not of single-source projections (corrections that help each source
-/// can still shift the combined level). Among the shares that make no held-out GPU
-/// more than [`MAX_HARM`] worse (combined or per source), keep the single-source
-/// error and lower the held-out runs' error by more than [`SIGNIFICANCE`] standard
-/// errors, the one with the lowest mean absolute percentage error over the held-out
-/// runs wins (ties go to the smaller share). With too few GPUs
-/// to hold one out, the correction is not used. Also returns the held-out log errors
-/// left after the chosen correction: they set the prediction interval when the
-/// shape transfer has none. A `fixed` share is used as given (its held-out errors
-/// still set the interval).
-fn choose_correction_share(
+/// The correction shares chosen inside the training data, and the held-out errors the
+/// known-family share left.
+struct ChosenShares {
+    known_family: f64,
+    new_family: f64,
+    held_out: Vec<HeldOutError>,
+}
+
+/// (predicted correction, actual residual, origin) of a held-out pair.
+type ScoredPair = (f64, f64, PairOrigin);
+
+/// Held-out scores of the pairs that target each group of training GPUs in turn
+/// (GPU i in group i mod k, k <= [`MAX_INNER_FOLDS`]: with few GPUs that is
+/// leave-one-GPU-out; with many it bounds the refits), the residual fitted on the
+/// pairs that touch no GPU of the group. With `new_families`, the kernel families
+/// of the group's index (family j in group j mod k) are held out of fitting too and
+/// only their pairs are scored: what a kernel of a family never seen meets.
+fn held_out_scores(
     kind: RegressorKind,
     seed: u64,
-    x: &[Vec<f64>],
-    y: &[f64],
-    origins: &[PairOrigin],
+    (x, y, origins): (&[Vec<f64>], &[f64], &[PairOrigin]),
     n_gpus: usize,
-    fixed: Option<f64>,
-) -> Result<(f64, Vec<HeldOutError>)> {
-    // GPUs are held out in at most MAX_INNER_FOLDS groups (GPU i in group i mod k):
-    // with few GPUs that is leave-one-GPU-out; with many it bounds the refits.
-    let groups = n_gpus.min(MAX_INNER_FOLDS);
-    let group = |g: usize| g % groups.max(1);
-    // (predicted correction, actual residual, origin) of every held-out pair
-    let mut scored: Vec<(f64, f64, PairOrigin)> = Vec::new();
+    new_families: bool,
+) -> Result<Vec<ScoredPair>> {
+    let groups = n_gpus.clamp(1, MAX_INNER_FOLDS);
+    let group = |g: usize| g % groups;
+    let mut scored = Vec::new();
     for held in 0..groups {
         let (mut xi, mut yi, mut xo, mut yo) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for ((row, &target), o) in x.iter().zip(y).zip(origins) {
             let (s, t) = (group(o.source_gpu), group(o.target_gpu));
-            if s != held && t != held {
+            let family_held = new_families && group(o.family) == held;
+            if s != held && t != held && !family_held {
                 xi.push(row.clone());
                 yi.push(target);
-            } else if t == held && s != held {
+            } else if t == held && s != held && (family_held || !new_families) {
                 xo.push(row.clone());
                 yo.push((target, *o));
             }
@@ -410,24 +439,92 @@ fn choose_correction_share(
                 .map(|(c, (r, o))| (c, r, o)),
         );
     }
-    if scored.is_empty() {
+    Ok(scored)
+}
+
+/// The correction shares for kernels of known and of new families, each chosen by
+/// [`choose_share`] on [`held_out_scores`] (held-out GPUs; held-out GPUs and
+/// families). A new family's share is never above the known families' (a correction
+/// that does not carry over to a new GPU for the kernels it learned from is not
+/// trusted for kernels it has never seen: on Kernel Tuner's new-family protocol a
+/// larger one made V100 2 points worse). A `fixed` share is used for both. With one
+/// training family no new family could be held out: kernels of another family get no
+/// correction.
+fn choose_correction_shares(
+    kind: RegressorKind,
+    seed: u64,
+    pairs: (&[Vec<f64>], &[f64], &[PairOrigin]),
+    n_gpus: usize,
+    n_families: usize,
+    fixed: Option<f64>,
+) -> Result<ChosenShares> {
+    let (_, y, origins) = pairs;
+    let scored = held_out_scores(kind, seed, pairs, n_gpus, false)?;
+    let (known_family, held_out) = if scored.is_empty() {
         // No GPU could be held out: no correction; the interval comes from the
         // in-sample residuals of the analytical projection.
         let errors = y.iter().zip(origins).map(|(&e, o)| HeldOutError {
             gpu: o.target_gpu,
             ln_error: e,
         });
-        return Ok((fixed.unwrap_or(0.0), errors.collect()));
-    }
-    // Each held-out run's pairs, together: its target GPU and (weight, predicted
-    // correction, actual residual) per pair.
+        (fixed.unwrap_or(0.0), errors.collect())
+    } else {
+        choose_share(scored, n_gpus, None, fixed)
+    };
+    let new_family = match fixed {
+        Some(share) => share,
+        None if n_families < 2 || known_family == 0.0 => 0.0,
+        None => {
+            let scored = held_out_scores(kind, seed, pairs, n_gpus, true)?;
+            if scored.is_empty() {
+                0.0
+            } else {
+                choose_share(scored, n_gpus, Some(n_families), None)
+                    .0
+                    .min(known_family)
+            }
+        }
+    };
+    Ok(ChosenShares {
+        known_family,
+        new_family,
+        held_out,
+    })
+}
+
+/// How much of the learned correction to trust, judged on held-out pairs (`scored`,
+/// not empty). Each held-out run's pairs are combined as the prediction combines
+/// sources (a
+/// weighted geometric mean), so a share is judged by the error of what the hybrid
+/// would predict, not of single-source projections (corrections that help each source
+/// can still shift the combined level). Among the shares that make no held-out GPU
+/// more than [`MAX_HARM`] worse (combined or per source), keep the single-source
+/// error and lower the held-out runs' error by more than [`SIGNIFICANCE`] standard
+/// errors, the one with the lowest mean absolute percentage error over the held-out
+/// runs wins (ties go to the smaller share). With `n_families` (the share for new
+/// families), no held-out family may get more than [`MAX_HARM`] worse either: a
+/// correction that helps most families while hurting one would hurt some new ones
+/// (on the reference study, without this guard, held-out shared-memory kernels got
+/// 395 % off). Also returns the held-out log errors
+/// left after the chosen correction: they set the prediction interval when the
+/// shape transfer has none. A `fixed` share is used as given (its held-out errors
+/// still set the interval).
+fn choose_share(
+    mut scored: Vec<ScoredPair>,
+    n_gpus: usize,
+    n_families: Option<usize>,
+    fixed: Option<f64>,
+) -> (f64, Vec<HeldOutError>) {
+    // Each held-out run's pairs, together: its target GPU, its family and (weight,
+    // predicted correction, actual residual) per pair.
     type HeldOutPair = (f64, f64, f64);
     scored.sort_by_key(|(_, _, o)| o.query);
-    let runs: Vec<(usize, Vec<HeldOutPair>)> = scored
+    let runs: Vec<(usize, usize, Vec<HeldOutPair>)> = scored
         .chunk_by(|a, b| a.2.query == b.2.query)
         .map(|pairs| {
-            let t = pairs[0].2.target_gpu;
-            (t, pairs.iter().map(|&(c, r, o)| (o.weight, c, r)).collect())
+            let o = pairs[0].2;
+            let pairs = pairs.iter().map(|&(c, r, o)| (o.weight, c, r)).collect();
+            (o.target_gpu, o.family, pairs)
         })
         .collect();
     // ln(measured / combined prediction) of a run with a share of the correction.
@@ -440,7 +537,7 @@ fn choose_correction_share(
             / wsum.max(1e-300)
     };
     let ape = |share: f64, pairs: &[HeldOutPair]| (error(share, pairs).exp() - 1.0).abs();
-    let mape = |share: f64| runs.iter().map(|(_, p)| ape(share, p)).sum::<f64>();
+    let mape = |share: f64| runs.iter().map(|(_, _, p)| ape(share, p)).sum::<f64>();
     let pair_ape = |share: f64, c: f64, r: f64| ((r - share * c).exp() - 1.0).abs();
     // Per held-out GPU: its mean APE with a share, over its runs' combined predictions
     // and over the single-source projections. A share is admissible only when it
@@ -450,7 +547,12 @@ fn choose_correction_share(
     // single-source error: the combination can favour a correction that is wrong for
     // most sources when their errors cancel. The single-source tests are a guard: on
     // the shipped corpora they changed no choice (the significance test did).
-    let per_gpu = |share: f64| per_gpu_mean(n_gpus, runs.iter().map(|(t, p)| (*t, ape(share, p))));
+    let per_gpu =
+        |share: f64| per_gpu_mean(n_gpus, runs.iter().map(|(t, _, p)| (*t, ape(share, p))));
+    let per_family = |share: f64| match n_families {
+        Some(n) => per_gpu_mean(n, runs.iter().map(|(_, f, p)| (*f, ape(share, p)))),
+        None => Vec::new(),
+    };
     let per_gpu_pairs = |share: f64| {
         per_gpu_mean(
             n_gpus,
@@ -465,7 +567,7 @@ fn choose_correction_share(
             .map(|&(c, r, _)| pair_ape(share, c, r))
             .sum::<f64>()
     };
-    let (base, base_pairs) = (per_gpu(0.0), per_gpu_pairs(0.0));
+    let (base, base_pairs, base_families) = (per_gpu(0.0), per_gpu_pairs(0.0), per_family(0.0));
     let no_worse =
         |with: Vec<f64>, without: &[f64]| with.iter().zip(without).all(|(m, b)| *m <= b + MAX_HARM);
     // The held-out runs' errors must drop by more than SIGNIFICANCE standard errors of
@@ -474,7 +576,7 @@ fn choose_correction_share(
     let clearly_better = |share: f64| {
         let d: Vec<f64> = runs
             .iter()
-            .map(|(_, p)| ape(share, p) - ape(0.0, p))
+            .map(|(_, _, p)| ape(share, p) - ape(0.0, p))
             .collect();
         let n = d.len() as f64;
         let mean = d.iter().sum::<f64>() / n;
@@ -484,6 +586,7 @@ fn choose_correction_share(
     let admissible = |share: f64| {
         no_worse(per_gpu(share), &base)
             && no_worse(per_gpu_pairs(share), &base_pairs)
+            && no_worse(per_family(share), &base_families)
             && pooled_pairs(share) <= pooled_pairs(0.0) + 1e-12
             && clearly_better(share)
     };
@@ -502,14 +605,14 @@ fn choose_correction_share(
             })
             .0
     });
-    let errors = runs.iter().map(|(t, p)| HeldOutError {
+    let errors = runs.iter().map(|(t, _, p)| HeldOutError {
         gpu: *t,
         ln_error: error(share, p),
     });
-    Ok((share, errors.collect()))
+    (share, errors.collect())
 }
 
-/// The mean of each GPU's values (GPU index, value); 0 for a GPU with none.
+/// The mean of each GPU's (or family's) values (index, value); 0 for one with none.
 fn per_gpu_mean(n_gpus: usize, values: impl Iterator<Item = (usize, f64)>) -> Vec<f64> {
     let mut sums = vec![(0.0, 0usize); n_gpus];
     for (g, v) in values {
@@ -598,6 +701,18 @@ impl HybridParams {
         gpus.sort();
         gpus.dedup();
         let index = |g: &str| gpus.binary_search_by(|x| x.as_str().cmp(g)).unwrap_or(0);
+        let families: Vec<String> = train
+            .iter()
+            .map(|r| r.family())
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .map(str::to_string)
+            .collect();
+        let family_index = |f: &str| {
+            families
+                .binary_search_by(|x| x.as_str().cmp(f))
+                .unwrap_or(0)
+        };
         let (mut x, mut y, mut origins) = (Vec::new(), Vec::new(), Vec::new());
         for (query, t) in super::learning_queries(train, params.training_queries)
             .into_iter()
@@ -621,19 +736,19 @@ impl HybridParams {
                 origins.push(PairOrigin {
                     source_gpu: index(&s.gpu),
                     target_gpu: index(&t.gpu),
+                    family: family_index(t.family()),
                     query,
                     weight: p.weight,
                 });
             }
         }
         let names = feature_names(&categories);
-        let (correction_share, held_out) = choose_correction_share(
+        let shares = choose_correction_shares(
             params.regressor,
             params.seed,
-            &x,
-            &y,
-            &origins,
+            (&x, &y, &origins),
             gpus.len(),
+            families.len(),
             params.correction_share,
         )?;
         // The interval comes from held-out errors of the combined prediction (each
@@ -644,12 +759,20 @@ impl HybridParams {
         // choice (sources combined, no shape transfer); too few of those: no
         // calibrated interval.
         let (shape, shape_errors) = transfer::fit_and_choose(train, ctx, INTERVAL_QUERIES)?;
-        let interval_log = interval_log(&shape_errors).or_else(|| interval_log(&held_out));
-        let residual = correction(params.regressor, params.seed, correction_share, &x, &y)?;
+        let interval_log = interval_log(&shape_errors).or_else(|| interval_log(&shares.held_out));
+        let residual = correction(
+            params.regressor,
+            params.seed,
+            shares.known_family.max(shares.new_family),
+            &x,
+            &y,
+        )?;
         Ok(FittedHybrid {
             params,
             state: HybridState {
-                correction_share,
+                correction_share: shares.known_family,
+                new_family_share: shares.new_family,
+                families,
                 interval_log,
                 format: "gpucast-model".into(),
                 version: MODEL_FORMAT_VERSION,
@@ -682,15 +805,15 @@ impl Predict for FittedHybrid {
             ),
             None => ", no shape transfer".into(),
         };
-        Some(format!(
-            "correction share {} ({}){shape}",
-            self.state.correction_share,
-            if self.params.correction_share.is_some() {
-                "fixed"
-            } else {
-                "chosen by leave-one-GPU-out inside the training GPUs"
-            }
-        ))
+        let share = if self.params.correction_share.is_some() {
+            format!("{} (fixed)", self.state.correction_share)
+        } else {
+            format!(
+                "{} (chosen by leave-one-GPU-out inside the training GPUs), {} for a new kernel family",
+                self.state.correction_share, self.state.new_family_share
+            )
+        };
+        Some(format!("correction share {share}{shape}"))
     }
 
     fn predict(
@@ -701,7 +824,8 @@ impl Predict for FittedHybrid {
     ) -> Result<Option<Prediction>> {
         let state = &self.state;
         let mut ps = projections(query, evidence, ctx)?;
-        if let Some(reg) = &state.residual {
+        let share = state.share_for(query);
+        if let (Some(reg), true) = (&state.residual, share > 0.0) {
             let gt = ctx.gpu(&query.gpu)?;
             let rows: Vec<Vec<f64>> = ps
                 .iter()
@@ -721,9 +845,7 @@ impl Predict for FittedHybrid {
             if !rows.is_empty() {
                 let corr = reg.predict(&to_matrix(&rows)?)?;
                 for ((_, p), c) in ps.iter_mut().zip(corr.iter()) {
-                    let f = (state.correction_share
-                        * c.clamp(-MAX_LOG_CORRECTION, MAX_LOG_CORRECTION))
-                    .exp();
+                    let f = (share * c.clamp(-MAX_LOG_CORRECTION, MAX_LOG_CORRECTION)).exp();
                     p.pred_ms *= f;
                     p.pred_dram_ms *= f;
                     p.pred_l2_ms *= f;
@@ -766,6 +888,7 @@ mod tests {
                 o.push(PairOrigin {
                     source_gpu: s,
                     target_gpu: t,
+                    family: 0,
                     query,
                     weight: 1.0,
                 });
@@ -779,17 +902,62 @@ mod tests {
         // Each source is off, but the two errors cancel in the combination: a
         // correction learned per source cannot improve what the hybrid predicts.
         let (x, y, o) = pairs(0.3, -0.3);
-        let (share, errors) =
-            choose_correction_share(RegressorKind::Linear, 1, &x, &y, &o, 3, None).unwrap();
+        let chosen = |x, y, o| {
+            let c =
+                choose_correction_shares(RegressorKind::Linear, 1, (x, y, o), 3, 1, None).unwrap();
+            assert_eq!(
+                c.new_family, 0.0,
+                "one family: no new family was ever held out"
+            );
+            (c.known_family, c.held_out)
+        };
+        let (share, errors) = chosen(&x, &y, &o);
         assert_eq!(share, 0.0);
         assert_eq!(errors.len(), 60, "one held-out error per run, not per pair");
         assert!(errors.iter().all(|e| e.ln_error.abs() < 1e-9));
         // Both sources off the same way: the combination is off too, and the
         // correction that fixes it is taken in full.
         let (x, y, o) = pairs(0.3, 0.3);
-        let (share, errors) =
-            choose_correction_share(RegressorKind::Linear, 1, &x, &y, &o, 3, None).unwrap();
+        let (share, errors) = chosen(&x, &y, &o);
         assert_eq!(share, 1.0);
         assert!(errors.iter().all(|e| e.ln_error.abs() < 1e-6));
+    }
+
+    #[test]
+    fn a_new_family_gets_only_a_correction_that_carried_over_to_held_out_families() {
+        // SYNTHETIC: 4 GPUs, 2 families; each family is off by its own amount on every
+        // GPU, and the one feature says which family a pair is. Known families: the
+        // correction fixes both, so it is taken. A family never seen: the correction
+        // learned on the other family has the wrong sign, so it is not.
+        let pairs = |off: [f64; 2]| {
+            let (mut x, mut y, mut o) = (Vec::new(), Vec::new(), Vec::new());
+            for query in 0..240 {
+                let (t, family) = (query % 4, (query / 4) % 2);
+                for s in (0..4).filter(|&s| s != t) {
+                    x.push(vec![family as f64]);
+                    y.push(off[family]);
+                    o.push(PairOrigin {
+                        source_gpu: s,
+                        target_gpu: t,
+                        family,
+                        query,
+                        weight: 1.0,
+                    });
+                }
+            }
+            (x, y, o)
+        };
+        let (x, y, o) = pairs([0.3, -0.3]);
+        let c = choose_correction_shares(RegressorKind::Gbm, 1, (&x, &y, &o), 4, 2, None).unwrap();
+        assert_eq!(c.known_family, 1.0);
+        assert_eq!(c.new_family, 0.0);
+        // Both families off the same way: what was learned on one carries over.
+        let (x, y, o) = pairs([0.3, 0.3]);
+        let c = choose_correction_shares(RegressorKind::Gbm, 1, (&x, &y, &o), 4, 2, None).unwrap();
+        assert_eq!((c.known_family, c.new_family), (1.0, 1.0));
+        // A fixed share is used for both.
+        let c =
+            choose_correction_shares(RegressorKind::Gbm, 1, (&x, &y, &o), 4, 2, Some(0.5)).unwrap();
+        assert_eq!((c.known_family, c.new_family), (0.5, 0.5));
     }
 }

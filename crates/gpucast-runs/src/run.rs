@@ -224,6 +224,12 @@ impl Run {
     pub fn work(&self) -> f64 {
         self.flops.max(self.dram_bytes)
     }
+    /// The family the kernel belongs to: its `category` when the data gives one, else
+    /// the kernel itself (what the new-family protocol holds out, and what tells a
+    /// fitted model whether it has seen a kernel's kind).
+    pub fn family(&self) -> &str {
+        self.category.as_deref().unwrap_or(&self.kernel)
+    }
     /// Identity of the work, independent of the GPU.
     pub fn work_key(&self) -> (&str, &str) {
         (&self.kernel, &self.config)
