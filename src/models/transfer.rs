@@ -307,13 +307,13 @@ const MAX_HARM: f64 = 0.01;
 /// predicted from them. For each case (a source of the target's compute capability or
 /// none), among the strengths that make no held-out GPU more than one point worse
 /// than none, the lowest MAPE wins (ties to the smaller). Also returns the held-out
-/// errors ln(measured / predicted) at the chosen strengths: they calibrate the
-/// interval.
-pub fn fit_and_choose(
-    train: &[Run],
+/// errors ln(measured / predicted) at the chosen strengths, each with its run: they
+/// calibrate the interval (the hybrid first adds its residual correction to them).
+pub fn fit_and_choose<'a>(
+    train: &'a [Run],
     ctx: &super::Context,
     max_queries: usize,
-) -> Result<(Option<ShapeTransfer>, Vec<HeldOutError>)> {
+) -> Result<(Option<ShapeTransfer>, Vec<HeldOutRun<'a>>)> {
     let evidence = Evidence::new(train.iter());
     let gpus = evidence.gpus();
     // Each pair's shape difference depends on that pair's runs only: measured once.
@@ -348,6 +348,7 @@ pub fn fit_and_choose(
                 None => (0.0, false),
             };
             scored.push(Scored {
+                run: t,
                 residual: (t.time_ms / p.pred_ms).ln(),
                 correction,
                 gpu: h,
@@ -357,9 +358,12 @@ pub fn fit_and_choose(
     }
     let all_pairs: Vec<&PairVariance> = pairs.iter().collect();
     let Some(mut transfer) = ShapeTransfer::fit_pairs(&all_pairs, &gpus, ctx)? else {
-        let errors = scored.iter().map(|s| HeldOutError {
-            gpu: s.gpu,
-            ln_error: s.residual,
+        let errors = scored.iter().map(|s| {
+            let e = HeldOutError {
+                gpu: s.gpu,
+                ln_error: s.residual,
+            };
+            (s.run, e)
         });
         return Ok((None, errors.collect()));
     };
@@ -373,18 +377,23 @@ pub fn fit_and_choose(
             } else {
                 transfer.strength_other_arch
             };
-            HeldOutError {
+            let e = HeldOutError {
                 gpu: s.gpu,
                 ln_error: s.residual + strength * s.correction,
-            }
+            };
+            (s.run, e)
         })
         .collect();
     Ok((Some(transfer), errors))
 }
 
+/// A held-out training run and its error with the chosen shape transfer.
+pub type HeldOutRun<'a> = (&'a Run, HeldOutError);
+
 /// One held-out training run: ln(measured / similarity-weighted prediction), the shape
 /// correction at strength 1, its GPU, and whether a source had its compute capability.
-struct Scored {
+struct Scored<'a> {
+    run: &'a Run,
     residual: f64,
     correction: f64,
     gpu: usize,
