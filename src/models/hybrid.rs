@@ -18,8 +18,8 @@ use super::analytical::{combine, peak_floor_ms, project, projections, similarity
 use super::regressors::{make, FittedRegressor, RegressorKind};
 use super::transfer::{self, ShapeTransfer};
 use super::{
-    interval_log, Context, Evidence, Fit, HeldOutError, Interval, Predict, Prediction,
-    INTERVAL_LEVEL,
+    clearly_lower, group_means, interval_log, Context, Evidence, Fit, HeldOutError, Interval,
+    Predict, Prediction, INTERVAL_LEVEL, MAX_HARM,
 };
 use crate::catalog::Gpu;
 use crate::data::{query_of, Run};
@@ -366,10 +366,6 @@ const MAX_INNER_FOLDS: usize = 3;
 /// calibrate the interval.
 const INTERVAL_QUERIES: usize = 4_000;
 
-/// Most a correction may worsen any held-out training GPU's mean APE (1 point).
-const MAX_HARM: f64 = 0.01;
-/// Standard errors by which a correction must lower the held-out runs' mean error.
-const SIGNIFICANCE: f64 = 2.0;
 /// Candidate shares of the correction.
 const SHARE_GRID: [f64; 5] = [0.0, 0.25, 0.5, 0.75, 1.0];
 
@@ -497,13 +493,12 @@ fn choose_correction_shares(
 
 /// How much of the learned correction to trust, judged on held-out pairs (`scored`,
 /// not empty). Each held-out run's pairs are combined as the prediction combines
-/// sources (a
-/// weighted geometric mean), so a share is judged by the error of what the hybrid
-/// would predict, not of single-source projections (corrections that help each source
-/// can still shift the combined level). Among the shares that make no held-out GPU
-/// more than [`MAX_HARM`] worse (combined or per source), keep the single-source
-/// error and lower the held-out runs' error by more than [`SIGNIFICANCE`] standard
-/// errors, the one with the lowest mean absolute percentage error over the held-out
+/// sources (a weighted geometric mean), so a share is judged by the error of what the
+/// hybrid would predict, not of single-source projections (corrections that help each
+/// source can still shift the combined level). Among the shares that make no held-out
+/// GPU more than [`MAX_HARM`] worse (combined or per source), keep the single-source
+/// error and lower the held-out runs' error clearly ([`clearly_lower`]), the one with
+/// the lowest mean absolute percentage error over the held-out
 /// runs wins (ties go to the smaller share). With `n_families` (the share for new
 /// families), no held-out family may get more than [`MAX_HARM`] worse either: a
 /// correction that helps most families while hurting one would hurt some new ones
@@ -556,13 +551,13 @@ fn choose_share(
     // most sources when their errors cancel. The single-source tests are a guard: on
     // the shipped corpora they changed no choice (the significance test did).
     let per_gpu =
-        |share: f64| per_gpu_mean(n_gpus, runs.iter().map(|(t, _, p)| (*t, ape(share, p))));
+        |share: f64| group_means(n_gpus, runs.iter().map(|(t, _, p)| (*t, ape(share, p))));
     let per_family = |share: f64| match n_families {
-        Some(n) => per_gpu_mean(n, runs.iter().map(|(_, f, p)| (*f, ape(share, p)))),
+        Some(n) => group_means(n, runs.iter().map(|(_, f, p)| (*f, ape(share, p)))),
         None => Vec::new(),
     };
     let per_gpu_pairs = |share: f64| {
-        per_gpu_mean(
+        group_means(
             n_gpus,
             scored
                 .iter()
@@ -578,19 +573,8 @@ fn choose_share(
     let (base, base_pairs, base_families) = (per_gpu(0.0), per_gpu_pairs(0.0), per_family(0.0));
     let no_worse =
         |with: Vec<f64>, without: &[f64]| with.iter().zip(without).all(|(m, b)| *m <= b + MAX_HARM);
-    // The held-out runs' errors must drop by more than SIGNIFICANCE standard errors of
-    // the paired differences: with ~100 held-out runs (the reference study) a share
-    // that looked 0.7 points better made the target 2.2 points worse.
-    let clearly_better = |share: f64| {
-        let d: Vec<f64> = runs
-            .iter()
-            .map(|(_, _, p)| ape(share, p) - ape(0.0, p))
-            .collect();
-        let n = d.len() as f64;
-        let mean = d.iter().sum::<f64>() / n;
-        let var = d.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0).max(1.0);
-        mean < -SIGNIFICANCE * (var / n).sqrt()
-    };
+    let clearly_better =
+        |share: f64| clearly_lower(runs.iter().map(|(_, _, p)| ape(share, p) - ape(0.0, p)));
     let admissible = |share: f64| {
         no_worse(per_gpu(share), &base)
             && no_worse(per_gpu_pairs(share), &base_pairs)
@@ -622,18 +606,6 @@ fn choose_share(
         .map(|p| p[0].2.query);
     let corrections = queries.zip(&runs).map(|(q, (_, _, p))| (q, combined(p).0));
     (share, errors.collect(), corrections.collect())
-}
-
-/// The mean of each GPU's (or family's) values (index, value); 0 for one with none.
-fn per_gpu_mean(n_gpus: usize, values: impl Iterator<Item = (usize, f64)>) -> Vec<f64> {
-    let mut sums = vec![(0.0, 0usize); n_gpus];
-    for (g, v) in values {
-        sums[g].0 += v;
-        sums[g].1 += 1;
-    }
-    sums.into_iter()
-        .map(|(s, n)| if n > 0 { s / n as f64 } else { 0.0 })
-        .collect()
 }
 
 /// Sources a training run is projected from: the same work on the other training GPUs
