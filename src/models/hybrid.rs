@@ -498,16 +498,16 @@ fn choose_correction_shares(
 /// source can still shift the combined level). Among the shares that make no held-out
 /// GPU more than [`MAX_HARM`] worse (combined or per source), keep the single-source
 /// error and lower the held-out runs' error clearly ([`clearly_lower`]), the one with
-/// the lowest mean absolute percentage error over the held-out
-/// runs wins (ties go to the smaller share). With `n_families` (the share for new
-/// families), no held-out family may get more than [`MAX_HARM`] worse either: a
-/// correction that helps most families while hurting one would hurt some new ones
-/// (on the reference study, without this guard, held-out shared-memory kernels got
-/// 395 % off). Also returns the held-out log errors
-/// left after the chosen correction: they set the prediction interval when the
-/// shape transfer has none; and each held-out run's combined correction (query index,
-/// weighted mean of its pairs' corrections). A `fixed` share is used as given (its
-/// held-out errors still set the interval).
+/// the lowest mean absolute percentage error over the held-out runs wins (ties go to
+/// the smaller share). With `n_families` (the share for new families), no held-out
+/// family may get more than [`MAX_HARM`] worse either: a correction that helps most
+/// families while hurting one would hurt some new ones (on the reference study,
+/// without this guard, held-out shared-memory kernels got 395 % off).
+///
+/// Returns the share, the held-out log errors left after it (they set the prediction
+/// interval when the shape transfer has none) and each held-out run's combined
+/// correction (query index, weighted mean of its pairs' corrections). A `fixed` share
+/// is used as given (its held-out errors still set the interval).
 fn choose_share(
     mut scored: Vec<ScoredPair>,
     n_gpus: usize,
