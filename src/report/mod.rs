@@ -229,8 +229,14 @@ pub fn metric_cells(m: &Metrics) -> Vec<String> {
     ]
 }
 
+/// Most folds named in a summary group; a larger group is counted instead.
+const MAX_NAMED_FOLDS: usize = 4;
+
 /// What fitting decided, one line per model: the summary once when every fold agrees
-/// ("hybrid: correction share 0 (...) in 4 folds"), else per fold.
+/// ("hybrid: correction share 0 (...) in 4 folds"), else each distinct summary once,
+/// after the folds that chose it ("A / B: share 0.25") or, for more than
+/// [`MAX_NAMED_FOLDS`] of them, with their count ("share 0 in 38 folds"): a
+/// new-family evaluation has a fold per (GPU, family).
 pub fn fit_summary_lines(eval: &Evaluation) -> Vec<String> {
     let mut models: Vec<&str> = eval
         .fit_summaries
@@ -238,23 +244,32 @@ pub fn fit_summary_lines(eval: &Evaluation) -> Vec<String> {
         .map(|(m, _, _)| m.as_str())
         .collect();
     models.dedup();
+    let folds_phrase = |n: usize| format!("{n} fold{}", if n == 1 { "" } else { "s" });
     models
         .into_iter()
         .map(|m| {
-            let folds: Vec<(&str, &str)> = eval
-                .fit_summaries
-                .iter()
-                .filter(|(x, _, _)| x == m)
-                .map(|(_, f, s)| (f.as_str(), s.as_str()))
-                .collect();
-            if folds.iter().all(|(_, s)| *s == folds[0].1) {
-                let n = folds.len();
-                let plural = if n == 1 { "" } else { "s" };
-                format!("{m}: {} in {n} fold{plural}", folds[0].1)
-            } else {
-                let each: Vec<String> = folds.iter().map(|(f, s)| format!("{f}: {s}")).collect();
-                format!("{m}: {}", each.join("; "))
+            // Distinct summaries in first-seen order, each with its folds.
+            let mut groups: Vec<(&str, Vec<&str>)> = Vec::new();
+            for (_, fold, summary) in eval.fit_summaries.iter().filter(|(x, _, _)| x == m) {
+                match groups.iter_mut().find(|(s, _)| s == summary) {
+                    Some((_, folds)) => folds.push(fold),
+                    None => groups.push((summary, vec![fold])),
+                }
             }
+            if let [(summary, folds)] = groups.as_slice() {
+                return format!("{m}: {summary} in {}", folds_phrase(folds.len()));
+            }
+            let each: Vec<String> = groups
+                .iter()
+                .map(|(summary, folds)| {
+                    if folds.len() > MAX_NAMED_FOLDS {
+                        format!("{summary} in {}", folds_phrase(folds.len()))
+                    } else {
+                        format!("{}: {summary}", folds.join(" / "))
+                    }
+                })
+                .collect();
+            format!("{m}: {}", each.join("; "))
         })
         .collect()
 }
@@ -332,20 +347,29 @@ mod tests {
     #[test]
     fn fit_summaries_collapse_only_when_folds_agree() {
         let e = |m: &str, f: &str, s: &str| (m.to_string(), f.to_string(), s.to_string());
+        let mut fit_summaries = vec![
+            e("hybrid", "A", "share 0"),
+            e("hybrid", "B", "share 0"),
+            e("hybrid-forest", "A", "share 0"),
+            e("hybrid-forest", "B", "share 0.25"),
+            e("hybrid-forest", "C", "share 0"),
+        ];
+        // Many folds (a new-family evaluation): the common choice is counted, the
+        // rare one names its folds.
+        for fold in ["D", "E", "F", "G", "H"] {
+            fit_summaries.push(e("hybrid-knn", fold, "share 0"));
+        }
+        fit_summaries.push(e("hybrid-knn", "I", "share 1"));
         let eval = Evaluation {
-            fit_summaries: vec![
-                e("hybrid", "A", "share 0"),
-                e("hybrid", "B", "share 0"),
-                e("hybrid-forest", "A", "share 0"),
-                e("hybrid-forest", "B", "share 0.25"),
-            ],
+            fit_summaries,
             ..Evaluation::default()
         };
         assert_eq!(
             fit_summary_lines(&eval),
             vec![
                 "hybrid: share 0 in 2 folds".to_string(),
-                "hybrid-forest: A: share 0; B: share 0.25".to_string(),
+                "hybrid-forest: A / C: share 0; B: share 0.25".to_string(),
+                "hybrid-knn: share 0 in 5 folds; I: share 1".to_string(),
             ]
         );
     }
