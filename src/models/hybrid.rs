@@ -18,8 +18,8 @@ use super::analytical::{combine, peak_floor_ms, project, projections, similarity
 use super::regressors::{make, FittedRegressor, RegressorKind};
 use super::transfer::{self, ShapeTransfer};
 use super::{
-    clearly_lower, group_means, interval_log, Context, Evidence, Fit, HeldOutError, Interval,
-    Predict, Prediction, INTERVAL_LEVEL, MAX_HARM,
+    clearly_lower, group_means, interval_log, lowest_cost_fraction, Context, Evidence, Fit,
+    HeldOutError, Interval, Predict, Prediction, INTERVAL_LEVEL, MAX_HARM,
 };
 use crate::catalog::Gpu;
 use crate::data::{query_of, Run};
@@ -366,9 +366,6 @@ const MAX_INNER_FOLDS: usize = 3;
 /// calibrate the interval.
 const INTERVAL_QUERIES: usize = 4_000;
 
-/// Candidate shares of the correction.
-const SHARE_GRID: [f64; 5] = [0.0, 0.25, 0.5, 0.75, 1.0];
-
 /// Where a training pair comes from: its source and target GPUs (indices into the
 /// training GPUs), its kernel family (index into the training families), the training
 /// run it predicts and its source's weight in the analytical combination.
@@ -514,16 +511,26 @@ fn choose_share(
     n_families: Option<usize>,
     fixed: Option<f64>,
 ) -> (f64, Vec<HeldOutError>, Vec<(usize, f64)>) {
-    // Each held-out run's pairs, together: its target GPU, its family and (weight,
-    // predicted correction, actual residual) per pair.
+    // Each held-out run's pairs, together: (weight, predicted correction, actual
+    // residual) per pair.
     type HeldOutPair = (f64, f64, f64);
+    struct HeldOutRun {
+        query: usize,
+        gpu: usize,
+        family: usize,
+        pairs: Vec<HeldOutPair>,
+    }
     scored.sort_by_key(|(_, _, o)| o.query);
-    let runs: Vec<(usize, usize, Vec<HeldOutPair>)> = scored
+    let runs: Vec<HeldOutRun> = scored
         .chunk_by(|a, b| a.2.query == b.2.query)
         .map(|pairs| {
             let o = pairs[0].2;
-            let pairs = pairs.iter().map(|&(c, r, o)| (o.weight, c, r)).collect();
-            (o.target_gpu, o.family, pairs)
+            HeldOutRun {
+                query: o.query,
+                gpu: o.target_gpu,
+                family: o.family,
+                pairs: pairs.iter().map(|&(c, r, o)| (o.weight, c, r)).collect(),
+            }
         })
         .collect();
     // The weighted mean of (correction, residual) over a run's pairs: the combined
@@ -540,7 +547,7 @@ fn choose_share(
         r - share * c
     };
     let ape = |share: f64, pairs: &[HeldOutPair]| (error(share, pairs).exp() - 1.0).abs();
-    let mape = |share: f64| runs.iter().map(|(_, _, p)| ape(share, p)).sum::<f64>();
+    let mape = |share: f64| runs.iter().map(|r| ape(share, &r.pairs)).sum::<f64>();
     let pair_ape = |share: f64, c: f64, r: f64| ((r - share * c).exp() - 1.0).abs();
     // Per held-out GPU: its mean APE with a share, over its runs' combined predictions
     // and over the single-source projections. A share is admissible only when it
@@ -551,9 +558,9 @@ fn choose_share(
     // most sources when their errors cancel. The single-source tests are a guard: on
     // the shipped corpora they changed no choice (the significance test did).
     let per_gpu =
-        |share: f64| group_means(n_gpus, runs.iter().map(|(t, _, p)| (*t, ape(share, p))));
+        |share: f64| group_means(n_gpus, runs.iter().map(|r| (r.gpu, ape(share, &r.pairs))));
     let per_family = |share: f64| match n_families {
-        Some(n) => group_means(n, runs.iter().map(|(_, f, p)| (*f, ape(share, p)))),
+        Some(n) => group_means(n, runs.iter().map(|r| (r.family, ape(share, &r.pairs)))),
         None => Vec::new(),
     };
     let per_gpu_pairs = |share: f64| {
@@ -573,8 +580,12 @@ fn choose_share(
     let (base, base_pairs, base_families) = (per_gpu(0.0), per_gpu_pairs(0.0), per_family(0.0));
     let no_worse =
         |with: Vec<f64>, without: &[f64]| with.iter().zip(without).all(|(m, b)| *m <= b + MAX_HARM);
-    let clearly_better =
-        |share: f64| clearly_lower(runs.iter().map(|(_, _, p)| ape(share, p) - ape(0.0, p)));
+    let clearly_better = |share: f64| {
+        clearly_lower(
+            runs.iter()
+                .map(|r| ape(share, &r.pairs) - ape(0.0, &r.pairs)),
+        )
+    };
     let admissible = |share: f64| {
         no_worse(per_gpu(share), &base)
             && no_worse(per_gpu_pairs(share), &base_pairs)
@@ -582,29 +593,12 @@ fn choose_share(
             && pooled_pairs(share) <= pooled_pairs(0.0) + 1e-12
             && clearly_better(share)
     };
-    let share = fixed.unwrap_or_else(|| {
-        SHARE_GRID
-            .iter()
-            .copied()
-            .filter(|&l| l == 0.0 || admissible(l))
-            .fold((0.0, f64::INFINITY), |best, l| {
-                let m = mape(l);
-                if m < best.1 - 1e-12 {
-                    (l, m)
-                } else {
-                    best
-                }
-            })
-            .0
+    let share = fixed.unwrap_or_else(|| lowest_cost_fraction(admissible, mape));
+    let errors = runs.iter().map(|r| HeldOutError {
+        gpu: r.gpu,
+        ln_error: error(share, &r.pairs),
     });
-    let errors = runs.iter().map(|(t, _, p)| HeldOutError {
-        gpu: *t,
-        ln_error: error(share, p),
-    });
-    let queries = scored
-        .chunk_by(|a, b| a.2.query == b.2.query)
-        .map(|p| p[0].2.query);
-    let corrections = queries.zip(&runs).map(|(q, (_, _, p))| (q, combined(p).0));
+    let corrections = runs.iter().map(|r| (r.query, combined(&r.pairs).0));
     (share, errors.collect(), corrections.collect())
 }
 

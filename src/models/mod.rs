@@ -191,6 +191,31 @@ pub(crate) fn clearly_lower(differences: impl Iterator<Item = f64>) -> bool {
     mean < -SIGNIFICANCE * (var / n).sqrt()
 }
 
+/// Candidate fractions of a learned part to apply (the hybrid's correction share, the
+/// shape transfer's strengths).
+pub(crate) const FRACTION_GRID: [f64; 5] = [0.0, 0.25, 0.5, 0.75, 1.0];
+
+/// The fraction in [`FRACTION_GRID`] with the lowest `cost` among 0 and the
+/// `admissible` ones (ties go to the smaller).
+pub(crate) fn lowest_cost_fraction(
+    admissible: impl Fn(f64) -> bool,
+    cost: impl Fn(f64) -> f64,
+) -> f64 {
+    FRACTION_GRID
+        .iter()
+        .copied()
+        .filter(|&f| f == 0.0 || admissible(f))
+        .fold((0.0, f64::INFINITY), |best, f| {
+            let c = cost(f);
+            if c < best.1 - 1e-12 {
+                (f, c)
+            } else {
+                best
+            }
+        })
+        .0
+}
+
 /// The mean of each group's values (group index < `n`, value); 0 for one with none.
 pub(crate) fn group_means(n: usize, values: impl Iterator<Item = (usize, f64)>) -> Vec<f64> {
     let mut sums = vec![(0.0, 0usize); n];

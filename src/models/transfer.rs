@@ -24,7 +24,8 @@
 //! variance) than any two training GPUs are from each other gets no shape correction,
 //! and the correction's strength is chosen separately for targets with and without a
 //! source of their own compute capability (leave-one-GPU-out inside the training GPUs,
-//! never making a held-out GPU more than a point worse).
+//! never making a held-out GPU more than a point worse, and only where it lowers the
+//! held-out errors by more than two standard errors).
 
 use super::analytical::Projection;
 use super::{Evidence, HeldOutError};
@@ -296,15 +297,13 @@ fn pair_shape_variances<'a>(evidence: &Evidence<'a>) -> Vec<PairVariance<'a>> {
     out
 }
 
-/// Candidate strengths of the shape correction.
-const STRENGTH_GRID: [f64; 5] = [0.0, 0.25, 0.5, 0.75, 1.0];
-
 /// Fit the shape transfer and choose its strengths by leave-one-GPU-out inside the
 /// training GPUs: each training GPU in turn is held out, the variance model is fitted
 /// on the others and its runs (an even subsample, at most `max_queries` in all) are
 /// predicted from them. For each case (a source of the target's compute capability or
 /// none), among the strengths that make no held-out GPU more than one point worse
-/// than none, the lowest MAPE wins (ties to the smaller). Also returns the held-out
+/// than none and clearly lower the held-out errors ([`super::clearly_lower`]), the
+/// lowest MAPE wins (ties to the smaller). Also returns the held-out
 /// errors ln(measured / predicted) at the chosen strengths, each with its run: they
 /// calibrate the interval (the hybrid first adds its residual correction to them).
 pub fn fit_and_choose<'a>(
@@ -411,26 +410,14 @@ fn choose_strength(scored: &[Scored], n_gpus: usize, same_arch: bool) -> f64 {
     // made the RTX PRO 6000 1.6 points and the TITAN X (convolution) 0.7 points worse.
     let clearly_better =
         |l: f64| super::clearly_lower(case.iter().map(|s| ape(l, s) - ape(0.0, s)));
-    STRENGTH_GRID
-        .iter()
-        .copied()
-        .filter(|&l| {
-            l == 0.0
-                || (per_gpu(l)
-                    .iter()
-                    .zip(&base)
-                    .all(|(m, b)| *m <= b + super::MAX_HARM)
-                    && clearly_better(l))
-        })
-        .map(|l| (l, case.iter().map(|s| ape(l, s)).sum::<f64>()))
-        .fold((0.0, f64::INFINITY), |best, (l, m)| {
-            if m < best.1 - 1e-12 {
-                (l, m)
-            } else {
-                best
-            }
-        })
-        .0
+    let admissible = |l: f64| {
+        let no_harm = per_gpu(l)
+            .iter()
+            .zip(&base)
+            .all(|(m, b)| *m <= b + super::MAX_HARM);
+        no_harm && clearly_better(l)
+    };
+    super::lowest_cost_fraction(admissible, |l| case.iter().map(|s| ape(l, s)).sum())
 }
 
 #[cfg(test)]

@@ -345,7 +345,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn fit_summaries_collapse_only_when_folds_agree() {
+    fn fit_summaries_group_the_folds_by_choice() {
         let e = |m: &str, f: &str, s: &str| (m.to_string(), f.to_string(), s.to_string());
         let mut fit_summaries = vec![
             e("hybrid", "A", "share 0"),
