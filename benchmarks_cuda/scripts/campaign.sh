@@ -9,6 +9,7 @@
 #                      (empty_kernel, stream_copy, fp32_fma_peak: the GPU path works)
 #          calibrate   gpucast-bench calibrate -> calibration.toml
 #          suite       the whole suite (reference-16 + extended), all sizes, 10 trials
+#          repeat      the suite again into runs_repeat.csv (run-to-run variation)
 #          partitions  the whole suite on SM partitions (green contexts): $SM_COUNTS
 #          corun       $CORUN_SETS co-run sets of 2..6 kernels on disjoint partitions
 #          ncu         Nsight Compute raw CSV per kernel (traffic, instructions, occupancy)
@@ -20,7 +21,7 @@
 # --clock-control none), no persistence or compute-mode changes, no resets.
 set -euo pipefail
 
-STEP=${1:?usage: campaign.sh STEP OUT [BENCH]  (STEP: probe|calibrate|suite|partitions|corun|ncu|all)}
+STEP=${1:?usage: campaign.sh STEP OUT [BENCH]  (STEP: probe|calibrate|suite|repeat|partitions|corun|ncu|all)}
 OUT=${2:?usage: campaign.sh STEP OUT [BENCH]}
 BENCH=${3:-target/release/gpucast-bench}
 SM_COUNTS=${SM_COUNTS:-"16 33 66 99"}   # plus the whole GPU from the suite step: 5 counts on H100/H200
@@ -73,18 +74,24 @@ calibrate() { run "$BENCH" calibrate --trials "$TRIALS" --out "$DIR/calibration.
 
 suite() { run "$BENCH" run --trials "$TRIALS" --out "$DIR/runs.csv" --resume --no-progress; }
 
+# The suite once more, later, into its own file: run-to-run variation beside the
+# within-run CV.
+repeat() { run "$BENCH" run --trials "$TRIALS" --out "$DIR/runs_repeat.csv" --resume --no-progress; }
+
 partitions() {
   for n in $SM_COUNTS; do
     run "$BENCH" run --trials "$TRIALS" --sm-count "$n" --out "$DIR/runs_partitions.csv" --resume --no-progress
   done
 }
 
-# The whole GPU's SM count, as the smoke run of `probe` recorded it (sm_count column).
+# The whole GPU's SM count, as `calibrate` recorded it (a line `sm_count = N`; the
+# runs CSVs quote their config column, so a field split on commas cannot read them).
 total_sms() {
   if [ -n "${TOTAL_SMS:-}" ]; then echo "$TOTAL_SMS"; return; fi
-  [ -s "$DIR/smoke.csv" ] || { echo "campaign: run the probe step first (or set TOTAL_SMS)" >&2; exit 2; }
-  awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "sm_count") c = i; next }
-           c && $c != "" { print $c; exit }' "$DIR/smoke.csv"
+  local n
+  n=$(sed -n 's/^sm_count = \([0-9][0-9]*\)$/\1/p' "$DIR/calibration.toml" 2> /dev/null | head -1)
+  [ -n "$n" ] || { echo "campaign: run the calibrate step first (or set TOTAL_SMS)" >&2; exit 2; }
+  echo "$n"
 }
 
 # Co-run sets: a fixed, seeded mix of memory-, compute-, cache- and atomic-bound
@@ -142,11 +149,12 @@ case "$STEP" in
   probe) probe ;;
   calibrate) calibrate ;;
   suite) suite ;;
+  repeat) repeat ;;
   partitions) partitions ;;
   corun) corun ;;
   ncu) ncu_step ;;
-  all) probe; calibrate; suite; partitions; corun; ncu_step ;;
-  *) echo "campaign: unknown step '$STEP' (probe|calibrate|suite|partitions|corun|ncu|all)" >&2; exit 2 ;;
+  all) probe; calibrate; suite; partitions; corun; ncu_step; repeat ;;
+  *) echo "campaign: unknown step '$STEP' (probe|calibrate|suite|repeat|partitions|corun|ncu|all)" >&2; exit 2 ;;
 esac
 echo "campaign: $STEP done -> $DIR ($FAILED failed commands)"
 [ "$FAILED" = 0 ]
