@@ -114,7 +114,7 @@ corun() {
     done
     local sms=$(((total / k) / 8 * 8))
     [ "$sms" -ge 8 ] || sms=8
-    run "$BENCH" corun --kernels "$(IFS=,; echo "${set[*]}")" --sm-count "$sms" \
+    run "$BENCH" corun --kernels "$(IFS=,; echo "${set[*]}")" --sm-count "$sms" --resume \
       --out "$DIR/corun.csv"
   done
 }

@@ -500,17 +500,27 @@ impl Device for CudaDevice {
     }
 }
 
-/// Device, SMs per partition granted, (alone_ms, together_ms) per kernel.
-pub type CorunResult = (DeviceInfo, u32, Vec<(f64, f64)>);
+/// One kernel of a co-run: launches per stream, mean launch time alone and together.
+pub struct CorunTimes {
+    pub reps: u32,
+    pub alone_ms: f64,
+    pub together_ms: f64,
+}
+
+/// Device, SMs per partition granted, the times of each kernel.
+pub type CorunResult = (DeviceInfo, u32, Vec<CorunTimes>);
 
 /// Co-run: each kernel in its own green context over `sms` SMs; time each alone,
-/// then all launched together. Returns (alone_ms, together_ms) per kernel.
+/// then all launched together. Each kernel gets as many back-to-back launches as
+/// fill `target_ms` (or the slowest kernel's single launch, if longer), so that the
+/// streams overlap for nearly their whole length: with equal launch counts a short
+/// kernel would finish long before a long one and its partner would run mostly alone.
 pub fn corun(
     ordinal: i32,
     tools: Option<PathBuf>,
     sms: u32,
     jobs: &[(String, String, String, crate::verify::Prepared, Launch)],
-    reps: u32,
+    target_ms: f64,
     timeout: Duration,
 ) -> Result<CorunResult> {
     let mut base = CudaDevice::open(ordinal, None, tools)?;
@@ -537,63 +547,85 @@ pub fn corun(
             d.load(name, src, entry)?;
             d.upload(&p.bufs)?;
         }
-        let mut alone = Vec::new();
+        let mut single = Vec::new();
         for (d, (name, _, _, p, l)) in devs.iter_mut().zip(jobs) {
             d.launch(name, &p.args, l, 1, timeout)?; // warm-up
-            alone.push(d.launch(name, &p.args, l, reps, timeout)? / reps as f64);
+            single.push(d.launch(name, &p.args, l, 1, timeout)?);
         }
-        // together: enqueue every stream, then wait for all
+        let window_ms = single.iter().cloned().fold(target_ms, f64::max);
+        let reps: Vec<u32> = single
+            .iter()
+            .map(|&s| crate::stats::choose_reps(s, window_ms, 1_000_000))
+            .collect();
+        let mut alone = Vec::new();
+        for (i, (d, (name, _, _, p, l))) in devs.iter_mut().zip(jobs).enumerate() {
+            alone.push(d.launch(name, &p.args, l, reps[i], timeout)? / reps[i] as f64);
+        }
+        // Together. Launches are interleaved across the streams in the order of their
+        // expected start times: the driver blocks once a stream's launch queue is full,
+        // so enqueueing one stream's launches after another's would start the second
+        // only when the first is nearly done.
         let mut fns = Vec::new();
-        for (d, (name, ..)) in devs.iter().zip(jobs) {
+        let mut storages: Vec<Vec<[u8; 8]>> = Vec::new();
+        for (d, (name, _, _, p, _)) in devs.iter().zip(jobs) {
             fns.push(d.modules[name].1);
+            storages.push(
+                p.args
+                    .iter()
+                    .map(|a| {
+                        let mut s = [0u8; 8];
+                        match a {
+                            Arg::Buffer(j) => s.copy_from_slice(&d.bufs[*j].0.to_ne_bytes()),
+                            Arg::Scalar(Scalar::I32(v)) => s[..4].copy_from_slice(&v.to_ne_bytes()),
+                            Arg::Scalar(Scalar::U32(v)) => s[..4].copy_from_slice(&v.to_ne_bytes()),
+                            Arg::Scalar(Scalar::F32(v)) => s[..4].copy_from_slice(&v.to_ne_bytes()),
+                            Arg::Scalar(Scalar::F64(v)) => s.copy_from_slice(&v.to_ne_bytes()),
+                        }
+                        s
+                    })
+                    .collect(),
+            );
         }
+        let mut params: Vec<Vec<*mut c_void>> = storages
+            .iter_mut()
+            .map(|st| st.iter_mut().map(|s| s.as_mut_ptr() as *mut c_void).collect())
+            .collect();
+        let mut order: Vec<(f64, usize)> = Vec::new();
+        for (i, &n) in reps.iter().enumerate() {
+            order.extend((0..n).map(|r| (r as f64 * alone[i], i)));
+        }
+        order.sort_by(|a, b| a.0.total_cmp(&b.0));
         let t0 = Instant::now();
-        for (i, d) in devs.iter_mut().enumerate() {
-            let (_, _, _, p, l) = &jobs[i];
-            let mut storage: Vec<[u8; 8]> = p
-                .args
-                .iter()
-                .map(|a| {
-                    let mut s = [0u8; 8];
-                    match a {
-                        Arg::Buffer(j) => s.copy_from_slice(&d.bufs[*j].0.to_ne_bytes()),
-                        Arg::Scalar(Scalar::I32(v)) => s[..4].copy_from_slice(&v.to_ne_bytes()),
-                        Arg::Scalar(Scalar::U32(v)) => s[..4].copy_from_slice(&v.to_ne_bytes()),
-                        Arg::Scalar(Scalar::F32(v)) => s[..4].copy_from_slice(&v.to_ne_bytes()),
-                        Arg::Scalar(Scalar::F64(v)) => s.copy_from_slice(&v.to_ne_bytes()),
-                    }
-                    s
-                })
-                .collect();
-            let mut params: Vec<*mut c_void> = storage
-                .iter_mut()
-                .map(|s| s.as_mut_ptr() as *mut c_void)
-                .collect();
-            let c = &d.ctx;
+        for d in devs.iter() {
+            ck(sys::cuCtxSetCurrent(d.ctx.ctx), "cuCtxSetCurrent")?;
+            ck(sys::cuEventRecord(d.ctx.start, d.ctx.stream), "cuEventRecord")?;
+        }
+        for &(_, i) in &order {
+            let (c, l) = (&devs[i].ctx, &jobs[i].4);
             ck(sys::cuCtxSetCurrent(c.ctx), "cuCtxSetCurrent")?;
-            ck(sys::cuEventRecord(c.start, c.stream), "cuEventRecord")?;
-            for _ in 0..reps {
-                ck(
-                    sys::cuLaunchKernel(
-                        fns[i],
-                        l.grid[0],
-                        l.grid[1],
-                        l.grid[2],
-                        l.block[0],
-                        l.block[1],
-                        l.block[2],
-                        l.smem_dyn,
-                        c.stream,
-                        params.as_mut_ptr(),
-                        std::ptr::null_mut(),
-                    ),
-                    "cuLaunchKernel",
-                )?;
-            }
-            ck(sys::cuEventRecord(c.end, c.stream), "cuEventRecord")?;
+            ck(
+                sys::cuLaunchKernel(
+                    fns[i],
+                    l.grid[0],
+                    l.grid[1],
+                    l.grid[2],
+                    l.block[0],
+                    l.block[1],
+                    l.block[2],
+                    l.smem_dyn,
+                    c.stream,
+                    params[i].as_mut_ptr(),
+                    std::ptr::null_mut(),
+                ),
+                "cuLaunchKernel",
+            )?;
+        }
+        for d in devs.iter() {
+            ck(sys::cuCtxSetCurrent(d.ctx.ctx), "cuCtxSetCurrent")?;
+            ck(sys::cuEventRecord(d.ctx.end, d.ctx.stream), "cuEventRecord")?;
         }
         let mut together = Vec::new();
-        for d in devs.iter() {
+        for (i, d) in devs.iter().enumerate() {
             loop {
                 let r = sys::cuEventQuery(d.ctx.end);
                 if r == CUresult::CUDA_SUCCESS {
@@ -612,7 +644,7 @@ pub fn corun(
                 sys::cuEventElapsedTime(&mut ms, d.ctx.start, d.ctx.end),
                 "cuEventElapsedTime",
             )?;
-            together.push(ms as f64 / reps as f64);
+            together.push(ms as f64 / reps[i] as f64);
         }
         for d in devs.iter_mut() {
             d.free();
@@ -620,6 +652,16 @@ pub fn corun(
         }
         let info = base.info.clone();
         base.free();
-        Ok((info, got, alone.into_iter().zip(together).collect()))
+        let times = reps
+            .into_iter()
+            .zip(alone)
+            .zip(together)
+            .map(|((reps, alone_ms), together_ms)| CorunTimes {
+                reps,
+                alone_ms,
+                together_ms,
+            })
+            .collect();
+        Ok((info, got, times))
     }
 }

@@ -123,18 +123,21 @@ enum Cmd {
     },
     /// Launch kernels concurrently on disjoint SM partitions (green contexts); report each kernel's time alone and together
     Corun {
-        /// Kernels to co-run (2 or more), comma-separated; each at its smallest size unless --sizes says otherwise
+        /// Kernels to co-run (2 or more), comma-separated; each at its largest working set (the one that interferes most in memory) unless --sizes narrows the choice
         #[arg(long, value_delimiter = ',', required = true)]
         kernels: Vec<String>,
-        /// Size filter applied to each kernel (first matching configuration)
+        /// Size filter applied to each kernel (the largest matching configuration is used)
         #[arg(long)]
         sizes: Option<String>,
         /// SMs per partition
         #[arg(long)]
         sm_count: u32,
-        /// Back-to-back launches timed per kernel
-        #[arg(long, default_value_t = 100)]
-        reps: u32,
+        /// Each kernel's stream of back-to-back launches lasts about this long alone (at least as long as the slowest single launch), so the co-run streams overlap for their whole length
+        #[arg(long, default_value_t = 20.0)]
+        target_ms: f64,
+        /// Append to --out and skip the run when it already holds this set of kernels
+        #[arg(long)]
+        resume: bool,
         #[arg(long, default_value_t = 0)]
         device: i32,
         #[arg(long, value_name = "DIR")]
@@ -405,7 +408,8 @@ fn real_main() -> Result<i32> {
             kernels,
             sizes,
             sm_count,
-            reps,
+            target_ms,
+            resume,
             device: ordinal,
             cuda_tools,
             timeout_s,
@@ -413,6 +417,24 @@ fn real_main() -> Result<i32> {
         } => {
             if kernels.len() < 2 {
                 bail!("corun needs at least two kernels");
+            }
+            if !(target_ms > 0.0 && target_ms.is_finite()) {
+                bail!("--target-ms must be a positive number of milliseconds, got {target_ms}");
+            }
+            let others_of = |i: usize| -> String {
+                kernels
+                    .iter()
+                    .enumerate()
+                    .filter(|(j, _)| *j != i)
+                    .map(|(_, k)| k.as_str())
+                    .collect::<Vec<_>>()
+                    .join("+")
+            };
+            if let (true, Some(p)) = (resume, &out) {
+                if corun_done(p, &kernels[0], &others_of(0))? {
+                    eprintln!("corun: {} already in {}", kernels.join("+"), p.display());
+                    return Ok(0);
+                }
             }
             let filter = match &sizes {
                 Some(s) => parse_size_filter(s)?,
@@ -426,7 +448,8 @@ fn real_main() -> Result<i32> {
                     .with_context(|| format!("unknown kernel '{n}'"))?;
                 let inst = instances(k)?
                     .into_iter()
-                    .find(|i| size_filter_matches(i, &filter))
+                    .filter(|i| size_filter_matches(i, &filter))
+                    .max_by(|a, b| a.working_set.total_cmp(&b.working_set))
                     .with_context(|| format!("{n}: no configuration matches --sizes"))?;
                 let p = verify::prepare(&inst, 2)?;
                 let l = device::Launch {
@@ -448,51 +471,91 @@ fn real_main() -> Result<i32> {
                 cuda_tools,
                 sm_count,
                 &jobs,
-                reps.max(1),
+                target_ms,
                 Duration::from_secs_f64(timeout_s),
             )?;
-            let mut text = output::csv_line(
-                &[
-                    "gpu",
-                    "kernel",
-                    "config",
-                    "sm_count",
-                    "corun_with",
-                    "time_alone_ms",
-                    "time_together_ms",
-                    "slowdown",
-                    "date",
-                    "commit",
-                ]
-                .map(String::from),
-            );
-            for (i, (a, t)) in times.iter().enumerate() {
-                let others: Vec<&str> = kernels
-                    .iter()
-                    .enumerate()
-                    .filter(|(j, _)| *j != i)
-                    .map(|(_, k)| k.as_str())
-                    .collect();
-                text.push_str(&output::csv_line(&[
+            let header = output::csv_line(&CORUN_COLUMNS.map(String::from));
+            let mut lines = String::new();
+            for (i, t) in times.iter().enumerate() {
+                lines.push_str(&output::csv_line(&[
                     info.name.clone(),
                     kernels[i].clone(),
                     meta[i].clone(),
                     got.to_string(),
-                    others.join("+"),
-                    format!("{a}"),
-                    format!("{t}"),
-                    format!("{:.4}", t / a),
+                    others_of(i),
+                    t.reps.to_string(),
+                    format!("{}", t.alone_ms),
+                    format!("{}", t.together_ms),
+                    format!("{:.4}", t.together_ms / t.alone_ms),
                     provenance::utc_date(),
                     provenance::commit(),
                 ]));
             }
             match out {
-                Some(p) => std::fs::write(&p, &text)?,
-                None => write_stdout(&text)?,
+                Some(p) => {
+                    if let Some(cols) = csv_header(&p)? {
+                        if cols != CORUN_COLUMNS {
+                            bail!(
+                                "{} exists with other columns than a co-run table's ({})",
+                                p.display(),
+                                CORUN_COLUMNS.join(",")
+                            );
+                        }
+                    }
+                    output::append_lines(&p, &header, &lines)?
+                }
+                None => write_stdout(&(header + &lines))?,
             }
             Ok(0)
         }
     }
+}
+
+/// Columns of the co-run table, one row per kernel of a set.
+const CORUN_COLUMNS: [&str; 11] = [
+    "gpu",
+    "kernel",
+    "config",
+    "sm_count",
+    "corun_with",
+    "reps",
+    "time_alone_ms",
+    "time_together_ms",
+    "slowdown",
+    "date",
+    "commit",
+];
+
+/// The header of an existing, non-empty CSV file.
+fn csv_header(path: &std::path::Path) -> Result<Option<Vec<String>>> {
+    if !path.exists() || std::fs::metadata(path)?.len() == 0 {
+        return Ok(None);
+    }
+    let mut r = csv::ReaderBuilder::new().flexible(true).from_path(path)?;
+    Ok(Some(r.headers()?.iter().map(String::from).collect()))
+}
+
+/// Whether the co-run table at `path` already holds the set whose first kernel is
+/// `first`, run with `others`.
+fn corun_done(path: &std::path::Path, first: &str, others: &str) -> Result<bool> {
+    if csv_header(path)?.is_none() {
+        return Ok(false);
+    }
+    let mut r = csv::ReaderBuilder::new().flexible(true).from_path(path)?;
+    let h = r.headers()?.clone();
+    let (Some(k), Some(w)) = (
+        h.iter().position(|c| c == "kernel"),
+        h.iter().position(|c| c == "corun_with"),
+    ) else {
+        return Ok(false);
+    };
+    for rec in r.records() {
+        let rec = rec.with_context(|| format!("reading {}", path.display()))?;
+        if rec.get(k) == Some(first) && rec.get(w) == Some(others) {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 /// Write to standard output; a reader that closed the pipe (`| head`) already has

@@ -146,46 +146,11 @@ impl ResultsFile {
         Ok(Some(r.headers()?.iter().map(|s| s.to_string()).collect()))
     }
 
-    /// Append one row. A new file gets its header and first row written to a
-    /// temporary file in the same directory and renamed into place; an existing
-    /// file gets the complete line in a single write followed by fsync, laid out
-    /// by the existing file's header (columns it lacks are dropped, unknown
-    /// columns left empty).
+    /// Append one row, laid out by the existing file's header (columns it lacks are
+    /// dropped, unknown columns left empty), or by [`COLUMNS`] in a new file.
     pub fn append(&self, row: &Row) -> Result<()> {
-        match self.header()? {
-            None => {
-                let cols: Vec<String> = COLUMNS.iter().map(|s| s.to_string()).collect();
-                let mut text = csv_line(&cols);
-                text.push_str(&csv_line(
-                    &cols
-                        .iter()
-                        .map(|c| row.get(c).unwrap_or_default())
-                        .collect::<Vec<_>>(),
-                ));
-                let dir = self
-                    .path
-                    .parent()
-                    .filter(|p| !p.as_os_str().is_empty())
-                    .unwrap_or(Path::new("."));
-                std::fs::create_dir_all(dir)
-                    .with_context(|| format!("creating {}", dir.display()))?;
-                let tmp = dir.join(format!(
-                    ".{}.tmp{}",
-                    self.path
-                        .file_name()
-                        .and_then(|s| s.to_str())
-                        .unwrap_or("runs.csv"),
-                    std::process::id()
-                ));
-                {
-                    let mut fh = File::create(&tmp)
-                        .with_context(|| format!("creating {}", tmp.display()))?;
-                    fh.write_all(text.as_bytes())?;
-                    fh.sync_all()?;
-                }
-                std::fs::rename(&tmp, &self.path)
-                    .with_context(|| format!("renaming into {}", self.path.display()))?;
-            }
+        let cols = match self.header()? {
+            None => COLUMNS.iter().map(|s| s.to_string()).collect(),
             Some(cols) => {
                 if !cols.iter().any(|c| c == "kernel") || !cols.iter().any(|c| c == "config") {
                     bail!(
@@ -193,38 +158,68 @@ impl ResultsFile {
                         self.path.display()
                     );
                 }
-                let line = csv_line(
-                    &cols
-                        .iter()
-                        .map(|c| row.get(c).unwrap_or_default())
-                        .collect::<Vec<_>>(),
-                );
-                let mut fh = OpenOptions::new().read(true).write(true).open(&self.path)?;
-                // a previous crash may have left a partial last line: drop it
-                let len = fh.metadata()?.len();
-                if len > 0 {
-                    let mut last = [0u8; 1];
-                    fh.seek(SeekFrom::Start(len - 1))?;
-                    fh.read_exact(&mut last)?;
-                    if last[0] != b'\n' {
-                        let mut text = Vec::new();
-                        fh.seek(SeekFrom::Start(0))?;
-                        fh.read_to_end(&mut text)?;
-                        let keep = text
-                            .iter()
-                            .rposition(|&b| b == b'\n')
-                            .map(|p| p + 1)
-                            .unwrap_or(0);
-                        fh.set_len(keep as u64)?;
-                    }
-                }
-                fh.seek(SeekFrom::End(0))?;
-                fh.write_all(line.as_bytes())?;
-                fh.sync_all()?;
+                cols
             }
-        }
-        Ok(())
+        };
+        let line = csv_line(
+            &cols
+                .iter()
+                .map(|c| row.get(c).unwrap_or_default())
+                .collect::<Vec<_>>(),
+        );
+        append_lines(&self.path, &csv_line(&cols), &line)
     }
+}
+
+/// Append complete lines to a CSV file. A new (or empty) file gets `header` and the
+/// lines written to a temporary file in the same directory and renamed into place; an
+/// existing file gets the lines in a single write followed by fsync, after a partial
+/// last line left by a crash is dropped.
+pub fn append_lines(path: &Path, header: &str, lines: &str) -> Result<()> {
+    if !path.exists() || std::fs::metadata(path)?.len() == 0 {
+        let dir = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        let tmp = dir.join(format!(
+            ".{}.tmp{}",
+            path.file_name()
+                .and_then(|s| s.to_str())
+                .unwrap_or("runs.csv"),
+            std::process::id()
+        ));
+        {
+            let mut fh =
+                File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
+            fh.write_all(header.as_bytes())?;
+            fh.write_all(lines.as_bytes())?;
+            fh.sync_all()?;
+        }
+        std::fs::rename(&tmp, path)
+            .with_context(|| format!("renaming into {}", path.display()))?;
+        return Ok(());
+    }
+    let mut fh = OpenOptions::new().read(true).write(true).open(path)?;
+    let len = fh.metadata()?.len();
+    let mut last = [0u8; 1];
+    fh.seek(SeekFrom::Start(len - 1))?;
+    fh.read_exact(&mut last)?;
+    if last[0] != b'\n' {
+        let mut text = Vec::new();
+        fh.seek(SeekFrom::Start(0))?;
+        fh.read_to_end(&mut text)?;
+        let keep = text
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map(|p| p + 1)
+            .unwrap_or(0);
+        fh.set_len(keep as u64)?;
+    }
+    fh.seek(SeekFrom::End(0))?;
+    fh.write_all(lines.as_bytes())?;
+    fh.sync_all()?;
+    Ok(())
 }
 
 /// Key of a measured configuration for `--resume`.
