@@ -107,7 +107,7 @@ corun() {
     local k=$((2 + s % 5)) set=() used=""
     while [ ${#set[@]} -lt "$k" ]; do
       seed=$(((seed * 1103515245 + 12345) % 2147483648))
-      local pick=${kernels[$((seed % nk))]}
+      local pick=${kernels[$(((seed >> 16) % nk))]}   # high bits: the low bits of a power-of-two LCG repeat every 16 draws
       case " $used " in *" $pick "*) continue ;; esac
       used="$used $pick"
       set+=("$pick")
