@@ -101,7 +101,7 @@ corun() {
   local kernels=(stream_copy stream_read stream_write fp32_fma_peak fp64_fma_loop l2_stream
     l1_read smem_bandwidth atomic_distinct random_gather matmul_tiled conv2d_7x7
     tensor_gemm_f16 histogram stencil_5pt spmv_csr)
-  local nk=${#kernels[@]} seed=12345 total
+  local nk=${#kernels[@]} seed=12345 total seen="|"
   total=$(total_sms)
   for ((s = 0; s < CORUN_SETS; s++)); do
     local k=$((2 + s % 5)) set=() used=""
@@ -111,7 +111,11 @@ corun() {
       case " $used " in *" $pick "*) continue ;; esac
       used="$used $pick"
       set+=("$pick")
+      if [ ${#set[@]} = "$k" ]; then   # a set drawn before: draw another
+        case "$seen" in *"|$used|"*) set=() used="" ;; esac
+      fi
     done
+    seen="$seen$used|"
     local sms=$(((total / k) / 8 * 8))
     [ "$sms" -ge 8 ] || sms=8
     run "$BENCH" corun --kernels "$(IFS=,; echo "${set[*]}")" --sm-count "$sms" --resume \
