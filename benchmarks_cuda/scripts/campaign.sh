@@ -104,18 +104,19 @@ corun() {
   local nk=${#kernels[@]} seed=12345 total seen="|"
   total=$(total_sms)
   for ((s = 0; s < CORUN_SETS; s++)); do
-    local k=$((2 + s % 5)) set=() used=""
+    local k=$((2 + s % 5)) set=() used="" key=""
     while [ ${#set[@]} -lt "$k" ]; do
       seed=$(((seed * 1103515245 + 12345) % 2147483648))
       local pick=${kernels[$(((seed >> 16) % nk))]}   # high bits: the low bits of a power-of-two LCG repeat every 16 draws
       case " $used " in *" $pick "*) continue ;; esac
       used="$used $pick"
       set+=("$pick")
-      if [ ${#set[@]} = "$k" ]; then   # a set drawn before: draw another
-        case "$seen" in *"|$used|"*) set=() used="" ;; esac
+      if [ ${#set[@]} = "$k" ]; then   # a set drawn before, in any order: draw another
+        key=$(printf '%s\n' "${set[@]}" | sort | tr '\n' ' ')
+        case "$seen" in *"|$key|"*) set=() used="" ;; esac
       fi
     done
-    seen="$seen$used|"
+    seen="$seen$key|"
     local sms=$(((total / k) / 8 * 8))
     [ "$sms" -ge 8 ] || sms=8
     run "$BENCH" corun --kernels "$(IFS=,; echo "${set[*]}")" --sm-count "$sms" --resume \
