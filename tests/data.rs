@@ -5,6 +5,7 @@ mod common;
 use common::*;
 use gpucast::catalog::Catalog;
 use gpucast::data;
+use std::path::PathBuf;
 
 #[test]
 fn csv_parquet_round_trip_keeps_values_and_unknown_columns() {
@@ -691,4 +692,70 @@ fn filtered_copies_only_kept_rows_and_their_pass_through_cells() {
     // the source table is untouched
     assert_eq!(t.len(), 2);
     assert_eq!(t.extra.height(), 2);
+}
+
+/// SYNTHETIC rows with an `sm_count` column: a run on a partition of the GPU's SMs is
+/// its own measurement (not a duplicate of the whole-GPU row) and is excluded from the
+/// whole-GPU models with a printable reason; the same partition twice is a duplicate.
+#[test]
+fn partition_runs_are_excluded_with_their_reason_and_keyed_by_sm_count() {
+    let text = "gpu,kernel,config,time_ms,flops,dram_bytes,sm_count\n\
+NVIDIA H100 80GB HBM3,k,N=1,1.0,0,8e6,132\n\
+NVIDIA H100 80GB HBM3,k,N=1,4.0,0,8e6,16\n\
+NVIDIA H100 80GB HBM3,k,N=1,2.0,0,8e6,64\n\
+NVIDIA H200,k,N=1,0.9,0,8e6,\n";
+    let (_d, p) = write_tmp("runs.csv", text);
+    let mut t = data::load(&[p]).unwrap();
+    let rep = data::validate(&mut t, &Catalog::builtin()).unwrap();
+    let reasons: Vec<Option<String>> = t
+        .runs
+        .iter()
+        .map(|r| r.exclusion.as_ref().map(|e| e.to_string()))
+        .collect();
+    assert_eq!(
+        reasons,
+        [
+            None,
+            Some("SM partition: ran on 16 of the GPU's 132 SMs, not the whole GPU".into()),
+            Some("SM partition: ran on 64 of the GPU's 132 SMs, not the whole GPU".into()),
+            None
+        ]
+    );
+    assert_eq!(t.runs[1].flags, ["sm_partition:16of132"]);
+    assert_eq!(rep.excluded, 2);
+    assert!(!data::validate::is_excluded(&t.runs[0]));
+    assert!(data::validate::is_excluded(&t.runs[2]));
+
+    let twice = format!("{text}NVIDIA H100 80GB HBM3,k,N=1,4.1,0,8e6,16\n");
+    let (_d, p) = write_tmp("runs.csv", &twice);
+    let mut t = data::load(&[p]).unwrap();
+    let e = data::validate(&mut t, &Catalog::builtin())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("runs.csv:6"), "{e}");
+    assert!(e.contains("duplicate") && e.contains("on 16 SMs"), "{e}");
+}
+
+/// The shipped measurements of our own H100 and H200 (datasets/own): they validate,
+/// each GPU has its whole suite on the whole GPU (>= 100 rows, none excluded) and its
+/// partition rows are all excluded as partitions.
+#[test]
+fn own_measurements_validate_with_partitions_set_apart() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("datasets/own");
+    let mut t = data::load(&[dir]).unwrap();
+    let rep = data::validate(&mut t, &Catalog::builtin()).unwrap();
+    assert_eq!(rep.rows, 1550);
+    for gpu in ["NVIDIA H100 SXM5 80GB", "NVIDIA H200 SXM 141GB"] {
+        let rows: Vec<_> = t.runs.iter().filter(|r| r.gpu == gpu).collect();
+        let whole: Vec<_> = rows.iter().filter(|r| r.sm_count == Some(132.0)).collect();
+        assert_eq!((rows.len(), whole.len()), (775, 155), "{gpu}");
+        assert!(
+            whole.iter().all(|r| !data::validate::is_excluded(r)),
+            "{gpu}"
+        );
+        assert!(rows.iter().filter(|r| r.sm_count != Some(132.0)).all(|r| r
+            .exclusion
+            .as_ref()
+            .is_some_and(|e| e.name() == "sm_partition")));
+    }
 }

@@ -588,7 +588,11 @@ pub fn corun(
         }
         let mut params: Vec<Vec<*mut c_void>> = storages
             .iter_mut()
-            .map(|st| st.iter_mut().map(|s| s.as_mut_ptr() as *mut c_void).collect())
+            .map(|st| {
+                st.iter_mut()
+                    .map(|s| s.as_mut_ptr() as *mut c_void)
+                    .collect()
+            })
             .collect();
         let mut order: Vec<(f64, usize)> = Vec::new();
         for (i, &n) in reps.iter().enumerate() {
@@ -598,7 +602,10 @@ pub fn corun(
         let t0 = Instant::now();
         for d in devs.iter() {
             ck(sys::cuCtxSetCurrent(d.ctx.ctx), "cuCtxSetCurrent")?;
-            ck(sys::cuEventRecord(d.ctx.start, d.ctx.stream), "cuEventRecord")?;
+            ck(
+                sys::cuEventRecord(d.ctx.start, d.ctx.stream),
+                "cuEventRecord",
+            )?;
         }
         for &(_, i) in &order {
             let (c, l) = (&devs[i].ctx, &jobs[i].4);

@@ -639,5 +639,66 @@ mod campaign_script_tests {
             .map(|s| s.to_string())
             .collect();
         assert_eq!(subcommands, want);
+        // 40 distinct co-run sets: a set drawn again in another order would be skipped
+        // by `corun --resume` and leave fewer
+        let sets: std::collections::BTreeSet<Vec<String>> = text
+            .lines()
+            .filter(|l| l.contains(" corun "))
+            .map(|l| {
+                let w: Vec<&str> = l.split_whitespace().collect();
+                let at = w.iter().position(|x| *x == "--kernels").unwrap();
+                let mut k: Vec<String> = w[at + 1].split("\\,").map(String::from).collect();
+                k.sort();
+                k
+            })
+            .collect();
+        assert_eq!(sets.len(), 40);
+    }
+}
+
+#[cfg(test)]
+mod corun_table_tests {
+    use super::{corun_done, output, CORUN_COLUMNS};
+
+    /// SYNTHETIC co-run rows: appending keeps earlier sets, and --resume recognises a
+    /// set by its first kernel and the kernels it ran with.
+    #[test]
+    fn corun_rows_append_and_a_done_set_is_recognised() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("corun.csv");
+        assert!(!corun_done(&p, "a", "b").unwrap());
+        let header = output::csv_line(&CORUN_COLUMNS.map(String::from));
+        let row = |k: &str, with: &str| {
+            output::csv_line(
+                &[
+                    "G",
+                    k,
+                    "N=1,block=256",
+                    "64",
+                    with,
+                    "10",
+                    "1",
+                    "1.5",
+                    "1.5",
+                    "d",
+                    "c",
+                ]
+                .map(String::from),
+            )
+        };
+        output::append_lines(&p, &header, &(row("a", "b") + &row("b", "a"))).unwrap();
+        output::append_lines(&p, &header, &row("c", "a+b")).unwrap();
+        let text = std::fs::read_to_string(&p).unwrap();
+        assert_eq!(text.lines().count(), 4, "{text}");
+        assert!(text.starts_with("gpu,kernel,config,sm_count,corun_with,reps,"));
+        assert!(corun_done(&p, "a", "b").unwrap());
+        assert!(corun_done(&p, "c", "a+b").unwrap());
+        assert!(!corun_done(&p, "c", "b+a").unwrap());
+        // a partial last line (a crash mid-write) is dropped before the next append
+        std::fs::write(&p, format!("{text}G,d,N=1")).unwrap();
+        output::append_lines(&p, &header, &row("d", "a")).unwrap();
+        let text = std::fs::read_to_string(&p).unwrap();
+        assert_eq!(text.lines().count(), 5, "{text}");
+        assert!(text.ends_with("d,c\n"), "{text}");
     }
 }

@@ -196,8 +196,7 @@ pub fn append_lines(path: &Path, header: &str, lines: &str) -> Result<()> {
             fh.write_all(lines.as_bytes())?;
             fh.sync_all()?;
         }
-        std::fs::rename(&tmp, path)
-            .with_context(|| format!("renaming into {}", path.display()))?;
+        std::fs::rename(&tmp, path).with_context(|| format!("renaming into {}", path.display()))?;
         return Ok(());
     }
     let mut fh = OpenOptions::new().read(true).write(true).open(path)?;

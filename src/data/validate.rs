@@ -3,7 +3,10 @@
 //! scoring, see [`is_excluded`]) and [`Run::warnings`]. Validation sets them once;
 //! the `flags` column is their serialized form.
 //!
-//! Exclusions (physically implausible measurements):
+//! Exclusions (physically implausible measurements, or not of the whole GPU):
+//! - SM partition: the row ran on fewer SMs than the GPU has (`sm_count`, a CUDA
+//!   green context); such rows are a partition-scaling table, not the GPU's own, and
+//!   are neither duplicates of the whole-GPU row nor checked against its roofs;
 //! - above peak bandwidth: DRAM bytes / time above 1.05 x the GPU's peak bandwidth
 //!   while the working set does not fit in L2 (so no cache can explain it);
 //! - above peak FLOP/s: above 1.05 x the peak for the run's precision;
@@ -129,19 +132,37 @@ pub fn validate(table: &mut RunsTable, catalog: &Catalog) -> Result<ValidationRe
         run.exclusion = None;
         run.warnings.clear();
     }
-    check_duplicates(&table.runs)?;
-
     let gpus: HashMap<&str, &Gpu> = resolved
         .values()
         .flatten()
         .map(|g| (g.name.as_str(), *g))
         .collect();
+    let partitions: Vec<Option<u32>> = table
+        .runs
+        .iter()
+        .map(|r| partition_sms(r, gpus[r.gpu.as_str()]))
+        .collect();
+    check_duplicates(&table.runs, &partitions)?;
     let mut verdicts: Vec<Verdict> = table
         .runs
         .iter()
-        .map(|r| peak_verdict(r, gpus[r.gpu.as_str()]))
+        .zip(&partitions)
+        .map(|(r, part)| {
+            let gpu = gpus[r.gpu.as_str()];
+            match part {
+                // a partition's time says nothing about the whole GPU's roofs
+                Some(n) => Verdict {
+                    exclusions: vec![Exclusion::SmPartition {
+                        sm_count: *n,
+                        gpu_sms: gpu.sm_count,
+                    }],
+                    warnings: vec![],
+                },
+                None => peak_verdict(r, gpu),
+            }
+        })
         .collect();
-    flat_time(&table.runs, &gpus, &mut verdicts);
+    flat_time(&table.runs, &gpus, &partitions, &mut verdicts);
     single_gpu(&table.runs, &mut verdicts);
 
     for (run, v) in table.runs.iter_mut().zip(verdicts) {
@@ -166,15 +187,26 @@ fn is_validation_flag(flag: &str) -> bool {
     VALIDATION_FLAGS.contains(&name)
 }
 
-/// Same GPU, kernel, config and source twice is an error; two sources measuring the
-/// same work is allowed.
-fn check_duplicates(runs: &[Run]) -> Result<()> {
-    let mut seen: HashMap<(&str, &str, &str, Option<&str>), &Run> = HashMap::default();
-    for run in runs {
+/// SMs of the partition a run was restricted to, when fewer than the whole GPU's.
+fn partition_sms(r: &Run, gpu: &Gpu) -> Option<u32> {
+    r.sm_count
+        .filter(|&n| n >= 1.0 && n < gpu.sm_count as f64)
+        .map(|n| n as u32)
+}
+
+/// Same GPU, kernel, config, SM partition and source twice is an error; two sources
+/// measuring the same work is allowed, and so is one source measuring it on the
+/// whole GPU and on partitions of it.
+fn check_duplicates(runs: &[Run], partitions: &[Option<u32>]) -> Result<()> {
+    /// (gpu, kernel, config, SMs of a partition, source)
+    type Key<'a> = (&'a str, &'a str, &'a str, Option<u32>, Option<&'a str>);
+    let mut seen: HashMap<Key, &Run> = HashMap::default();
+    for (run, part) in runs.iter().zip(partitions) {
         let key = (
             run.gpu.as_str(),
             run.kernel.as_str(),
             run.config.as_str(),
+            *part,
             run.source.as_deref(),
         );
         if let Some(first) = seen.insert(key, run) {
@@ -187,8 +219,12 @@ fn check_duplicates(runs: &[Run]) -> Result<()> {
                 Position::of(&run.origin),
                 Some("config"),
                 format!(
-                    "duplicate (gpu, kernel, config) = ({}, {}, {}){source}: also at {}",
-                    run.gpu, run.kernel, run.config, first.origin
+                    "duplicate (gpu, kernel, config) = ({}, {}, {}){}{source}: also at {}",
+                    run.gpu,
+                    run.kernel,
+                    run.config,
+                    part.map(|n| format!(" on {n} SMs")).unwrap_or_default(),
+                    first.origin
                 ),
             ));
         }
@@ -297,7 +333,12 @@ fn roof_seconds(r: &Run, gpu: &Gpu) -> f64 {
     }
 }
 
-fn flat_time(runs: &[Run], gpus: &HashMap<&str, &Gpu>, verdicts: &mut [Verdict]) {
+fn flat_time(
+    runs: &[Run],
+    gpus: &HashMap<&str, &Gpu>,
+    partitions: &[Option<u32>],
+    verdicts: &mut [Verdict],
+) {
     let work: Vec<f64> = runs
         .iter()
         .map(|r| roof_seconds(r, gpus[r.gpu.as_str()]))
@@ -313,7 +354,10 @@ fn flat_time(runs: &[Run], gpus: &HashMap<&str, &Gpu>, verdicts: &mut [Verdict])
                 .or_insert(next)
         })
         .collect();
-    let mut order: Vec<usize> = (0..runs.len()).filter(|&i| work[i] > 0.0).collect();
+    // partition runs are excluded already and would mix two devices in one group
+    let mut order: Vec<usize> = (0..runs.len())
+        .filter(|&i| work[i] > 0.0 && partitions[i].is_none())
+        .collect();
     order.sort_by(|&a, &b| {
         group_of[a]
             .cmp(&group_of[b])

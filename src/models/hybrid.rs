@@ -453,16 +453,13 @@ fn choose_correction_shares(
     n_families: usize,
     fixed: Option<f64>,
 ) -> Result<ChosenShares> {
-    let (_, y, origins) = pairs;
     let scored = held_out_scores(kind, seed, pairs, n_gpus, false)?;
     let (known_family, held_out, corrections) = if scored.is_empty() {
-        // No GPU could be held out: no correction; the interval comes from the
-        // in-sample residuals of the analytical projection.
-        let errors = y.iter().zip(origins).map(|(&e, o)| HeldOutError {
-            gpu: o.target_gpu,
-            ln_error: e,
-        });
-        (fixed.unwrap_or(0.0), errors.collect(), Vec::new())
+        // No GPU could be held out (one training GPU): no correction, and no errors
+        // to calibrate an interval on. In-sample residuals of the projection are not
+        // errors on a GPU the model has not seen: calibrated on them, the H100 <-> H200
+        // interval covered 97 % and claimed 90 %.
+        (fixed.unwrap_or(0.0), Vec::new(), Vec::new())
     } else {
         choose_share(scored, n_gpus, None, fixed)
     };

@@ -26,9 +26,18 @@ impl fmt::Display for Origin {
 }
 
 /// Why a row is left out of fitting and scoring: its measurement is physically
-/// implausible.
+/// implausible, or it measured part of the GPU.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Exclusion {
+    /// The kernel ran on a partition of the GPU's SMs (a CUDA green context): a
+    /// measurement of a smaller device, which the whole-GPU models must not mix with
+    /// the GPU's own rows. Partition scaling is its own table.
+    SmPartition {
+        /// SMs the kernel ran on.
+        sm_count: u32,
+        /// SMs of the whole GPU.
+        gpu_sms: u32,
+    },
     /// Within one (GPU, kernel), the row and rows whose work differs from it by
     /// `work_ratio` (>= 16) times took nearly the same time, and most rows that far
     /// apart in work disagree with this one the same way.
@@ -79,7 +88,8 @@ pub enum Warning {
 }
 
 /// Flag names validation writes (the part before any ':').
-pub const VALIDATION_FLAGS: [&str; 5] = [
+pub const VALIDATION_FLAGS: [&str; 6] = [
+    "sm_partition",
     "flat_time",
     "below_launch_floor",
     "above_peak_bandwidth",
@@ -91,6 +101,9 @@ impl Exclusion {
     /// The token of the `flags` column (e.g. `flat_time:64x`).
     pub fn flag(&self) -> String {
         match self {
+            Exclusion::SmPartition { sm_count, gpu_sms } => {
+                format!("sm_partition:{sm_count}of{gpu_sms}")
+            }
             Exclusion::FlatTime { work_ratio, .. } => flat_flag(*work_ratio),
             Exclusion::AbovePeakBandwidth { .. } => "above_peak_bandwidth".into(),
             Exclusion::AbovePeakFlops { .. } => "above_peak_flops".into(),
@@ -99,6 +112,7 @@ impl Exclusion {
     /// The reason's name without values (for counting).
     pub fn name(&self) -> &'static str {
         match self {
+            Exclusion::SmPartition { .. } => "sm_partition",
             Exclusion::FlatTime { .. } => "flat_time",
             Exclusion::AbovePeakBandwidth { .. } => "above_peak_bandwidth",
             Exclusion::AbovePeakFlops { .. } => "above_peak_flops",
@@ -149,6 +163,10 @@ fn flat_text(
 impl fmt::Display for Exclusion {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            Exclusion::SmPartition { sm_count, gpu_sms } => write!(
+                f,
+                "SM partition: ran on {sm_count} of the GPU's {gpu_sms} SMs, not the whole GPU"
+            ),
             Exclusion::FlatTime {
                 work_ratio,
                 time_ratio,
@@ -291,6 +309,16 @@ mod tests {
         ] {
             assert!(VALIDATION_FLAGS.contains(&w.name()));
         }
+        let p = Exclusion::SmPartition {
+            sm_count: 16,
+            gpu_sms: 132,
+        };
+        assert_eq!(p.flag(), "sm_partition:16of132");
+        assert!(VALIDATION_FLAGS.contains(&p.name()));
+        assert_eq!(
+            p.to_string(),
+            "SM partition: ran on 16 of the GPU's 132 SMs, not the whole GPU"
+        );
     }
 
     #[test]
