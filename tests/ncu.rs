@@ -699,13 +699,13 @@ fn profiled_traffic_and_occupancy_drive_the_features() {
 }
 
 /// Our own exports (datasets/own/*/ncu, taken on the H100 and H200 we were lent): every
-/// file imports and names its GPU; the suite's 131 configurations of the time (before
-/// the 24 extra reference sizes) were profiled 3 launches each, and they make 129 rows, because a profile sees launch geometry, not a kernel's
-/// scalar arguments: configurations that differ only in those (l2_stream's M,
-/// atomic_hotspot's iters, ...) are one row of 3 launches per configuration. vector_add on the H100 read by hand: launches 0-2 at
-/// N = 262144 took 3,680, 3,712 and 3,616 ns, read 2,099,968 DRAM bytes each (no
-/// writes reached DRAM), moved 6,157,504 / 6,166,528 / 6,173,280 L2 bytes, and ran
-/// 163,840 warp instructions at 69.34 / 67.00 / 67.38 % achieved occupancy.
+/// file imports and names its GPU; the suite's 155 configurations were profiled 3
+/// launches each, and they make 153 rows, because a profile sees launch geometry, not
+/// a kernel's scalar arguments (l2_stream's three sizes share one grid). vector_add on
+/// the H100 read by hand: launches 3-5 (N = 262144; 0-2 are N = 65536) took 3,584,
+/// 3,520 and 3,584 ns, read 2,099,968 DRAM bytes each (no writes reached DRAM), moved
+/// 6,133,728 / 6,173,824 / 6,141,312 L2 bytes, and ran 163,840 warp instructions at
+/// 67.59 / 66.98 / 67.40 % achieved occupancy.
 #[test]
 fn own_hopper_exports_import_one_row_per_configuration() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("datasets/own");
@@ -732,20 +732,20 @@ fn own_hopper_exports_import_one_row_per_configuration() {
             rows += imp.runs.runs.len();
             launches += imp.report.launches;
         }
-        assert_eq!((rows, launches), (129, 3 * 131), "{dir}");
+        assert_eq!((rows, launches), (153, 3 * 155), "{dir}");
     }
     let imp = ncu::import(&root.join("h100-80gb-hbm3/ncu/vector_add.csv"), None).unwrap();
     let r = row(&imp, "vector_add", "block=256,grid=1024");
-    assert_eq!(extra_text(&imp, "ncu_ids", r).as_deref(), Some("0;1;2"));
-    assert_close(r.time_ms, (3680.0 + 3712.0 + 3616.0) / 3.0 * 1e-6);
+    assert_eq!(extra_text(&imp, "ncu_ids", r).as_deref(), Some("3;4;5"));
+    assert_close(r.time_ms, (3584.0 + 3520.0 + 3584.0) / 3.0 * 1e-6);
     assert_close(r.dram_bytes, 2_099_968.0);
     assert_close(
         r.l2_bytes.unwrap(),
-        (6_157_504.0 + 6_166_528.0 + 6_173_280.0) / 3.0,
+        (6_133_728.0 + 6_173_824.0 + 6_141_312.0) / 3.0,
     );
     assert_eq!(r.inst_warp, Some(163_840.0));
     assert_close(
         r.achieved_occupancy.unwrap(),
-        (69.34 + 67.00 + 67.38) / 300.0,
+        (67.59 + 66.98 + 67.40) / 300.0,
     );
 }
