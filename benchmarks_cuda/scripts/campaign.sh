@@ -24,7 +24,7 @@ set -euo pipefail
 STEP=${1:?usage: campaign.sh STEP OUT [BENCH]  (STEP: probe|calibrate|suite|repeat|partitions|corun|ncu|all)}
 OUT=${2:?usage: campaign.sh STEP OUT [BENCH]}
 BENCH=${3:-target/release/gpucast-bench}
-SM_COUNTS=${SM_COUNTS:-"16 33 66 99"}   # plus the whole GPU from the suite step: 5 counts on H100/H200
+SM_COUNTS=${SM_COUNTS:-"16 32 64 96"}   # multiples of 8 (Hopper's granularity); with the whole GPU from the suite step: 5 counts
 CORUN_SETS=${CORUN_SETS:-40}
 TRIALS=${TRIALS:-10}
 DRY_RUN=${DRY_RUN:-0}
