@@ -163,6 +163,39 @@ impl Ctx {
     }
 }
 
+/// The `kernelParams` array of `cuLaunchKernel`: one pointer per argument cell.
+fn param_pointers(storage: &mut [[u8; 8]]) -> Vec<*mut c_void> {
+    storage
+        .iter_mut()
+        .map(|s| s.as_mut_ptr() as *mut c_void)
+        .collect()
+}
+
+/// One launch of `f` on `stream` (the stream's context must be current).
+unsafe fn launch(
+    f: sys::CUfunction,
+    l: &Launch,
+    stream: sys::CUstream,
+    params: &mut [*mut c_void],
+) -> Result<()> {
+    ck(
+        sys::cuLaunchKernel(
+            f,
+            l.grid[0],
+            l.grid[1],
+            l.grid[2],
+            l.block[0],
+            l.block[1],
+            l.block[2],
+            l.smem_dyn,
+            stream,
+            params.as_mut_ptr(),
+            std::ptr::null_mut(),
+        ),
+        "cuLaunchKernel",
+    )
+}
+
 pub struct CudaDevice {
     info: DeviceInfo,
     dev: sys::CUdevice,
@@ -293,6 +326,31 @@ impl CudaDevice {
         }
     }
 
+    /// The kernel's arguments as 8-byte cells (buffers as this device's pointers),
+    /// which must outlive the pointers [`param_pointers`] takes to them.
+    fn param_storage(&self, args: &[Arg]) -> Result<Vec<[u8; 8]>> {
+        args.iter()
+            .map(|a| {
+                let mut s = [0u8; 8];
+                match a {
+                    Arg::Buffer(i) => {
+                        let p = self
+                            .bufs
+                            .get(*i)
+                            .ok_or_else(|| anyhow!("no buffer {i} uploaded"))?
+                            .0;
+                        s.copy_from_slice(&p.to_ne_bytes());
+                    }
+                    Arg::Scalar(Scalar::I32(v)) => s[..4].copy_from_slice(&v.to_ne_bytes()),
+                    Arg::Scalar(Scalar::U32(v)) => s[..4].copy_from_slice(&v.to_ne_bytes()),
+                    Arg::Scalar(Scalar::F32(v)) => s[..4].copy_from_slice(&v.to_ne_bytes()),
+                    Arg::Scalar(Scalar::F64(v)) => s.copy_from_slice(&v.to_ne_bytes()),
+                }
+                Ok(s)
+            })
+            .collect()
+    }
+
     /// Raw launch of `reps` back-to-back launches between the context's events.
     unsafe fn timed(
         &mut self,
@@ -302,50 +360,14 @@ impl CudaDevice {
         reps: u32,
         timeout: Duration,
     ) -> Result<f64> {
-        let mut storage: Vec<[u8; 8]> = Vec::with_capacity(args.len());
-        for a in args {
-            let mut s = [0u8; 8];
-            match a {
-                Arg::Buffer(i) => {
-                    let p = self
-                        .bufs
-                        .get(*i)
-                        .ok_or_else(|| anyhow!("no buffer {i} uploaded"))?
-                        .0;
-                    s.copy_from_slice(&p.to_ne_bytes());
-                }
-                Arg::Scalar(Scalar::I32(v)) => s[..4].copy_from_slice(&v.to_ne_bytes()),
-                Arg::Scalar(Scalar::U32(v)) => s[..4].copy_from_slice(&v.to_ne_bytes()),
-                Arg::Scalar(Scalar::F32(v)) => s[..4].copy_from_slice(&v.to_ne_bytes()),
-                Arg::Scalar(Scalar::F64(v)) => s.copy_from_slice(&v.to_ne_bytes()),
-            }
-            storage.push(s);
-        }
-        let mut params: Vec<*mut c_void> = storage
-            .iter_mut()
-            .map(|s| s.as_mut_ptr() as *mut c_void)
-            .collect();
+        let mut storage = self.param_storage(args)?;
+        let mut params = param_pointers(&mut storage);
         let c = &self.ctx;
         ck(sys::cuCtxSetCurrent(c.ctx), "cuCtxSetCurrent")?;
         ck(sys::cuEventRecord(c.start, c.stream), "cuEventRecord")?;
         let t0 = Instant::now();
         for _ in 0..reps {
-            ck(
-                sys::cuLaunchKernel(
-                    f,
-                    l.grid[0],
-                    l.grid[1],
-                    l.grid[2],
-                    l.block[0],
-                    l.block[1],
-                    l.block[2],
-                    l.smem_dyn,
-                    c.stream,
-                    params.as_mut_ptr(),
-                    std::ptr::null_mut(),
-                ),
-                "cuLaunchKernel",
-            )?;
+            launch(f, l, c.stream, &mut params)?;
             if t0.elapsed() > timeout {
                 bail!(
                     "timed out after {:.1} s while launching (kernel hang?)",
@@ -569,31 +591,10 @@ pub fn corun(
         let mut storages: Vec<Vec<[u8; 8]>> = Vec::new();
         for (d, (name, _, _, p, _)) in devs.iter().zip(jobs) {
             fns.push(d.modules[name].1);
-            storages.push(
-                p.args
-                    .iter()
-                    .map(|a| {
-                        let mut s = [0u8; 8];
-                        match a {
-                            Arg::Buffer(j) => s.copy_from_slice(&d.bufs[*j].0.to_ne_bytes()),
-                            Arg::Scalar(Scalar::I32(v)) => s[..4].copy_from_slice(&v.to_ne_bytes()),
-                            Arg::Scalar(Scalar::U32(v)) => s[..4].copy_from_slice(&v.to_ne_bytes()),
-                            Arg::Scalar(Scalar::F32(v)) => s[..4].copy_from_slice(&v.to_ne_bytes()),
-                            Arg::Scalar(Scalar::F64(v)) => s.copy_from_slice(&v.to_ne_bytes()),
-                        }
-                        s
-                    })
-                    .collect(),
-            );
+            storages.push(d.param_storage(&p.args)?);
         }
-        let mut params: Vec<Vec<*mut c_void>> = storages
-            .iter_mut()
-            .map(|st| {
-                st.iter_mut()
-                    .map(|s| s.as_mut_ptr() as *mut c_void)
-                    .collect()
-            })
-            .collect();
+        let mut params: Vec<Vec<*mut c_void>> =
+            storages.iter_mut().map(|st| param_pointers(st)).collect();
         let mut order: Vec<(f64, usize)> = Vec::new();
         for (i, &n) in reps.iter().enumerate() {
             order.extend((0..n).map(|r| (r as f64 * alone[i], i)));
@@ -608,24 +609,9 @@ pub fn corun(
             )?;
         }
         for &(_, i) in &order {
-            let (c, l) = (&devs[i].ctx, &jobs[i].4);
+            let c = &devs[i].ctx;
             ck(sys::cuCtxSetCurrent(c.ctx), "cuCtxSetCurrent")?;
-            ck(
-                sys::cuLaunchKernel(
-                    fns[i],
-                    l.grid[0],
-                    l.grid[1],
-                    l.grid[2],
-                    l.block[0],
-                    l.block[1],
-                    l.block[2],
-                    l.smem_dyn,
-                    c.stream,
-                    params[i].as_mut_ptr(),
-                    std::ptr::null_mut(),
-                ),
-                "cuLaunchKernel",
-            )?;
+            launch(fns[i], &jobs[i].4, c.stream, &mut params[i])?;
         }
         for d in devs.iter() {
             ck(sys::cuCtxSetCurrent(d.ctx.ctx), "cuCtxSetCurrent")?;
