@@ -734,6 +734,18 @@ NVIDIA H200,k,N=1,0.9,0,8e6,\n";
         .to_string();
     assert!(e.contains("runs.csv:6"), "{e}");
     assert!(e.contains("duplicate") && e.contains("on 16 SMs"), "{e}");
+
+    let too_many = "gpu,kernel,config,time_ms,flops,dram_bytes,sm_count\n\
+NVIDIA H100 80GB HBM3,k,N=1,1.0,0,8e6,200\n";
+    let (_d, p) = write_tmp("runs.csv", too_many);
+    let mut t = data::load(&[p]).unwrap();
+    let e = data::validate(&mut t, &Catalog::builtin())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("runs.csv:2") && e.contains("'sm_count'") && e.contains("from 1 to the 132"),
+        "{e}"
+    );
 }
 
 /// The shipped measurements of our own H100 and H200 (datasets/own): they validate,
@@ -745,6 +757,11 @@ fn own_measurements_validate_with_partitions_set_apart() {
     let mut t = data::load(&[dir]).unwrap();
     let rep = data::validate(&mut t, &Catalog::builtin()).unwrap();
     assert_eq!(rep.rows, 1550);
+    assert!(
+        rep.per_gpu.iter().all(|g| g.configs == 155),
+        "{:?}",
+        rep.per_gpu
+    );
     for gpu in ["NVIDIA H100 SXM5 80GB", "NVIDIA H200 SXM 141GB"] {
         let rows: Vec<_> = t.runs.iter().filter(|r| r.gpu == gpu).collect();
         let whole: Vec<_> = rows.iter().filter(|r| r.sm_count == Some(132.0)).collect();

@@ -141,7 +141,7 @@ pub fn validate(table: &mut RunsTable, catalog: &Catalog) -> Result<ValidationRe
         .runs
         .iter()
         .map(|r| partition_sms(r, gpus[r.gpu.as_str()]))
-        .collect();
+        .collect::<Result<_>>()?;
     check_duplicates(&table.runs, &partitions)?;
     let mut verdicts: Vec<Verdict> = table
         .runs
@@ -187,11 +187,24 @@ fn is_validation_flag(flag: &str) -> bool {
     VALIDATION_FLAGS.contains(&name)
 }
 
-/// SMs of the partition a run was restricted to, when fewer than the whole GPU's.
-fn partition_sms(r: &Run, gpu: &Gpu) -> Option<u32> {
-    r.sm_count
-        .filter(|&n| n >= 1.0 && n < gpu.sm_count as f64)
-        .map(|n| n as u32)
+/// SMs of the partition a run was restricted to, when fewer than the whole GPU's; an
+/// `sm_count` that no partition of the GPU can have is an error.
+fn partition_sms(r: &Run, gpu: &Gpu) -> Result<Option<u32>> {
+    let Some(n) = r.sm_count else {
+        return Ok(None);
+    };
+    if !(n >= 1.0 && n.fract() == 0.0 && n <= gpu.sm_count as f64) {
+        return Err(Error::validation(
+            &*r.origin.file,
+            Position::of(&r.origin),
+            Some("sm_count"),
+            format!(
+                "{n} SMs: a run uses a whole number of SMs from 1 to the {} of {}",
+                gpu.sm_count, gpu.name
+            ),
+        ));
+    }
+    Ok((n < gpu.sm_count as f64).then_some(n as u32))
 }
 
 /// Same GPU, kernel, config, SM partition and source twice is an error; two sources
@@ -567,6 +580,9 @@ fn summarize(table: &RunsTable) -> ValidationReport {
     let mut per_gpu: Vec<GpuSummary> = Vec::new();
     let mut slot: HashMap<&str, usize> = HashMap::default();
     let mut kernels: Vec<FxHashSet<&str>> = Vec::new();
+    // distinct (kernel, config): a configuration measured on the whole GPU and on SM
+    // partitions is one configuration
+    let mut configs: Vec<FxHashSet<(&str, &str)>> = Vec::new();
     let mut flagged_rows = Vec::new();
     for (index, r) in table.runs.iter().enumerate() {
         let k = *slot.entry(r.gpu.as_str()).or_insert_with(|| {
@@ -575,12 +591,13 @@ fn summarize(table: &RunsTable) -> ValidationReport {
                 ..GpuSummary::default()
             });
             kernels.push(Default::default());
+            configs.push(Default::default());
             per_gpu.len() - 1
         });
         let g = &mut per_gpu[k];
         kernels[k].insert(r.kernel.as_str());
+        configs[k].insert((r.kernel.as_str(), r.config.as_str()));
         g.rows += 1;
-        g.configs += 1;
         let names = r
             .exclusion
             .iter()
@@ -606,8 +623,9 @@ fn summarize(table: &RunsTable) -> ValidationReport {
             g.excluded += 1;
         }
     }
-    for (g, k) in per_gpu.iter_mut().zip(&kernels) {
+    for ((g, k), c) in per_gpu.iter_mut().zip(&kernels).zip(&configs) {
         g.kernels = k.len();
+        g.configs = c.len();
     }
     ValidationReport {
         files: table.files.clone(),
