@@ -10,6 +10,7 @@
 //! calibration = "spec"                 # our models: spec | measured
 //! study_calibration = "study"          # analytical-study: study (gpu_metrics.json beside the data) | spec
 //! resources = "../benchmarks_cuda/inspect/resources.csv"  # per-arch registers, relative to this file
+//! sm_partitions = "exclude"            # runs on SM partitions: exclude | as-gpus
 //! plots = true
 //! [selection]                          # optional (logo)
 //! targets = ["TITAN V"]
@@ -73,8 +74,23 @@ pub struct Experiment {
     pub roofline: bool,
     #[serde(default = "default_seed")]
     pub seed: u64,
+    /// What runs on SM partitions (`sm_count` below the GPU's) are: left out with
+    /// their reason (`exclude`, the default), or GPUs of their own
+    /// ([`crate::data::partitions_as_gpus`]: "NVIDIA H100 SXM5 80GB [16 SMs]"), which a
+    /// selection can then predict from the whole GPUs.
+    #[serde(default)]
+    pub sm_partitions: SmPartitions,
     #[serde(default)]
     pub published: Option<Published>,
+}
+
+/// How an experiment treats runs on SM partitions.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SmPartitions {
+    #[default]
+    Exclude,
+    AsGpus,
 }
 
 fn yes() -> bool {
@@ -676,6 +692,23 @@ pub fn reproduce(
             .find(|(d, _)| *d == data)
             .expect("loaded above")
             .1;
+        // SM partitions as GPUs of their own: this experiment's table and catalog
+        let as_gpus;
+        let (l, exp_catalog) = match e.sm_partitions {
+            SmPartitions::Exclude => (l, catalog),
+            SmPartitions::AsGpus => {
+                let (table, report, cat) = crate::data::partitions_as_gpus(&l.table, catalog)?;
+                as_gpus = (
+                    Loaded {
+                        table,
+                        report,
+                        study_metrics: l.study_metrics.clone(),
+                    },
+                    cat,
+                );
+                (&as_gpus.0, &as_gpus.1)
+            }
+        };
         let selected: Vec<Run>;
         let runs = if e.sample.is_some_and(|f| f < 1.0) || e.kernels.is_some() {
             selected = l
@@ -704,6 +737,14 @@ pub fn reproduce(
         } else {
             &l.table.runs[..]
         };
+        if !opts.data.is_empty() && e.selection.resolved(exp_catalog, runs).is_err() {
+            // Other data given with --data: the GPUs this experiment selects are not in it.
+            notes.push(format!(
+                "- {}: skipped (the GPUs it selects are not in the data given)",
+                e.name
+            ));
+            continue;
+        }
         notes.push(format!(
             "- {}: {} ({} rows{}; {} flagged, {} excluded by the validation rule)",
             e.name,
@@ -731,12 +772,14 @@ pub fn reproduce(
             e,
             runs,
             &l.table.files,
-            catalog,
+            exp_catalog,
             l.study_metrics.as_deref(),
             &|| {},
         )?;
         if e.roofline && opts.plots {
-            o.rooflines = Some(runs.to_vec());
+            // whole GPUs only: the roofline charts draw the built-in catalog's roofs
+            let whole = runs.iter().filter(|r| catalog.resolve(&r.gpu).is_some());
+            o.rooflines = Some(whole.cloned().collect());
         }
         outcomes.push(o);
     }

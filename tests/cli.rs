@@ -557,3 +557,47 @@ fn the_shipped_pretrained_model_loads_and_predicts() {
         "{csv}"
     );
 }
+
+/// `reproduce --data` with data that lacks the GPUs an experiment selects (here the SM
+/// partitions of `own-partition-scaling`) skips that experiment with a note rather
+/// than failing the whole run.
+#[test]
+fn reproduce_with_other_data_skips_an_experiment_whose_gpus_it_lacks() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let tmp = tempfile::tempdir().unwrap();
+    let exps = tmp.path().join("exps");
+    std::fs::create_dir(&exps).unwrap();
+    for f in ["own_partition_scaling.toml", "ref_logo_all_gpus.toml"] {
+        std::fs::copy(root.join("experiments").join(f), exps.join(f)).unwrap();
+    }
+    std::fs::write(
+        exps.join("ref_logo_all_gpus.toml"),
+        std::fs::read_to_string(exps.join("ref_logo_all_gpus.toml"))
+            .unwrap()
+            .replace("resources = \"../benchmarks_cuda", "# resources = \""),
+    )
+    .unwrap();
+    let out = tmp.path().join("out");
+    let data = root.join("datasets/public/reference_study");
+    gpucast_ok(&[
+        "reproduce",
+        "--experiments",
+        exps.to_str().unwrap(),
+        "--data",
+        data.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--no-plots",
+    ]);
+    let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    assert!(
+        summary.contains(
+            "- own-partition-scaling: skipped (the GPUs it selects are not in the data given)"
+        ),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("| logo | logo | analytical | 173 |"),
+        "{summary}"
+    );
+}

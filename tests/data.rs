@@ -776,3 +776,34 @@ fn own_measurements_validate_with_partitions_set_apart() {
             .is_some_and(|e| e.name() == "sm_partition")));
     }
 }
+
+/// The shipped partition runs as GPUs of their own: each partition becomes a derived
+/// catalog GPU, its rows are no longer excluded, and they validate against the
+/// partition's scaled peaks (none of the 1,240 is implausible there).
+#[test]
+fn partition_runs_become_gpus_of_their_own() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("datasets/own");
+    let catalog = Catalog::builtin();
+    let (table, _) = data::load_validated(&[dir], &catalog).unwrap();
+    let (moved, rep, cat) = data::partitions_as_gpus(&table, &catalog).unwrap();
+    assert_eq!(rep.per_gpu.len(), 10);
+    assert_eq!((rep.rows, rep.excluded), (1550, 0));
+    let p16 = cat.resolve("NVIDIA H200 SXM 141GB [16 SMs]").unwrap();
+    assert_eq!(p16.sm_count, 16);
+    let rows: Vec<_> = moved.runs.iter().filter(|r| r.gpu == p16.name).collect();
+    assert_eq!(rows.len(), 155);
+    assert!(rows
+        .iter()
+        .all(|r| r.sm_count == Some(16.0) && r.exclusion.is_none()));
+    // the whole GPUs keep their own rows
+    assert_eq!(
+        moved
+            .runs
+            .iter()
+            .filter(|r| r.gpu == "NVIDIA H200 SXM 141GB")
+            .count(),
+        155
+    );
+    // the built-in catalog does not know the partitions
+    assert!(catalog.resolve(&p16.name).is_none());
+}

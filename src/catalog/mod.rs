@@ -204,6 +204,45 @@ impl Gpu {
         self.cores_per_sm.map(|c| c * self.sm_count)
     }
 
+    /// This GPU restricted to `sms` of its SMs (a CUDA green context or a similar
+    /// slice), as a catalog entry named [`partition_name`]: the figures that come from
+    /// the SMs (every compute peak, the L2 bandwidth the SMs draw) scaled by
+    /// `sms / sm_count` (the L2 bandwidth, once the measured figure is dropped, follows
+    /// from the SM count); the memory system, the L2's size and the per-SM limits
+    /// those of the whole GPU. Figures measured on the whole GPU are dropped. It is the
+    /// plain hypothesis the partition data tests (datasets/own: memory-bound kernels
+    /// lose less than the SM ratio, not nothing).
+    pub fn partition(&self, sms: u32) -> Gpu {
+        let f = sms as f64 / self.sm_count as f64;
+        let scaled = |v: Option<f64>| v.map(|x| x * f);
+        Gpu {
+            name: partition_name(&self.name, sms),
+            aliases: Vec::new(),
+            sm_count: sms,
+            fp32_gflops: self.fp32_gflops * f,
+            fp64_gflops: scaled(self.fp64_gflops),
+            fp16_gflops: scaled(self.fp16_gflops),
+            tensor_fp64_gflops: scaled(self.tensor_fp64_gflops),
+            tensor_tf32_gflops: scaled(self.tensor_tf32_gflops),
+            tensor_fp16_gflops: scaled(self.tensor_fp16_gflops),
+            tensor_bf16_gflops: scaled(self.tensor_bf16_gflops),
+            tensor_fp8_gflops: scaled(self.tensor_fp8_gflops),
+            tensor_fp4_gflops: scaled(self.tensor_fp4_gflops),
+            tensor_int8_gops: scaled(self.tensor_int8_gops),
+            sustained_bandwidth_gbs: None,
+            sustained_fp32_gflops: None,
+            l2_bandwidth_gbs: None,
+            launch_overhead_us: None,
+            measured_source: None,
+            measured: Default::default(),
+            source: Some(format!(
+                "derived: {} restricted to {sms} of its {} SMs; SM peaks scaled by {sms}/{}, memory system and L2 as the whole GPU",
+                self.name, self.sm_count, self.sm_count
+            )),
+            ..self.clone()
+        }
+    }
+
     /// Peak rate in GFLOP/s (GOP/s for int8) for a precision label of the runs
     /// table: the highest dense rate this GPU has for that data type, tensor cores
     /// included, because the figure serves as the compute roof (an upper bound) and a
@@ -331,6 +370,11 @@ impl PrecisionClass {
 }
 
 /// Parses "8.9" into (8, 9).
+/// The catalog name of `base` restricted to `sms` SMs: "NVIDIA H100 SXM5 80GB [16 SMs]".
+pub fn partition_name(base: &str, sms: u32) -> String {
+    format!("{base} [{sms} SMs]")
+}
+
 pub fn parse_cc(s: &str) -> Option<(u32, u32)> {
     let (a, b) = s.trim().split_once('.')?;
     let ma = a.parse::<u32>().ok()?;
@@ -368,6 +412,20 @@ pub struct Catalog {
 }
 
 impl Catalog {
+    /// This catalog plus [`Gpu::partition`] entries for each (GPU name, SMs) given
+    /// (entries already present are kept). Unknown GPU names are an error.
+    pub fn with_partitions(&self, parts: &[(String, u32)]) -> crate::error::Result<Catalog> {
+        let mut gpus = self.gpus.clone();
+        for (base, sms) in parts {
+            let gpu = self.resolve_or_err(base)?;
+            let name = partition_name(&gpu.name, *sms);
+            if !gpus.iter().any(|g| g.name == name) {
+                gpus.push(gpu.partition(*sms));
+            }
+        }
+        Ok(Catalog::new(gpus, self.ccs.clone()))
+    }
+
     /// A catalog of these GPUs and compute capabilities, indexed.
     fn new(gpus: Vec<Gpu>, ccs: Vec<ComputeCapability>) -> Catalog {
         let mut c = Catalog {
@@ -426,6 +484,39 @@ mod tests {
 
     fn gpu(name: &str) -> Gpu {
         cat().resolve(name).unwrap().clone()
+    }
+
+    #[test]
+    fn a_partition_scales_the_sm_figures_and_keeps_the_memory_system() {
+        let h100 = gpu("H100 SXM5");
+        let p = h100.partition(33);
+        assert_eq!(p.name, "NVIDIA H100 SXM5 80GB [33 SMs]");
+        assert_eq!(p.sm_count, 33);
+        assert_eq!(p.fp32_gflops, h100.fp32_gflops * 0.25);
+        assert_eq!(p.fp64_gflops, h100.fp64_gflops.map(|x| x * 0.25));
+        assert_eq!(
+            p.tensor_bf16_gflops,
+            h100.tensor_bf16_gflops.map(|x| x * 0.25)
+        );
+        assert_eq!(p.peak_gflops("fp16"), h100.peak_gflops("fp16") * 0.25);
+        assert_eq!(
+            (p.mem_bandwidth_gbs, p.l2_bytes, p.max_threads_per_sm),
+            (
+                h100.mem_bandwidth_gbs,
+                h100.l2_bytes,
+                h100.max_threads_per_sm
+            )
+        );
+        assert!(p.aliases.is_empty() && p.measured.is_empty());
+        assert_eq!(p.launch_overhead_us, None);
+
+        let c = cat()
+            .with_partitions(&[("H100 SXM5".into(), 33), ("H100 SXM5".into(), 33)])
+            .unwrap();
+        assert_eq!(c.gpus().len(), cat().gpus().len() + 1);
+        assert_eq!(c.resolve(&p.name).unwrap().sm_count, 33);
+        assert!(c.limits(c.resolve(&p.name).unwrap()).is_ok());
+        assert!(cat().with_partitions(&[("No Such GPU".into(), 8)]).is_err());
     }
 
     #[test]

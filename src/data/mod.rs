@@ -46,6 +46,30 @@ pub fn load_validated_with(
     Ok((table, report))
 }
 
+/// The table with each run on an SM partition ([`Exclusion::SmPartition`]) moved to
+/// a GPU of its own, the partition's [`crate::catalog::Gpu::partition`] entry (its
+/// exclusion goes: it is now a whole measurement of that smaller device), validated
+/// again against `catalog` plus those entries, which is returned too. Evaluations
+/// of partition scaling predict these GPUs from the whole ones.
+pub fn partitions_as_gpus(
+    table: &RunsTable,
+    catalog: &crate::catalog::Catalog,
+) -> crate::error::Result<(RunsTable, ValidationReport, crate::catalog::Catalog)> {
+    let mut parts: Vec<(String, u32)> = Vec::new();
+    let mut moved = table.clone();
+    for run in &mut moved.runs {
+        if let Some(Exclusion::SmPartition { sm_count, .. }) = run.exclusion {
+            if !parts.iter().any(|(g, n)| *g == run.gpu && *n == sm_count) {
+                parts.push((run.gpu.clone(), sm_count));
+            }
+            run.gpu = crate::catalog::partition_name(&run.gpu, sm_count);
+        }
+    }
+    let catalog = catalog.with_partitions(&parts)?;
+    let report = validate(&mut moved, &catalog)?;
+    Ok((moved, report, catalog))
+}
+
 /// A hash of a run's work (kernel, config), the same on every GPU and in every Rust
 /// release (FNV-1a, fixed by its definition; std's hasher may change): what
 /// deterministic samples of configurations are drawn by, so sampled runs still pair
