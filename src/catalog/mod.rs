@@ -113,6 +113,10 @@ pub struct Gpu {
     /// memory bandwidths and atomic rates), kept for reference: `[gpu.measured]`.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub measured: std::collections::BTreeMap<String, f64>,
+    /// For a partition ([`Gpu::partition`]): the SMs of the whole GPU it is part of.
+    /// Not read from or written to catalog files.
+    #[serde(skip)]
+    pub partition_of_sms: Option<u32>,
 }
 
 fn default_warp_size() -> u32 {
@@ -199,6 +203,17 @@ impl Gpu {
     pub fn sm_arch(&self) -> String {
         sm_label(self.cc_major_minor())
     }
+    /// The share of the memory system this GPU's SMs can keep busy: 1 for a whole
+    /// GPU, the SM share for a partition (a whole GPU's SMs are about what it takes to
+    /// saturate its DRAM, each SM holding a bounded number of requests in flight).
+    /// The catalog's bandwidth stays the physical peak (a partition may exceed its
+    /// share: 17 of the 1,240 partition runs in datasets/own do); the models' DRAM
+    /// roof is scaled by it.
+    pub fn memory_share(&self) -> f64 {
+        self.partition_of_sms
+            .map_or(1.0, |whole| (self.sm_count as f64 / whole as f64).min(1.0))
+    }
+
     /// FP32 cores across the GPU, when cores_per_sm is known.
     pub fn cuda_cores(&self) -> Option<u32> {
         self.cores_per_sm.map(|c| c * self.sm_count)
@@ -208,10 +223,10 @@ impl Gpu {
     /// slice), as a catalog entry named [`partition_name`]: the figures that come from
     /// the SMs (every compute peak, the L2 bandwidth the SMs draw) scaled by
     /// `sms / sm_count` (the L2 bandwidth, once the measured figure is dropped, follows
-    /// from the SM count); the memory system, the L2's size and the per-SM limits
-    /// those of the whole GPU. Figures measured on the whole GPU are dropped. It is the
-    /// plain hypothesis the partition data tests (datasets/own: memory-bound kernels
-    /// lose less than the SM ratio, not nothing).
+    /// from the SM count); the memory system's peak, the L2's size and the per-SM
+    /// limits those of the whole GPU, of which the partition's SMs keep only their
+    /// share busy ([`Gpu::memory_share`]). Figures measured on the whole GPU are
+    /// dropped.
     pub fn partition(&self, sms: u32) -> Gpu {
         let f = sms as f64 / self.sm_count as f64;
         let scaled = |v: Option<f64>| v.map(|x| x * f);
@@ -235,6 +250,7 @@ impl Gpu {
             launch_overhead_us: None,
             measured_source: None,
             measured: Default::default(),
+            partition_of_sms: Some(self.partition_of_sms.unwrap_or(self.sm_count)),
             source: Some(format!(
                 "derived: {} restricted to {sms} of its {} SMs; SM peaks scaled by {sms}/{}, memory system and L2 as the whole GPU",
                 self.name, self.sm_count, self.sm_count
@@ -508,6 +524,12 @@ mod tests {
             )
         );
         assert!(p.aliases.is_empty() && p.measured.is_empty());
+        assert_eq!((p.memory_share(), h100.memory_share()), (0.25, 1.0));
+        assert_eq!(
+            p.partition(66).memory_share(),
+            0.5,
+            "a partition of the whole GPU"
+        );
         assert_eq!(p.launch_overhead_us, None);
 
         let c = cat()

@@ -58,11 +58,12 @@ impl Figures {
     }
 
     /// Catalog peaks times the documented sustained fractions (measured L2 bandwidth and
-    /// launch overhead are used when the catalog has them).
+    /// launch overhead are used when the catalog has them); a partition's DRAM roof is
+    /// its share of the memory system ([`Gpu::memory_share`]).
     pub fn spec(gpu: &Gpu) -> Figures {
         let clock_ghz = gpu.boost_clock_mhz / 1e3;
         Figures {
-            dram_gbs: gpu.mem_bandwidth_gbs * SUSTAINED_DRAM_FRACTION,
+            dram_gbs: gpu.mem_bandwidth_gbs * SUSTAINED_DRAM_FRACTION * gpu.memory_share(),
             l2_gbs: gpu
                 .l2_bandwidth_gbs
                 .unwrap_or(L2_BYTES_PER_CLOCK_PER_SM * gpu.sm_count as f64 * clock_ghz),
