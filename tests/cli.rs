@@ -601,3 +601,53 @@ fn reproduce_with_other_data_skips_an_experiment_whose_gpus_it_lacks() {
         "{summary}"
     );
 }
+
+/// A target can be a partition of a known GPU ("H100 SXM5 [16 SMs]"): a kernel that
+/// needs the SMs' throughput is predicted slower on it than on the whole GPU, in
+/// proportion to the SMs for a compute-bound one; a partition as large as the GPU is
+/// refused.
+#[test]
+fn predict_on_a_partition_of_a_gpu() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let runs = root.join("datasets/own/h200/runs.csv");
+    let pred = |target: &str, kernel: &str, config: &str| -> f64 {
+        let csv = gpucast_ok(&[
+            "predict",
+            "--runs",
+            runs.to_str().unwrap(),
+            "--target",
+            target,
+            "--model",
+            "analytical",
+            "--format",
+            "csv",
+        ]);
+        let line = csv
+            .lines()
+            .find(|l| l.starts_with(&format!("{kernel},\"{config}\"")))
+            .unwrap_or_else(|| panic!("no {kernel} {config} in\n{csv}"));
+        // kernel,"config",pred_ms,...: the config is quoted (it holds commas)
+        let after_config = line.split("\",").nth(1).unwrap();
+        after_config.split(',').next().unwrap().parse().unwrap()
+    };
+    let fma = ("fp32_fma_peak", "N=4194304,block=256,iters=512");
+    let whole = pred("H100 SXM5", fma.0, fma.1);
+    let part = pred("H100 SXM5 [33 SMs]", fma.0, fma.1);
+    // compute-bound: 132/33 = 4x, within the waves' rounding (3.93 when written)
+    assert!(
+        (part / whole / 4.0 - 1.0).abs() < 0.05,
+        "compute-bound: got {part} / {whole}"
+    );
+    let copy = ("stream_copy", "N=67108864,block=256");
+    assert!(pred("H100 SXM5 [33 SMs]", copy.0, copy.1) > 2.0 * pred("H100 SXM5", copy.0, copy.1));
+    let out = gpucast(&[
+        "predict",
+        "--runs",
+        runs.to_str().unwrap(),
+        "--target",
+        "H100 SXM5 [132 SMs]",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("a partition has 1 to 131"), "{err}");
+}

@@ -391,6 +391,13 @@ pub fn partition_name(base: &str, sms: u32) -> String {
     format!("{base} [{sms} SMs]")
 }
 
+/// A name of the form [`partition_name`] writes, as (GPU name, SMs).
+pub fn parse_partition_name(name: &str) -> Option<(&str, u32)> {
+    let (base, rest) = name.trim().rsplit_once(" [")?;
+    let sms = rest.strip_suffix(" SMs]")?.trim().parse().ok()?;
+    Some((base.trim(), sms))
+}
+
 pub fn parse_cc(s: &str) -> Option<(u32, u32)> {
     let (a, b) = s.trim().split_once('.')?;
     let ma = a.parse::<u32>().ok()?;
@@ -440,6 +447,30 @@ impl Catalog {
             }
         }
         Ok(Catalog::new(gpus, self.ccs.clone()))
+    }
+
+    /// This catalog with the partition `name` names ("H100 SXM5 [16 SMs]", see
+    /// [`parse_partition_name`]) added, so that commands can target a slice of a GPU;
+    /// `None` when `name` is not a partition name or the catalog knows it already. A
+    /// partition of an unknown GPU, or of as many SMs as the GPU has or more, is an
+    /// error.
+    pub fn for_partition_name(&self, name: &str) -> crate::error::Result<Option<Catalog>> {
+        let Some((base, sms)) = parse_partition_name(name) else {
+            return Ok(None);
+        };
+        if self.resolve(name).is_some() {
+            return Ok(None);
+        }
+        let gpu = self.resolve_or_err(base)?;
+        if sms == 0 || sms >= gpu.sm_count {
+            return Err(crate::error::Error::usage(format!(
+                "'{name}': {} has {} SMs; a partition has 1 to {}",
+                gpu.name,
+                gpu.sm_count,
+                gpu.sm_count - 1
+            )));
+        }
+        self.with_partitions(&[(gpu.name.clone(), sms)]).map(Some)
     }
 
     /// A catalog of these GPUs and compute capabilities, indexed.
@@ -539,6 +570,28 @@ mod tests {
         assert_eq!(c.resolve(&p.name).unwrap().sm_count, 33);
         assert!(c.limits(c.resolve(&p.name).unwrap()).is_ok());
         assert!(cat().with_partitions(&[("No Such GPU".into(), 8)]).is_err());
+
+        assert_eq!(
+            parse_partition_name("H100 SXM5 [16 SMs]"),
+            Some(("H100 SXM5", 16))
+        );
+        assert_eq!(parse_partition_name("H100 SXM5"), None);
+        let c = cat()
+            .for_partition_name("h100 sxm5 [16 SMs]")
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            c.resolve("NVIDIA H100 SXM5 80GB [16 SMs]")
+                .unwrap()
+                .sm_count,
+            16
+        );
+        assert!(cat().for_partition_name("H100 SXM5").unwrap().is_none());
+        let e = cat()
+            .for_partition_name("H100 SXM5 [132 SMs]")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("has 132 SMs; a partition has 1 to 131"), "{e}");
     }
 
     #[test]

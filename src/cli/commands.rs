@@ -371,6 +371,9 @@ fn model_for(a: &PredictArgs, table: &data::RunsTable, target: &str) -> String {
 
 /// Load, fit and predict as `predict` and `tune` are asked to.
 fn predictions(a: &PredictArgs, catalog: &Catalog) -> Result<gpucast::predict::Predictions> {
+    // a target such as "H100 SXM5 [16 SMs]" is a partition of a known GPU
+    let with_partition = catalog.for_partition_name(&a.target)?;
+    let catalog = with_partition.as_ref().unwrap_or(catalog);
     let (table, _) =
         data::load_validated_with(&a.runs, &import_options(a.gpu.as_deref()), catalog)?;
     let target = catalog.resolve_or_err(&a.target)?.name.clone();
@@ -407,6 +410,8 @@ fn import_options(gpu: Option<&str>) -> data::importers::ImportOptions {
 }
 
 fn explain(a: ExplainArgs, catalog: &Catalog) -> Result<()> {
+    let with_partition = catalog.for_partition_name(&a.target)?;
+    let catalog = with_partition.as_ref().unwrap_or(catalog);
     let (table, _) =
         data::load_validated_with(&a.runs, &import_options(a.gpu.as_deref()), catalog)?;
     let target = catalog.resolve_or_err(&a.target)?.name.clone();

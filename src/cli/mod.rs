@@ -169,7 +169,7 @@ pub struct PredictArgs {
     /// Compute export without device__attribute_display_name)
     #[arg(long, value_name = "NAME")]
     pub gpu: Option<String>,
-    /// GPU to predict for
+    /// GPU to predict for, or a partition of one: "H100 SXM5 [16 SMs]" (16 of its SMs, e.g. a CUDA green context)
     #[arg(long)]
     pub target: String,
     /// Use only this source GPU's runs
@@ -222,7 +222,7 @@ pub struct ExplainArgs {
     /// 1-based row of the loaded runs (as `gpucast data show` numbers them)
     #[arg(long)]
     pub row: usize,
-    /// GPU to project the row onto
+    /// GPU to project the row onto, or a partition of one: "H100 SXM5 [16 SMs]"
     #[arg(long)]
     pub target: String,
     /// Use only this source GPU
