@@ -252,7 +252,7 @@ impl Gpu {
             measured: Default::default(),
             partition_of_sms: Some(self.partition_of_sms.unwrap_or(self.sm_count)),
             source: Some(format!(
-                "derived: {} restricted to {sms} of its {} SMs; SM peaks scaled by {sms}/{}, memory system and L2 as the whole GPU",
+                "derived: {} restricted to {sms} of its {} SMs; SM peaks scaled by {sms}/{}; memory peak and L2 size of the whole GPU, of which the models' DRAM roof takes the SM share",
                 self.name, self.sm_count, self.sm_count
             )),
             ..self.clone()

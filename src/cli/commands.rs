@@ -182,6 +182,8 @@ fn gpus_cmd(cmd: GpusCommand, catalog: &Catalog) -> Result<()> {
             out_table(&report::gpus_table(catalog), format, &footer)
         }
         GpusCommand::Show { name } => {
+            let with_partition = catalog.for_partition_name(&name)?;
+            let catalog = with_partition.as_ref().unwrap_or(catalog);
             let g = catalog.resolve_or_err(&name)?;
             let text = toml::to_string_pretty(g).map_err(|e| Error::msg(e.to_string()))?;
             let limits = toml::to_string_pretty(&catalog.limits(g)?)

@@ -134,7 +134,7 @@ pub enum GpusCommand {
     },
     /// Every field of one GPU, with its compute capability's occupancy limits
     Show {
-        /// Name, alias or driver name (case and spacing do not matter)
+        /// Name, alias or driver name (case and spacing do not matter), or a partition of a GPU: "H100 SXM5 [16 SMs]"
         name: String,
     },
 }
