@@ -6,7 +6,7 @@
 //! [`models`] (analytical, learned, hybrid; parameters that [`models::Fit`] into
 //! fitted models that [`models::Predict`]) -> [`evaluation`] (protocols, metrics) ->
 //! [`report`] (tables, plots). [`predict`] and [`experiments`] put the stages together
-//! for the `gpucast` binary, a thin CLI over this library; [`bench`] times them.
+//! for the `gpucast` binary, a thin CLI over this library; [`mod@bench`] times them.
 //!
 //! Load runs, fit the hybrid on them and predict every kernel on a GPU none of them
 //! was measured on:

@@ -302,7 +302,7 @@ fn pair_shape_variances<'a>(evidence: &Evidence<'a>) -> Vec<PairVariance<'a>> {
 /// on the others and its runs (an even subsample, at most `max_queries` in all) are
 /// predicted from them. For each case (a source of the target's compute capability or
 /// none), among the strengths that make no held-out GPU more than one point worse
-/// than none and clearly lower the held-out errors ([`super::clearly_lower`]), the
+/// than none and clearly lower the held-out errors (`models::clearly_lower`), the
 /// lowest MAPE wins (ties to the smaller). Also returns the held-out
 /// errors ln(measured / predicted) at the chosen strengths, each with its run: they
 /// calibrate the interval (the hybrid first adds its residual correction to them).

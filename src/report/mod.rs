@@ -235,7 +235,7 @@ const MAX_NAMED_FOLDS: usize = 4;
 /// What fitting decided, one line per model: the summary once when every fold agrees
 /// ("hybrid: correction share 0 (...) in 4 folds"), else each distinct summary once,
 /// after the folds that chose it ("A / B: share 0.25") or, for more than
-/// [`MAX_NAMED_FOLDS`] of them, with their count ("share 0 in 38 folds"): a
+/// `MAX_NAMED_FOLDS` of them, with their count ("share 0 in 38 folds"): a
 /// new-family evaluation has a fold per (GPU, family).
 pub fn fit_summary_lines(eval: &Evaluation) -> Vec<String> {
     let mut models: Vec<&str> = eval
