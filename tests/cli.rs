@@ -567,16 +567,12 @@ fn reproduce_with_other_data_skips_an_experiment_whose_gpus_it_lacks() {
     let tmp = tempfile::tempdir().unwrap();
     let exps = tmp.path().join("exps");
     std::fs::create_dir(&exps).unwrap();
-    for f in ["own_partition_scaling.toml", "ref_logo_all_gpus.toml"] {
-        std::fs::copy(root.join("experiments").join(f), exps.join(f)).unwrap();
-    }
-    std::fs::write(
-        exps.join("ref_logo_all_gpus.toml"),
-        std::fs::read_to_string(exps.join("ref_logo_all_gpus.toml"))
-            .unwrap()
-            .replace("resources = \"../benchmarks_cuda", "# resources = \""),
-    )
-    .unwrap();
+    let shipped = |f: &str| std::fs::read_to_string(root.join("experiments").join(f)).unwrap();
+    let partitions = "own_partition_scaling.toml";
+    std::fs::write(exps.join(partitions), shipped(partitions)).unwrap();
+    // its resources file is named relative to the shipped experiments directory
+    let logo = shipped("ref_logo_all_gpus.toml").replace("resources = ", "# resources = ");
+    std::fs::write(exps.join("ref_logo_all_gpus.toml"), logo).unwrap();
     let out = tmp.path().join("out");
     let data = root.join("datasets/public/reference_study");
     gpucast_ok(&[
