@@ -398,6 +398,15 @@ struct Scored<'a> {
 }
 
 /// The strength for one case (see [`fit_and_choose`]); 0 with nothing held out.
+///
+/// Without a source of the target's architecture a strength must also clearly lower
+/// the held-out GPUs' mean errors, counted per GPU: whether another architecture's
+/// shape carries over is a property of the pair of GPUs, so the evidence is a handful
+/// of GPUs, not thousands of runs (runs of one GPU move together). Tested per run
+/// only, strength 1 passed on five held-out GPUs and made the Tesla P100 (Kernel
+/// Tuner GEMM) 2.1 points worse, as 0.75 did the V100 (paper convolution). Within an
+/// architecture the shape transfers as a rule (same SMs, same per-configuration
+/// behaviour), and the per-run test is kept alone.
 fn choose_strength(scored: &[Scored], n_gpus: usize, same_arch: bool) -> f64 {
     let case: Vec<&Scored> = scored.iter().filter(|s| s.same_arch == same_arch).collect();
     let ape =
@@ -405,17 +414,31 @@ fn choose_strength(scored: &[Scored], n_gpus: usize, same_arch: bool) -> f64 {
     let per_gpu =
         |strength: f64| super::group_means(n_gpus, case.iter().map(|s| (s.gpu, ape(strength, s))));
     let base = per_gpu(0.0);
+    let mut held_out = vec![false; n_gpus];
+    for s in &case {
+        held_out[s.gpu] = true;
+    }
     // A strength must also clearly lower the held-out errors (as the hybrid's
     // correction share must): without this, strengths that looked a little better
     // made the RTX PRO 6000 1.6 points and the TITAN X (convolution) 0.7 points worse.
     let clearly_better =
         |l: f64| super::clearly_lower(case.iter().map(|s| ape(l, s) - ape(0.0, s)));
     let admissible = |l: f64| {
-        let no_harm = per_gpu(l)
+        let with = per_gpu(l);
+        let no_harm = with
             .iter()
             .zip(&base)
             .all(|(m, b)| *m <= b + super::MAX_HARM);
-        no_harm && clearly_better(l)
+        let per_gpu_gain = || {
+            super::clearly_lower(
+                with.iter()
+                    .zip(&base)
+                    .zip(&held_out)
+                    .filter(|(_, held)| **held)
+                    .map(|((m, b), _)| m - b),
+            )
+        };
+        no_harm && clearly_better(l) && (same_arch || per_gpu_gain())
     };
     super::lowest_cost_fraction(admissible, |l| case.iter().map(|s| ape(l, s)).sum())
 }
@@ -461,5 +484,40 @@ mod tests {
             "the premise: it lowers the MAPE a little"
         );
         assert_eq!(choose_strength(&mixed, 3, true), 0.0);
+    }
+
+    #[test]
+    fn without_the_targets_architecture_a_strength_must_help_per_gpu() {
+        let run = Run::default();
+        // Five held-out GPUs: the correction explains every residual on GPU 0 and
+        // slightly misleads on the others (each half a point worse). Runs: a clear
+        // gain (GPU 0's are a fifth of them and gain 22 points). GPUs: one of five.
+        let scored: Vec<Scored> = (0..500)
+            .map(|i| {
+                let gpu = i % 5;
+                let (residual, correction) = if gpu == 0 { (-0.2, 0.2) } else { (0.0, 0.005) };
+                Scored {
+                    run: &run,
+                    residual,
+                    correction,
+                    gpu,
+                    same_arch: false,
+                }
+            })
+            .collect();
+        let ape = |l: f64, s: &Scored| ((-(s.residual + l * s.correction)).exp() - 1.0).abs();
+        let premise = scored.iter().all(|s| ape(1.0, s) <= ape(0.0, s) + 0.01)
+            && super::super::clearly_lower(scored.iter().map(|s| ape(1.0, s) - ape(0.0, s)));
+        assert!(premise, "no GPU a point worse, and a clear per-run gain");
+        assert_eq!(choose_strength(&scored, 5, false), 0.0);
+        // The same errors with a source of the target's architecture: taken.
+        let same: Vec<Scored> = scored
+            .into_iter()
+            .map(|s| Scored {
+                same_arch: true,
+                ..s
+            })
+            .collect();
+        assert_eq!(choose_strength(&same, 5, true), 1.0);
     }
 }
