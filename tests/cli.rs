@@ -370,7 +370,7 @@ fn evaluate_says_what_the_hybrid_fit_decided() {
     // Four LOGO folds (one per GPU); the fixed share is reported as fixed.
     assert!(
         out.contains(
-            "fitted: hybrid@0.25: correction share 0.25 (fixed), no shape transfer in 4 folds"
+            "fitted: hybrid@0.25: correction share 0.25 (fixed), no shape transfer, kernel-ratio share 0 in 4 folds"
         ),
         "{out}"
     );

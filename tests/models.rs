@@ -447,3 +447,55 @@ fn hybrid_borrows_the_tuning_space_shape_of_the_same_architecture() {
     );
     assert!(rho_a < rho_h - 0.05, "analytical Spearman {rho_a}");
 }
+
+#[test]
+fn kernel_ratio_is_the_median_of_the_source_runs_projections_and_reads_no_target_run() {
+    // SYNTHETIC: one kernel's 5 sizes on the TITAN V, and (for the second evidence)
+    // the same sizes on the H100 at absurd times.
+    let mut text = String::from("gpu,kernel,config,time_ms,flops,dram_bytes\n");
+    for n in 1..=5u32 {
+        let bytes = 1e8 * f64::from(n * n);
+        // 100 GB/s down to 50 GB/s: within the TITAN V's peak, so none is excluded
+        let time_ms = f64::from(n * n) * (1.0 + 0.25 * f64::from(n - 1));
+        text += &format!("NVIDIA TITAN V,k,N={n},{time_ms},0,{bytes}\n");
+    }
+    let mut with_target = text.clone();
+    for n in 1..=5 {
+        with_target += &format!("NVIDIA H100 SXM5 80GB,k,N={n},{}\n", 1000.0 * n as f64)
+            .replace('\n', ",0,1e8\n");
+    }
+    let load = |text: &str| {
+        let (_d, p) = write_tmp("runs.csv", text);
+        let mut t = data::load(&[p]).unwrap();
+        data::validate(&mut t, &Catalog::builtin()).unwrap();
+        t.runs
+    };
+    let (source_only, both) = (load(&text), load(&with_target));
+    let catalog = Catalog::builtin();
+    let ctx = spec_context(&catalog);
+    let target = "NVIDIA H100 SXM5 80GB";
+    let ratio = |runs: &[Run]| {
+        let ev = Evidence::new(runs.iter());
+        gpucast::models::analytical::kernel_log_ratio(&runs[0], target, &ev, &ctx).unwrap()
+    };
+    // Each size projected on its own, then the median of ln(projected / measured).
+    let ev = Evidence::new(source_only.iter());
+    let (gs, gt) = (ctx.gpu("NVIDIA TITAN V").unwrap(), ctx.gpu(target).unwrap());
+    let mut logs: Vec<f64> = source_only
+        .iter()
+        .map(|r| {
+            let mut q = query_of(r);
+            q.gpu = target.into();
+            let p = gpucast::models::analytical::project(r, &q, gs, gt, &ctx, &ev).unwrap();
+            (p.pred_ms / r.time_ms).ln()
+        })
+        .collect();
+    logs.sort_by(f64::total_cmp);
+    assert!(
+        logs[0] < logs[4] - 0.01,
+        "the premise: sizes project differently"
+    );
+    assert!((ratio(&source_only) - logs[2]).abs() < 1e-12);
+    // The target's own runs change nothing.
+    assert!((ratio(&both) - logs[2]).abs() < 1e-12);
+}

@@ -220,6 +220,68 @@ pub fn sources<'a>(query: &Run, evidence: &Evidence<'a>) -> Vec<&'a Run> {
         .collect()
 }
 
+/// Most runs of a kernel [`kernel_log_ratio`] projects (an even subsample beyond it).
+const MAX_KERNEL_RATIO_RUNS: usize = 256;
+
+/// The typical projection ratio of `src`'s kernel from its GPU to `target`: the median
+/// of ln(projected / measured) over that GPU's runs of the kernel (at most
+/// `MAX_KERNEL_RATIO_RUNS` = 256, evenly spaced), each projected as the same work on the
+/// target. Reads no run of the target. Computed once per (kernel, GPUs) and evidence.
+pub fn kernel_log_ratio<'a>(
+    src: &'a Run,
+    target: &str,
+    evidence: &Evidence<'a>,
+    ctx: &Context,
+) -> Result<f64> {
+    evidence.kernel_ratio((&src.kernel, &src.gpu, target), ctx, || {
+        let (gs, gt) = (ctx.gpu(&src.gpu)?, ctx.gpu(target)?);
+        let runs = evidence.kernel_runs_on(&src.gpu, &src.kernel);
+        let stride = runs.len().div_ceil(MAX_KERNEL_RATIO_RUNS).max(1);
+        let mut logs = Vec::with_capacity(runs.len() / stride + 1);
+        for r in runs.iter().step_by(stride) {
+            let mut q = crate::data::query_of(r);
+            q.gpu = target.to_string();
+            let p = project(r, &q, gs, gt, ctx, evidence)?;
+            logs.push((p.pred_ms / r.time_ms).ln());
+        }
+        logs.retain(|x| x.is_finite());
+        logs.sort_by(f64::total_cmp);
+        Ok(logs.get(logs.len() / 2).copied().unwrap_or(0.0))
+    })
+}
+
+/// ln of the factor that moves the combination of `ps` a full step from each source's
+/// own projection ratio to its kernel's typical one ([`kernel_log_ratio`]): the
+/// similarity-weighted mean of (kernel ratio - own ratio) over the sources on other
+/// GPUs. The prediction's log moves by `share` times it, each source's by `share` x
+/// its own difference ([`to_kernel_ratio`]).
+pub fn kernel_ratio_shift<'a>(
+    query: &Run,
+    ps: &[(&'a Run, Projection)],
+    evidence: &Evidence<'a>,
+    ctx: &Context,
+) -> Result<Vec<f64>> {
+    ps.iter()
+        .map(|(src, p)| {
+            if src.gpu == query.gpu || src.time_ms <= 0.0 || p.pred_ms <= 0.0 {
+                return Ok(0.0); // a size projection on the target: its own kernel
+            }
+            Ok(kernel_log_ratio(src, &query.gpu, evidence, ctx)? - (p.pred_ms / src.time_ms).ln())
+        })
+        .collect()
+}
+
+/// Move each projection `share` of the way (in logs) to its kernel's typical ratio:
+/// `shifts` from [`kernel_ratio_shift`].
+pub fn to_kernel_ratio(ps: &mut [(&Run, Projection)], shifts: &[f64], share: f64) {
+    for ((_, p), d) in ps.iter_mut().zip(shifts) {
+        let f = (share * d).exp();
+        p.pred_ms *= f;
+        p.pred_dram_ms *= f;
+        p.pred_l2_ms *= f;
+    }
+}
+
 /// All projections of `query`, each with its source run.
 pub fn projections<'a>(
     query: &Run,

@@ -8,13 +8,16 @@
 //! ln(measured / projected). How much of the correction is applied is chosen by
 //! leave-one-GPU-out inside the training GPUs (0 when it does not generalize).
 //!
-//! The sources' projections are then combined with a learned shape transfer
+//! The sources' projections are then moved a learned share of the way to their
+//! kernel's typical projection ratio, and combined with a learned shape transfer
 //! ([`ShapeTransfer`]): the level from all sources, the tuning-space shape from the
 //! sources whose shape the training GPUs say carries over to the target. Held-out
 //! errors of that combined prediction give a 90 % prediction interval. Deterministic
 //! for a seed.
 
-use super::analytical::{combine, peak_floor_ms, project, projections, similarity};
+use super::analytical::{
+    combine, kernel_ratio_shift, peak_floor_ms, project, projections, similarity, to_kernel_ratio,
+};
 use super::regressors::{make, FittedRegressor, RegressorKind};
 use super::transfer::{self, ShapeTransfer};
 use super::{
@@ -37,8 +40,8 @@ const MAX_LOG_CORRECTION: f64 = 2.0;
 /// stores the fitted residual regressor itself (version 2 stored its design matrix and
 /// refitted it on every load); version 4 adds the shape transfer; version 5 the
 /// `async_mma_delta` pair feature; version 6 the training families and the share for
-/// a kernel family the training data lacks.
-pub const MODEL_FORMAT_VERSION: u32 = 6;
+/// a kernel family the training data lacks; version 7 the kernel-ratio share.
+pub const MODEL_FORMAT_VERSION: u32 = 7;
 
 /// Hyperparameters of the hybrid: the residual's regressor, its seed and, as a
 /// diagnostic, a fixed correction share (`hybrid@0.5`) instead of the one chosen by
@@ -159,6 +162,10 @@ pub struct HybridState {
     /// Which sources' tuning-space shape to trust ([`ShapeTransfer`]); None with too
     /// few pairs of training GPUs sharing configurations.
     pub shape: Option<ShapeTransfer>,
+    /// Share of the way each projection moves from its per-configuration ratio to its
+    /// kernel's typical ratio (0..=1; chosen on the training GPUs, see
+    /// [`transfer::fit_and_choose`]).
+    pub kernel_ratio_share: f64,
 }
 
 impl HybridState {
@@ -185,14 +192,12 @@ impl HybridState {
             return bad("not a gpucast hybrid model file".into());
         }
         if self.version != MODEL_FORMAT_VERSION {
-            return bad(format!(
-                "model file format version {} (written by gpucast {}), this gpucast reads version {MODEL_FORMAT_VERSION}: retrain it with `gpucast train`",
-                self.version, self.gpucast_version
-            ));
+            return bad(version_mismatch(self.version, &self.gpucast_version));
         }
         for (name, share) in [
             ("correction_share", self.correction_share),
             ("new_family_share", self.new_family_share),
+            ("kernel_ratio_share", self.kernel_ratio_share),
         ] {
             if !(0.0..=1.0).contains(&share) {
                 return bad(format!("{name} {share} is outside 0..1"));
@@ -264,6 +269,13 @@ impl HybridState {
     }
 }
 
+/// Why a model file of another format version is not read.
+fn version_mismatch(version: u32, written_by: &str) -> String {
+    format!(
+        "model file format version {version} (written by gpucast {written_by}), this gpucast reads version {MODEL_FORMAT_VERSION}: retrain it with `gpucast train`"
+    )
+}
+
 /// The residual's feature names: the pair features, then one per kernel category.
 fn feature_names(categories: &[String]) -> Vec<String> {
     vectors::PAIR_NAMES
@@ -293,6 +305,23 @@ impl FittedHybrid {
     pub fn load(path: &std::path::Path) -> Result<Self> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| Error::file(path.display(), e.to_string()))?;
+        // The version first: a file of another version lacks or adds fields, and
+        // "retrain it" says more than the first field serde misses.
+        #[derive(serde::Deserialize)]
+        struct Header {
+            version: u32,
+            #[serde(default)]
+            gpucast_version: String,
+        }
+        if let Ok(h) = serde_json::from_str::<Header>(&text) {
+            if h.version != MODEL_FORMAT_VERSION {
+                return Err(Error::model_file(format!(
+                    "{}: {}",
+                    path.display(),
+                    version_mismatch(h.version, &h.gpucast_version)
+                )));
+            }
+        }
         let state: HybridState = serde_json::from_str(&text).map_err(|e| {
             Error::model_file(format!(
                 "{}: not a gpucast model file: {}",
@@ -732,7 +761,11 @@ impl HybridParams {
         // the targets' runs. Too few of those: the held-out runs' errors from the share
         // choice (sources combined, no shape transfer); too few of those: no
         // calibrated interval.
-        let (shape, shape_errors) = transfer::fit_and_choose(train, ctx, INTERVAL_QUERIES)?;
+        let transfer::ShapeChoice {
+            transfer: shape,
+            kernel_ratio_share,
+            held_out: shape_errors,
+        } = transfer::fit_and_choose(train, ctx, INTERVAL_QUERIES)?;
         let share = shares.known_family;
         let errors: Vec<HeldOutError> = if share == 0.0 {
             shape_errors.into_iter().map(|(_, e)| e).collect()
@@ -779,6 +812,7 @@ impl HybridParams {
                 pairs: y.len(),
                 residual,
                 shape,
+                kernel_ratio_share,
             },
         })
     }
@@ -805,7 +839,10 @@ impl Predict for FittedHybrid {
                 self.state.correction_share, self.state.new_family_share
             )
         };
-        Some(format!("correction share {share}{shape}"))
+        Some(format!(
+            "correction share {share}{shape}, kernel-ratio share {}",
+            self.state.kernel_ratio_share
+        ))
     }
 
     fn predict(
@@ -816,6 +853,12 @@ impl Predict for FittedHybrid {
     ) -> Result<Option<Prediction>> {
         let state = &self.state;
         let mut ps = projections(query, evidence, ctx)?;
+        // (from the uncorrected projections: the share was chosen on them)
+        let kernel_ratio_shifts = if state.kernel_ratio_share > 0.0 {
+            Some(kernel_ratio_shift(query, &ps, evidence, ctx)?)
+        } else {
+            None
+        };
         let share = state.share_for(query);
         if let (Some(reg), true) = (&state.residual, share > 0.0) {
             let gt = ctx.gpu(&query.gpu)?;
@@ -843,6 +886,9 @@ impl Predict for FittedHybrid {
                     p.pred_l2_ms *= f;
                 }
             }
+        }
+        if let Some(shifts) = &kernel_ratio_shifts {
+            to_kernel_ratio(&mut ps, shifts, state.kernel_ratio_share);
         }
         let floor_ms = peak_floor_ms(ps.iter().map(|(_, p)| p));
         let shift = match &state.shape {

@@ -191,6 +191,27 @@ pub(crate) fn clearly_lower(differences: impl Iterator<Item = f64>) -> bool {
     mean < -SIGNIFICANCE * (var / n).sqrt()
 }
 
+/// Fewest held-out GPUs a gain counted per GPU is judged on: with two, a difference
+/// of means over one degree of freedom says next to nothing (on the three-GPU Kernel
+/// Tuner corpus, two held-out GPUs chose a kernel-ratio share that left the third's
+/// interval covering 81 % of its runs).
+const MIN_GPUS_PER_GPU_TEST: usize = 3;
+
+/// Do the held-out GPUs' mean errors (`with` a learned part, `without` it; per GPU,
+/// only those `held_out`) drop clearly ([`clearly_lower`]), counted per GPU: the runs
+/// of one GPU move together, so where a gain depends on the GPU the evidence is the
+/// number of GPUs. False with fewer than [`MIN_GPUS_PER_GPU_TEST`] of them.
+pub(crate) fn clearly_lower_per_gpu(with: &[f64], without: &[f64], held_out: &[bool]) -> bool {
+    let d: Vec<f64> = with
+        .iter()
+        .zip(without)
+        .zip(held_out)
+        .filter(|(_, held)| **held)
+        .map(|((w, b), _)| w - b)
+        .collect();
+    d.len() >= MIN_GPUS_PER_GPU_TEST && clearly_lower(d.into_iter())
+}
+
 /// Candidate fractions of a learned part to apply (the hybrid's correction share, the
 /// shape transfer's strengths).
 pub(crate) const FRACTION_GRID: [f64; 5] = [0.0, 0.25, 0.5, 0.75, 1.0];
@@ -265,7 +286,29 @@ pub struct Evidence<'a> {
     levels: std::sync::OnceLock<Levels<'a>>,
     /// Per (GPU, kernel): runs by work (see [`Evidence::nearest_size`]).
     sizes: std::sync::OnceLock<FxHashMap<(&'a str, &'a str), Vec<SizeEntry<'a>>>>,
+    /// [`analytical::kernel_log_ratio`]s computed so far, with the context they were
+    /// computed in (a call with another context computes afresh).
+    kernel_ratios: std::sync::Mutex<(ContextId, KernelRatios<'a>)>,
 }
+
+/// Which catalog, calibration and resources a cached figure was computed with
+/// (addresses: a context borrows them for as long as the evidence lives).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+struct ContextId([usize; 3]);
+
+impl ContextId {
+    fn of(ctx: &Context) -> ContextId {
+        ContextId([
+            ctx.catalog as *const Catalog as usize,
+            ctx.calibration as *const Calibration as usize,
+            ctx.resources
+                .map_or(0, |r| r as *const crate::features::KernelResources as usize),
+        ])
+    }
+}
+
+/// (kernel, source GPU, target GPU) -> median ln(projected / measured).
+type KernelRatios<'a> = FxHashMap<(&'a str, &'a str, String), f64>;
 
 /// A run in the size index: ln of its work and its place in the (GPU, kernel) list.
 #[derive(Debug)]
@@ -383,6 +426,36 @@ impl<'a> Evidence<'a> {
     /// Every (GPU, kernel) with its runs.
     pub fn kernel_runs(&self) -> impl Iterator<Item = ((&'a str, &'a str), &[&'a Run])> {
         self.by_kernel.iter().map(|(k, v)| (*k, v.as_slice()))
+    }
+    /// The runs of `kernel` on `gpu` (in the order given to [`Evidence::new`]).
+    pub fn kernel_runs_on(&self, gpu: &'a str, kernel: &'a str) -> &[&'a Run] {
+        self.by_kernel
+            .get(&(gpu, kernel))
+            .map_or(&[], |v| v.as_slice())
+    }
+    /// `compute`d once per (kernel, source GPU, target GPU) and context.
+    pub(crate) fn kernel_ratio(
+        &self,
+        key: (&'a str, &'a str, &str),
+        ctx: &Context,
+        compute: impl FnOnce() -> Result<f64>,
+    ) -> Result<f64> {
+        let id = ContextId::of(ctx);
+        {
+            let memo = self.kernel_ratios.lock().unwrap_or_else(|e| e.into_inner());
+            if memo.0 == id {
+                if let Some(v) = memo.1.get(&(key.0, key.1, key.2.to_string())) {
+                    return Ok(*v);
+                }
+            }
+        }
+        let v = compute()?;
+        let mut memo = self.kernel_ratios.lock().unwrap_or_else(|e| e.into_inner());
+        if memo.0 != id {
+            *memo = (id, FxHashMap::default());
+        }
+        memo.1.insert((key.0, key.1, key.2.to_string()), v);
+        Ok(v)
     }
     /// The GPUs with runs, sorted.
     pub fn gpus(&self) -> Vec<&'a str> {
