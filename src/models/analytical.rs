@@ -227,6 +227,7 @@ const MAX_KERNEL_RATIO_RUNS: usize = 256;
 /// of ln(projected / measured) over that GPU's runs of the kernel (at most
 /// `MAX_KERNEL_RATIO_RUNS` = 256, evenly spaced), each projected as the same work on the
 /// target. Reads no run of the target. Computed once per (kernel, GPUs) and evidence.
+/// NaN when no run projects to a finite ratio (then nothing moves).
 pub fn kernel_log_ratio<'a>(
     src: &'a Run,
     target: &str,
@@ -246,7 +247,7 @@ pub fn kernel_log_ratio<'a>(
         }
         logs.retain(|x| x.is_finite());
         logs.sort_by(f64::total_cmp);
-        Ok(logs.get(logs.len() / 2).copied().unwrap_or(0.0))
+        Ok(logs.get(logs.len() / 2).copied().unwrap_or(f64::NAN))
     })
 }
 
@@ -266,7 +267,9 @@ pub fn kernel_ratio_shift<'a>(
             if src.gpu == query.gpu || src.time_ms <= 0.0 || p.pred_ms <= 0.0 {
                 return Ok(0.0); // a size projection on the target: its own kernel
             }
-            Ok(kernel_log_ratio(src, &query.gpu, evidence, ctx)? - (p.pred_ms / src.time_ms).ln())
+            let typical = kernel_log_ratio(src, &query.gpu, evidence, ctx)?;
+            let shift = typical - (p.pred_ms / src.time_ms).ln();
+            Ok(if shift.is_finite() { shift } else { 0.0 })
         })
         .collect()
 }

@@ -291,8 +291,10 @@ pub struct Evidence<'a> {
     kernel_ratios: std::sync::Mutex<(ContextId, KernelRatios<'a>)>,
 }
 
-/// Which catalog, calibration and resources a cached figure was computed with
-/// (addresses: a context borrows them for as long as the evidence lives).
+/// Which catalog, calibration and resources a cached figure was computed with, by
+/// address: they live as long as a command or an evaluation runs (another one
+/// allocated at a freed one's address while the same evidence is in use would read
+/// the old figures; nothing in gpucast does that).
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 struct ContextId([usize; 3]);
 

@@ -473,9 +473,9 @@ fn choose_kernel_ratio_share(scored: &[Scored], n_gpus: usize) -> f64 {
         scored.iter().map(|s| ape(share, s)).sum()
     });
     // The smallest admissible share the best one is not clearly better than, per GPU
-    // (the one-standard-error rule): the share chosen without the Tesla V100 on
-    // Kernel Tuner GEMM was 1, which made it 3.0 points worse than analytical; the
-    // held-out GPUs could not tell 1 from 0.5 (there: 0.4 points better).
+    // (the one-standard-error rule): on Kernel Tuner GEMM the fold without the Tesla
+    // V100 chose 1 by MAPE, which made the V100 3.0 points worse than analytical; per
+    // GPU, 1 was not clearly better than 0.5, which leaves it 0.4 points worse.
     super::FRACTION_GRID
         .iter()
         .copied()
