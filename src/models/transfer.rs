@@ -449,8 +449,9 @@ struct Scored<'a> {
 /// parallelism) need each configuration's registers. Kernel Tuner caches have none,
 /// and there those terms reorder a tuning space more than they explain it (Kernel
 /// Tuner GEMM, Tesla P100: Spearman 0.59 from the projections, 0.92 from a source's
-/// raw times). Where the terms are right (sizes that leave L2, the reference study's
-/// kernels with registers) the held-out GPUs say so and the share stays 0.
+/// raw times). Where the terms are right the held-out GPUs say so and the share
+/// stays 0 (the reference study's LOGO and the GEMM tables: sizes that leave L2,
+/// kernels with registers).
 fn choose_kernel_ratio_share(scored: &[Scored], n_gpus: usize) -> f64 {
     let ape =
         |share: f64, s: &Scored| ((-(s.residual - share * s.to_kernel_ratio)).exp() - 1.0).abs();
