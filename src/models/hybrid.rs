@@ -21,8 +21,8 @@ use super::analytical::{
 use super::regressors::{make, FittedRegressor, RegressorKind};
 use super::transfer::{self, ShapeTransfer};
 use super::{
-    clearly_lower, group_means, interval_log, lowest_cost_fraction, Context, Evidence, Fit,
-    HeldOutError, Interval, Predict, Prediction, INTERVAL_LEVEL, MAX_HARM,
+    clearly_lower, group_means, interval_log, lowest_cost_fraction, no_group_worse, Context,
+    Evidence, Fit, HeldOutError, Interval, Predict, Prediction, INTERVAL_LEVEL,
 };
 use crate::catalog::Gpu;
 use crate::data::{query_of, Run};
@@ -519,11 +519,11 @@ fn choose_correction_shares(
 /// sources (a weighted geometric mean), so a share is judged by the error of what the
 /// hybrid would predict, not of single-source projections (corrections that help each
 /// source can still shift the combined level). Among the shares that make no held-out
-/// GPU more than [`MAX_HARM`] worse (combined or per source), keep the single-source
+/// GPU more than [`MAX_HARM`](super::MAX_HARM) worse (combined or per source), keep the single-source
 /// error and lower the held-out runs' error clearly ([`clearly_lower`]), the one with
 /// the lowest mean absolute percentage error over the held-out runs wins (ties go to
 /// the smaller share). With `n_families` (the share for new families), no held-out
-/// family may get more than [`MAX_HARM`] worse either: a correction that helps most
+/// family may get more than [`MAX_HARM`](super::MAX_HARM) worse either: a correction that helps most
 /// families while hurting one would hurt some new ones (on the reference study,
 /// without this guard, held-out shared-memory kernels got 395 % off).
 ///
@@ -604,8 +604,6 @@ fn choose_share(
             .sum::<f64>()
     };
     let (base, base_pairs, base_families) = (per_gpu(0.0), per_gpu_pairs(0.0), per_family(0.0));
-    let no_worse =
-        |with: Vec<f64>, without: &[f64]| with.iter().zip(without).all(|(m, b)| *m <= b + MAX_HARM);
     let clearly_better = |share: f64| {
         clearly_lower(
             runs.iter()
@@ -613,9 +611,9 @@ fn choose_share(
         )
     };
     let admissible = |share: f64| {
-        no_worse(per_gpu(share), &base)
-            && no_worse(per_gpu_pairs(share), &base_pairs)
-            && no_worse(per_family(share), &base_families)
+        no_group_worse(&per_gpu(share), &base)
+            && no_group_worse(&per_gpu_pairs(share), &base_pairs)
+            && no_group_worse(&per_family(share), &base_families)
             && pooled_pairs(share) <= pooled_pairs(0.0) + 1e-12
             && clearly_better(share)
     };

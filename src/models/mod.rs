@@ -191,6 +191,21 @@ pub(crate) fn clearly_lower(differences: impl Iterator<Item = f64>) -> bool {
     mean < -SIGNIFICANCE * (var / n).sqrt()
 }
 
+/// Is no group (held-out GPU or family) more than [`MAX_HARM`] worse `with` a learned
+/// part than `without` it (mean APEs per group)?
+pub(crate) fn no_group_worse(with: &[f64], without: &[f64]) -> bool {
+    with.iter().zip(without).all(|(m, b)| *m <= b + MAX_HARM)
+}
+
+/// Which of `n` groups occur in `groups` (the held-out GPUs a case has runs of).
+pub(crate) fn groups_present(n: usize, groups: impl Iterator<Item = usize>) -> Vec<bool> {
+    let mut present = vec![false; n];
+    for g in groups {
+        present[g] = true;
+    }
+    present
+}
+
 /// Fewest held-out GPUs a gain counted per GPU is judged on: with two, a difference
 /// of means over one degree of freedom says next to nothing (on the three-GPU Kernel
 /// Tuner corpus, two held-out GPUs chose a kernel-ratio share that left the third's
@@ -309,8 +324,9 @@ impl ContextId {
     }
 }
 
-/// (kernel, source GPU, target GPU) -> median ln(projected / measured).
-type KernelRatios<'a> = FxHashMap<(&'a str, &'a str, String), f64>;
+/// (kernel, source GPU) -> target GPU -> median ln(projected / measured) (the target
+/// a `&str` lookup: no allocation per projection).
+type KernelRatios<'a> = FxHashMap<(&'a str, &'a str), FxHashMap<String, f64>>;
 
 /// A run in the size index: ln of its work and its place in the (GPU, kernel) list.
 #[derive(Debug)]
@@ -446,7 +462,7 @@ impl<'a> Evidence<'a> {
         {
             let memo = self.kernel_ratios.lock().unwrap_or_else(|e| e.into_inner());
             if memo.0 == id {
-                if let Some(v) = memo.1.get(&(key.0, key.1, key.2.to_string())) {
+                if let Some(v) = memo.1.get(&(key.0, key.1)).and_then(|t| t.get(key.2)) {
                     return Ok(*v);
                 }
             }
@@ -456,7 +472,10 @@ impl<'a> Evidence<'a> {
         if memo.0 != id {
             *memo = (id, FxHashMap::default());
         }
-        memo.1.insert((key.0, key.1, key.2.to_string()), v);
+        memo.1
+            .entry((key.0, key.1))
+            .or_default()
+            .insert(key.2.to_string(), v);
         Ok(v)
     }
     /// The GPUs with runs, sorted.

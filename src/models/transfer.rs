@@ -458,15 +458,10 @@ fn choose_kernel_ratio_share(scored: &[Scored], n_gpus: usize) -> f64 {
     let per_gpu =
         |share: f64| super::group_means(n_gpus, scored.iter().map(|s| (s.gpu, ape(share, s))));
     let base = per_gpu(0.0);
-    let mut held_out = vec![false; n_gpus];
-    for s in scored {
-        held_out[s.gpu] = true;
-    }
+    let held_out = super::groups_present(n_gpus, scored.iter().map(|s| s.gpu));
     let admissible = |share: f64| {
         let with = per_gpu(share);
-        with.iter()
-            .zip(&base)
-            .all(|(m, b)| *m <= b + super::MAX_HARM)
+        super::no_group_worse(&with, &base)
             && super::clearly_lower(scored.iter().map(|s| ape(share, s) - ape(0.0, s)))
             && super::clearly_lower_per_gpu(&with, &base, &held_out)
     };
@@ -502,10 +497,7 @@ fn choose_strength(scored: &[Scored], n_gpus: usize, same_arch: bool) -> f64 {
     let per_gpu =
         |strength: f64| super::group_means(n_gpus, case.iter().map(|s| (s.gpu, ape(strength, s))));
     let base = per_gpu(0.0);
-    let mut held_out = vec![false; n_gpus];
-    for s in &case {
-        held_out[s.gpu] = true;
-    }
+    let held_out = super::groups_present(n_gpus, case.iter().map(|s| s.gpu));
     // A strength must also clearly lower the held-out errors (as the hybrid's
     // correction share must): without this, strengths that looked a little better
     // made the RTX PRO 6000 1.6 points and the TITAN X (convolution) 0.7 points worse.
@@ -513,11 +505,7 @@ fn choose_strength(scored: &[Scored], n_gpus: usize, same_arch: bool) -> f64 {
         |l: f64| super::clearly_lower(case.iter().map(|s| ape(l, s) - ape(0.0, s)));
     let admissible = |l: f64| {
         let with = per_gpu(l);
-        let no_harm = with
-            .iter()
-            .zip(&base)
-            .all(|(m, b)| *m <= b + super::MAX_HARM);
-        no_harm
+        super::no_group_worse(&with, &base)
             && clearly_better(l)
             && (same_arch || super::clearly_lower_per_gpu(&with, &base, &held_out))
     };
