@@ -499,3 +499,46 @@ fn kernel_ratio_is_the_median_of_the_source_runs_projections_and_reads_no_target
     // The target's own runs change nothing.
     assert!((ratio(&both) - logs[2]).abs() < 1e-12);
 }
+
+#[test]
+fn projections_share_target_features_only_between_sources_describing_the_work_alike() {
+    // SYNTHETIC: one work on three GPUs; the V100's row describes it differently (more
+    // DRAM bytes, other registers and block size), so the target's features computed
+    // for the TITAN V's and 2080 Ti's rows must not be reused for it.
+    let text =
+        "gpu,kernel,config,time_ms,flops,dram_bytes,block_threads,grid_blocks,regs_per_thread\n\
+NVIDIA TITAN V,k,N=1,2.0,1e9,4e8,256,4096,32\n\
+NVIDIA GeForce RTX 2080 Ti,k,N=1,2.4,1e9,4e8,256,4096,32\n\
+Tesla V100-SXM2-16GB,k,N=1,1.8,1e9,9e8,128,8192,96\n";
+    let (_d, p) = write_tmp("runs.csv", text);
+    let catalog = Catalog::builtin();
+    let mut t = data::load(&[p]).unwrap();
+    data::validate(&mut t, &catalog).unwrap();
+    let ctx = spec_context(&catalog);
+    let ev = Evidence::new(t.runs.iter());
+    let mut q = query_of(&t.runs[0]);
+    q.gpu = "NVIDIA H100 SXM5 80GB".into();
+    let gt = ctx.gpu(&q.gpu).unwrap();
+    let ps = gpucast::models::analytical::projections(&q, &ev, &ctx).unwrap();
+    assert_eq!(ps.len(), 3);
+    for (src, p) in &ps {
+        let alone = gpucast::models::analytical::project(
+            src,
+            &q,
+            ctx.gpu(&src.gpu).unwrap(),
+            gt,
+            &ctx,
+            &ev,
+        )
+        .unwrap();
+        assert_eq!(p.pred_ms, alone.pred_ms, "{}", src.gpu);
+        assert_eq!(p.target.roof_ms, alone.target.roof_ms, "{}", src.gpu);
+        assert_eq!(
+            p.target.parallelism, alone.target.parallelism,
+            "{}",
+            src.gpu
+        );
+    }
+    // the V100's row describes more traffic: its target roof is the larger
+    assert!(ps[2].1.target.roof_ms > ps[0].1.target.roof_ms);
+}

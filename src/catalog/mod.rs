@@ -278,10 +278,11 @@ impl Gpu {
     ///
     /// Labels are case-insensitive; [`PrecisionClass::from_label`] lists the spellings.
     pub fn peak_gflops(&self, precision: &str) -> f64 {
-        self.peak_for(PrecisionClass::from_label(precision))
+        self.peak_gflops_for(PrecisionClass::from_label(precision))
     }
 
-    fn peak_for(&self, class: PrecisionClass) -> f64 {
+    /// [`Gpu::peak_gflops`] of a label already interpreted.
+    pub fn peak_gflops_for(&self, class: PrecisionClass) -> f64 {
         let max = |a: Option<f64>, b: Option<f64>| match (a, b) {
             (Some(x), Some(y)) => Some(x.max(y)),
             (x, y) => x.or(y),
@@ -429,6 +430,11 @@ pub struct Catalog {
     /// compares and a limits clone each time: with the index `gpucast bench`'s LOGO hybrid
     /// on 100k rows x 8 GPUs went 32.2 -> 27.6 s).
     by_name: rustc_hash::FxHashMap<String, usize>,
+    /// Index of each GPU by its canonical name and its aliases (a canonical name
+    /// before any alias, else the first GPU listing the alias): data files name GPUs by
+    /// marketing names, and the scan over every GPU's aliases took 8 % of
+    /// `gpucast bench`'s analytical predictions.
+    by_spelling: rustc_hash::FxHashMap<String, usize>,
     limits: Vec<Option<ComputeCapability>>,
     /// [`distance::gpu_distances`] of every pair of GPUs, row-major; filled on first use.
     distances: std::sync::OnceLock<Vec<[f64; 7]>>,
@@ -481,11 +487,18 @@ impl Catalog {
                 .enumerate()
                 .map(|(i, g)| (g.name.clone(), i))
                 .collect(),
+            by_spelling: rustc_hash::FxHashMap::default(),
             gpus,
             ccs,
             limits: Vec::new(),
             distances: std::sync::OnceLock::new(),
         };
+        c.by_spelling = c.by_name.clone();
+        for (i, g) in c.gpus.iter().enumerate() {
+            for a in &g.aliases {
+                c.by_spelling.entry(a.clone()).or_insert(i);
+            }
+        }
         c.limits = c.gpus.iter().map(|g| c.limits(g).ok()).collect();
         c
     }
@@ -493,6 +506,12 @@ impl Catalog {
     /// The GPU of this exact canonical name (no alias or fuzzy matching).
     pub fn by_name(&self, name: &str) -> Option<&Gpu> {
         self.by_name.get(name).map(|&i| &self.gpus[i])
+    }
+
+    /// The GPU of this exact canonical name or, failing that, the first (in catalog
+    /// order) with this exact alias.
+    pub fn by_name_or_alias(&self, name: &str) -> Option<&Gpu> {
+        self.by_spelling.get(name).map(|&i| &self.gpus[i])
     }
 
     /// The occupancy limits of a GPU of this catalog without recomputing them; None
@@ -527,6 +546,24 @@ mod tests {
 
     fn cat() -> Catalog {
         Catalog::builtin()
+    }
+
+    #[test]
+    fn every_name_and_alias_is_indexed_to_its_gpu() {
+        let c = cat();
+        let mut aliases = 0;
+        for g in c.gpus() {
+            for n in std::iter::once(&g.name).chain(&g.aliases) {
+                assert_eq!(c.by_name_or_alias(n).map(|x| &x.name), Some(&g.name), "{n}");
+                assert_eq!(c.resolve_exact(n).map(|x| &x.name), Some(&g.name), "{n}");
+            }
+            aliases += g.aliases.len();
+        }
+        assert!(aliases > 20, "{aliases}");
+        // a partition added later is indexed too
+        let p = c.with_partitions(&[("NVIDIA TITAN V".into(), 40)]).unwrap();
+        let name = partition_name("NVIDIA TITAN V", 40);
+        assert_eq!(p.by_name_or_alias(&name).map(|g| g.sm_count), Some(40));
     }
 
     fn gpu(name: &str) -> Gpu {

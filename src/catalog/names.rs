@@ -158,10 +158,7 @@ impl Catalog {
         if q.is_empty() {
             return None;
         }
-        if let Some(g) = self.by_name(q) {
-            return Some(g);
-        }
-        if let Some(g) = self.gpus.iter().find(|g| g.aliases.iter().any(|a| a == q)) {
+        if let Some(g) = self.by_name_or_alias(q) {
             return Some(g);
         }
         let lower = q.to_lowercase();

@@ -9,7 +9,7 @@ pub mod vectors;
 pub use figures::{study_metrics_beside, Calibration, Figures, FiguresSource};
 pub use roofline::Bound;
 
-use crate::catalog::{Catalog, Gpu};
+use crate::catalog::{Catalog, Gpu, PrecisionClass};
 use crate::data::Run;
 use crate::occupancy::{occupancy, LaunchResources, Occupancy};
 
@@ -147,27 +147,40 @@ pub fn run_occupancy(
     catalog: &Catalog,
     resources: Option<&KernelResources>,
 ) -> Option<Occupancy> {
-    let theoretical = theoretical_occupancy(run, gpu, catalog, resources)?;
-    Some(match achieved_fraction(run, catalog, resources) {
+    work_occupancy(
+        &RunWork::of(run, catalog, resources),
+        gpu,
+        catalog,
+        resources,
+    )
+}
+
+/// [`run_occupancy`] of a run's work.
+fn work_occupancy(
+    work: &RunWork,
+    gpu: &Gpu,
+    catalog: &Catalog,
+    resources: Option<&KernelResources>,
+) -> Option<Occupancy> {
+    let theoretical = theoretical_occupancy(work.launch?, work.kernel, gpu, catalog, resources)?;
+    Some(match work.achieved_fraction {
         Some(f) => with_achieved_fraction(theoretical, f),
         None => theoretical,
     })
 }
 
-/// The occupancy the launch's resources allow on `gpu` (the occupancy calculator's).
+/// The occupancy a launch's resources allow on `gpu` (the occupancy calculator's),
+/// with the kernel's own registers and static shared memory for `gpu`'s architecture
+/// where `resources` has them.
 fn theoretical_occupancy(
-    run: &Run,
+    launch: LaunchResources,
+    kernel: &str,
     gpu: &Gpu,
     catalog: &Catalog,
     resources: Option<&KernelResources>,
 ) -> Option<Occupancy> {
-    let block = run.block_threads?;
-    let mut res = LaunchResources {
-        block_threads: block as u32,
-        regs_per_thread: run.regs_per_thread.unwrap_or(0.0) as u32,
-        smem_per_block: run.smem_per_block.unwrap_or(0.0) as u32,
-    };
-    if let Some((regs, smem)) = resources.and_then(|r| r.get(&run.kernel, &gpu.sm_arch())) {
+    let mut res = launch;
+    if let Some((regs, smem)) = resources.and_then(|r| r.get(kernel, &gpu.sm_arch())) {
         res.regs_per_thread = regs;
         // the run's own figure may include dynamic shared memory: keep the larger
         res.smem_per_block = res.smem_per_block.max(smem);
@@ -177,6 +190,15 @@ fn theoretical_occupancy(
         None => occupancy(&catalog.limits(gpu).ok()?, &res),
     }
     .ok()
+}
+
+/// The launch's own resources as the run gives them (None without a block size).
+fn launch_resources(run: &Run) -> Option<LaunchResources> {
+    Some(LaunchResources {
+        block_threads: run.block_threads? as u32,
+        regs_per_thread: run.regs_per_thread.unwrap_or(0.0) as u32,
+        smem_per_block: run.smem_per_block.unwrap_or(0.0) as u32,
+    })
 }
 
 /// The share of its theoretical occupancy a profiled run achieved on its own GPU
@@ -191,7 +213,9 @@ fn achieved_fraction(
 ) -> Option<f64> {
     let achieved = run.achieved_occupancy.filter(|a| *a > 0.0)?;
     let own = catalog.resolve(&run.gpu)?;
-    let theoretical = theoretical_occupancy(run, own, catalog, resources)?.occupancy;
+    let theoretical =
+        theoretical_occupancy(launch_resources(run)?, &run.kernel, own, catalog, resources)?
+            .occupancy;
     (theoretical > 0.0).then(|| (achieved / theoretical).min(1.0))
 }
 
@@ -240,6 +264,52 @@ impl RunFeatures {
     }
 }
 
+/// What [`work_features`] reads of a run: its work, independent of the GPU it runs
+/// on, with its labels already interpreted. Two runs with equal `RunWork` have equal
+/// features on every GPU, so a prediction projecting several sources of the same work
+/// computes the target's features once (features, twice per source, were 22 % of
+/// `gpucast bench`'s analytical predictions).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RunWork<'r> {
+    pub kernel: &'r str,
+    pub flops: f64,
+    pub dram_bytes: f64,
+    /// The working set (the DRAM bytes when the run gives none).
+    pub working_set_bytes: f64,
+    /// Profiled traffic per level (Nsight Compute), when the run has it.
+    pub l2_bytes: Option<f64>,
+    pub l1_bytes: Option<f64>,
+    pub shared_bytes: Option<f64>,
+    pub precision: PrecisionClass,
+    pub atomic: bool,
+    pub grid_blocks: Option<f64>,
+    pub block_threads: Option<f64>,
+    /// The launch's resources from the run's own columns (None without a block size).
+    pub launch: Option<LaunchResources>,
+    /// See [`achieved_fraction`]: read from the run's own GPU.
+    pub achieved_fraction: Option<f64>,
+}
+
+impl<'r> RunWork<'r> {
+    pub fn of(run: &'r Run, catalog: &Catalog, resources: Option<&KernelResources>) -> Self {
+        RunWork {
+            kernel: &run.kernel,
+            flops: run.flops,
+            dram_bytes: run.dram_bytes,
+            working_set_bytes: run.working_set_bytes.unwrap_or(run.dram_bytes),
+            l2_bytes: run.l2_bytes,
+            l1_bytes: run.l1_bytes,
+            shared_bytes: run.shared_bytes,
+            precision: PrecisionClass::from_label(run.precision()),
+            atomic: is_atomic(run),
+            grid_blocks: run.grid_blocks,
+            block_threads: run.block_threads,
+            launch: launch_resources(run),
+            achieved_fraction: achieved_fraction(run, catalog, resources),
+        }
+    }
+}
+
 /// Compute the features of `run`'s work on `gpu` with the given figures.
 pub fn run_features(
     run: &Run,
@@ -248,23 +318,39 @@ pub fn run_features(
     catalog: &Catalog,
     resources: Option<&KernelResources>,
 ) -> RunFeatures {
-    let working_set = run.working_set_bytes.unwrap_or(run.dram_bytes);
+    work_features(
+        &RunWork::of(run, catalog, resources),
+        gpu,
+        figs,
+        catalog,
+        resources,
+    )
+}
+
+/// Compute the features of `work` on `gpu` with the given figures.
+pub fn work_features(
+    work: &RunWork,
+    gpu: &Gpu,
+    figs: &Figures,
+    catalog: &Catalog,
+    resources: Option<&KernelResources>,
+) -> RunFeatures {
+    let working_set = work.working_set_bytes;
     let fits_l2 = working_set > 0.0 && working_set <= L2_RESIDENT_FRACTION * gpu.l2_bytes as f64;
-    let dram_ms = roofline::memory_time_ms(run.dram_bytes, figs.dram_gbs);
+    let dram_ms = roofline::memory_time_ms(work.dram_bytes, figs.dram_gbs);
     let hierarchical =
-        run.l2_bytes.is_some() || run.l1_bytes.is_some() || run.shared_bytes.is_some();
-    let l2_ms = roofline::memory_time_ms(run.l2_bytes.unwrap_or(run.dram_bytes), figs.l2_gbs);
+        work.l2_bytes.is_some() || work.l1_bytes.is_some() || work.shared_bytes.is_some();
+    let l2_ms = roofline::memory_time_ms(work.l2_bytes.unwrap_or(work.dram_bytes), figs.l2_gbs);
     let l1_ms = roofline::memory_time_ms(
-        run.l1_bytes.unwrap_or(0.0) + run.shared_bytes.unwrap_or(0.0),
+        work.l1_bytes.unwrap_or(0.0) + work.shared_bytes.unwrap_or(0.0),
         figs.l1_gbs,
     );
-    // The label is matched once: this runs twice per projection.
-    let peak_gflops = roofline::peak_gflops(gpu, run.precision());
-    let compute_ms = roofline::compute_time_ms(run.flops, figs.sustained_gflops(peak_gflops));
-    let atomic_ms = if is_atomic(run) {
+    let peak_gflops = gpu.peak_gflops_for(work.precision);
+    let compute_ms = roofline::compute_time_ms(work.flops, figs.sustained_gflops(peak_gflops));
+    let atomic_ms = if work.atomic {
         // One contended atomic per 4 bytes of the study's accounting is not known in
         // general; the atomic roof is the memory traffic at the atomic unit's rate.
-        roofline::memory_time_ms(run.dram_bytes, figs.atomic_gbs)
+        roofline::memory_time_ms(work.dram_bytes, figs.atomic_gbs)
     } else {
         0.0
     };
@@ -293,19 +379,19 @@ pub fn run_features(
     let peak_dram_ms = if fits_l2 && !hierarchical {
         0.0
     } else {
-        roofline::memory_time_ms(run.dram_bytes, gpu.mem_bandwidth_gbs)
+        roofline::memory_time_ms(work.dram_bytes, gpu.mem_bandwidth_gbs)
     };
-    let peak_floor_ms = peak_dram_ms.max(roofline::compute_time_ms(run.flops, peak_gflops));
+    let peak_floor_ms = peak_dram_ms.max(roofline::compute_time_ms(work.flops, peak_gflops));
 
-    let occ = run_occupancy(run, gpu, catalog, resources);
-    let (waves_n, tail) = match (run.grid_blocks, occ) {
+    let occ = work_occupancy(work, gpu, catalog, resources);
+    let (waves_n, tail) = match (work.grid_blocks, occ) {
         (Some(g), Some(o)) => {
             let (w, t) = waves(g, gpu.sm_count, o.blocks_per_sm);
             (Some(w), Some(t))
         }
         _ => (None, None),
     };
-    let grid_warps = match (run.grid_blocks, run.block_threads) {
+    let grid_warps = match (work.grid_blocks, work.block_threads) {
         (Some(g), Some(b)) => Some(g * (b / gpu.warp_size as f64).ceil()),
         _ => None,
     };
@@ -316,7 +402,7 @@ pub fn run_features(
     RunFeatures {
         parallelism,
         grid_warps,
-        intensity: roofline::arithmetic_intensity(run.flops, run.dram_bytes),
+        intensity: roofline::arithmetic_intensity(work.flops, work.dram_bytes),
         working_set_bytes: working_set,
         fits_l2,
         dram_ms,

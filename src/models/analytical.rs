@@ -17,7 +17,7 @@ use super::{Context, Evidence, Fit, HeldOutError, Interval, Predict, Prediction}
 use crate::catalog::{Catalog, Gpu};
 use crate::data::Run;
 use crate::error::Result;
-use crate::features::{run_features, Bound, Figures, RunFeatures};
+use crate::features::{run_features, work_features, Bound, Figures, RunFeatures, RunWork};
 
 /// A fastest run longer than this (10 µs) says nothing about the launch floor.
 pub const MAX_LAUNCH_FLOOR_MS: f64 = 0.01;
@@ -134,21 +134,67 @@ pub fn project(
     ctx: &Context,
     evidence: &Evidence,
 ) -> Result<Projection> {
-    let (mut fs_figs, ft_figs): (Figures, Figures) = (ctx.figures(gs)?, ctx.figures(gt)?);
-    // The source's floor from its own fastest run (when the catalog has no measured
-    // one), if that run is short enough to be a launch floor at all.
+    let src_work = RunWork::of(src, ctx.catalog, ctx.resources);
+    let fs = source_features(&src_work, gs, ctx, evidence)?;
+    let work = projected_work(src, query);
+    let ft_figs = ctx.figures(gt)?;
+    let ft = if std::ptr::eq(work, src) {
+        work_features(&src_work, gt, &ft_figs, ctx.catalog, ctx.resources)
+    } else {
+        run_features(work, gt, &ft_figs, ctx.catalog, ctx.resources)
+    };
+    Ok(project_features(src, work, gs, gt, fs, ft, ctx))
+}
+
+/// The run whose work is projected onto the target: across GPUs the source run's (the
+/// same work; the target's own row is never read), across sizes on one GPU the
+/// query's.
+fn projected_work<'r>(src: &'r Run, query: &'r Run) -> &'r Run {
+    if src.kernel == query.kernel && src.config == query.config {
+        src
+    } else {
+        query
+    }
+}
+
+/// The source's features on its own GPU, with its launch floor from its own
+/// fastest run when the catalog has no measured one (if that run is short enough to
+/// be a launch floor at all).
+fn source_features(
+    src_work: &RunWork,
+    gs: &Gpu,
+    ctx: &Context,
+    evidence: &Evidence,
+) -> Result<RunFeatures> {
+    let mut figs = ctx.figures(gs)?;
     if gs.launch_overhead_us.is_none() {
         if let Some(f) = evidence
             .floor_ms(&gs.name)
             .filter(|f| *f <= MAX_LAUNCH_FLOOR_MS)
         {
-            fs_figs.launch_ms = f;
+            figs.launch_ms = f;
         }
     }
-    let same_work = src.kernel == query.kernel && src.config == query.config;
-    let work = if same_work { src } else { query };
-    let fs = run_features(src, gs, &fs_figs, ctx.catalog, ctx.resources);
-    let ft = run_features(work, gt, &ft_figs, ctx.catalog, ctx.resources);
+    Ok(work_features(
+        src_work,
+        gs,
+        &figs,
+        ctx.catalog,
+        ctx.resources,
+    ))
+}
+
+/// [`project`] from the source's features `fs` on `gs` and the projected work's `ft`
+/// on `gt`.
+fn project_features(
+    src: &Run,
+    work: &Run,
+    gs: &Gpu,
+    gt: &Gpu,
+    fs: RunFeatures,
+    ft: RunFeatures,
+    ctx: &Context,
+) -> Projection {
     let busy = (src.time_ms - fs.launch_floor_ms).max(MIN_BUSY_FRACTION * src.time_ms);
     let ratio = |a: f64, b: f64| if a > 0.0 && b > 0.0 { a / b } else { 1.0 };
     // Latency-bound time ~ work / parallelism (per-thread work grows with the problem
@@ -188,7 +234,7 @@ pub fn project(
             ft.launch_floor_ms + busy * blend(r)
         }
     };
-    Ok(Projection {
+    Projection {
         source_ms: src.time_ms,
         efficiency: crate::features::efficiency(fs.roof_ms, occ(&fs).max(1e-9), src.time_ms),
         roof_share: eta,
@@ -203,7 +249,7 @@ pub fn project(
         weight: similarity(ctx.catalog, gs, gt),
         source: fs,
         target: ft,
-    })
+    }
 }
 
 /// The sources our projection uses for `query`: the same work on other GPUs, or (for a
@@ -292,12 +338,33 @@ pub fn projections<'a>(
     ctx: &Context,
 ) -> Result<Vec<(&'a Run, Projection)>> {
     let gt = ctx.gpu(&query.gpu)?;
+    let ft_figs = ctx.figures(gt)?;
     let sources = sources(query, evidence);
     // A loop into a sized vector: a projection is ~500 bytes, and collecting through
     // `Result` adapters moved each one several times.
     let mut out = Vec::with_capacity(sources.len());
+    // The sources of one work usually describe it alike: the target's features are
+    // computed once per distinct description.
+    let mut target: Option<(RunWork, RunFeatures)> = None;
     for s in sources {
-        out.push((s, project(s, query, ctx.gpu(&s.gpu)?, gt, ctx, evidence)?));
+        let gs = ctx.gpu(&s.gpu)?;
+        let src_work = RunWork::of(s, ctx.catalog, ctx.resources);
+        let fs = source_features(&src_work, gs, ctx, evidence)?;
+        let work = projected_work(s, query);
+        let work_desc = if std::ptr::eq(work, s) {
+            src_work
+        } else {
+            RunWork::of(work, ctx.catalog, ctx.resources)
+        };
+        let ft = match &target {
+            Some((d, f)) if *d == work_desc => f.clone(),
+            _ => {
+                let f = work_features(&work_desc, gt, &ft_figs, ctx.catalog, ctx.resources);
+                target = Some((work_desc, f.clone()));
+                f
+            }
+        };
+        out.push((s, project_features(s, work, gs, gt, fs, ft, ctx)));
     }
     Ok(out)
 }
