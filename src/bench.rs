@@ -42,6 +42,9 @@ pub struct Timing {
     pub stage: &'static str,
     pub rows: usize,
     pub gpus: usize,
+    /// Threads the stage ran on: predictions run on one; LOGO fits and scores its
+    /// folds (one per GPU) on up to `--threads`.
+    pub threads: usize,
     /// Wall time of each repeat, seconds.
     pub seconds: Vec<f64>,
     /// The fastest repeat (what is compared across versions).
@@ -146,6 +149,10 @@ pub fn time_stage(stage: Stage, runs: &[Run], repeats: usize, ctx: &Context) -> 
         stage: stage.name(),
         rows: runs.len(),
         gpus,
+        threads: match stage {
+            Stage::AnalyticalPredict => 1,
+            Stage::LogoAnalytical | Stage::LogoHybrid => crate::evaluation::threads().min(gpus),
+        },
         seconds,
         min_seconds,
         rows_per_second: predicted as f64 / min_seconds.max(1e-9),

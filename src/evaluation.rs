@@ -613,7 +613,20 @@ pub fn evaluate(
     selection: &Selection,
     models: &[&dyn Fit],
     ctx: &Context,
-    progress: &dyn Fn(),
+    progress: &(dyn Fn() + Sync),
+) -> Result<Evaluation> {
+    evaluate_on(runs, protocol, selection, models, ctx, progress, threads())
+}
+
+/// [`evaluate`] on `threads` threads (the results are the same on any number).
+pub fn evaluate_on(
+    runs: &[Run],
+    protocol: &Protocol,
+    selection: &Selection,
+    models: &[&dyn Fit],
+    ctx: &Context,
+    progress: &(dyn Fn() + Sync),
+    threads: usize,
 ) -> Result<Evaluation> {
     let kept: Vec<&Run> = runs.iter().filter(|r| !is_excluded(r)).collect();
     let mut eval = Evaluation {
@@ -626,29 +639,21 @@ pub fn evaluate(
         let name = &spec.name();
         let mut missing = 0;
         let mut recs = Vec::new();
-        for fold in &folds {
-            let fit: Vec<Run> = fold.fit.iter().map(|r| (*r).clone()).collect();
-            let model = spec.fit(&fit, ctx)?;
-            drop(fit);
-            if let Some(s) = model.fit_summary() {
+        // Folds are independent: fitted and scored in parallel, merged in fold order
+        // (the output does not depend on the thread count).
+        let outcomes = parallel_map(&folds, threads, |fold| {
+            let outcome = evaluate_fold(*spec, name, fold, ctx);
+            progress();
+            outcome
+        });
+        for (fold, outcome) in folds.iter().zip(outcomes) {
+            let outcome = outcome?;
+            if let Some(s) = outcome.summary {
                 eval.fit_summaries
                     .push((name.clone(), fold.label.clone(), s));
             }
-            // One evidence index per test group.
-            for group in &fold.groups {
-                if group.tests.is_empty() {
-                    continue;
-                }
-                let evidence =
-                    Evidence::new(fold.evidence.iter().chain(&group.extra_evidence).copied());
-                for run in &group.tests {
-                    match model.predict(&query_of(run), &evidence, ctx)? {
-                        Some(p) => recs.push(record(name, run, &p)),
-                        None => missing += 1,
-                    }
-                }
-            }
-            progress();
+            missing += outcome.missing;
+            recs.extend(outcome.records);
         }
         eval.unpredicted.push((name.clone(), missing));
         let mut targets: Vec<String> = recs.iter().map(|r| r.target.clone()).collect();
@@ -665,6 +670,91 @@ pub fn evaluate(
         eval.records.extend(recs);
     }
     Ok(eval)
+}
+
+/// What one fold gave: its fitted model's summary, its records and how many test
+/// runs the model had nothing to go on for.
+struct FoldOutcome {
+    summary: Option<String>,
+    records: Vec<Record>,
+    missing: usize,
+}
+
+fn evaluate_fold(spec: &dyn Fit, name: &str, fold: &Fold, ctx: &Context) -> Result<FoldOutcome> {
+    let fit: Vec<Run> = fold.fit.iter().map(|r| (*r).clone()).collect();
+    let model = spec.fit(&fit, ctx)?;
+    drop(fit);
+    let mut out = FoldOutcome {
+        summary: model.fit_summary(),
+        records: Vec::new(),
+        missing: 0,
+    };
+    // One evidence index per test group.
+    for group in &fold.groups {
+        if group.tests.is_empty() {
+            continue;
+        }
+        let evidence = Evidence::new(fold.evidence.iter().chain(&group.extra_evidence).copied());
+        for run in &group.tests {
+            match model.predict(&query_of(run), &evidence, ctx)? {
+                Some(p) => out.records.push(record(name, run, &p)),
+                None => out.missing += 1,
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Threads [`evaluate`] fits and scores folds on; 0 (the default) is one per
+/// available core.
+static THREADS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Set the threads [`evaluate`] uses (`--threads`); 0 is one per available core.
+pub fn set_threads(n: usize) {
+    THREADS.store(n, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// The threads [`evaluate`] uses.
+pub fn threads() -> usize {
+    match THREADS.load(std::sync::atomic::Ordering::Relaxed) {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
+    }
+}
+
+/// `f` of each item on up to `threads` scoped threads, each taking the next item as
+/// it finishes one (folds differ in size); results in item order.
+fn parallel_map<T: Sync, R: Send>(
+    items: &[T],
+    threads: usize,
+    f: impl Fn(&T) -> R + Sync,
+) -> Vec<R> {
+    let threads = threads.clamp(1, items.len().max(1));
+    if threads == 1 {
+        return items.iter().map(f).collect();
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut done: Vec<(usize, R)> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut mine = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(item) = items.get(i) else { break };
+                        mine.push((i, f(item)));
+                    }
+                    mine
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    });
+    done.sort_by_key(|(i, _)| *i);
+    done.into_iter().map(|(_, r)| r).collect()
 }
 
 /// Number of folds a protocol makes on these runs (for progress bars).
@@ -708,6 +798,98 @@ fn record(model: &str, run: &Run, p: &Prediction) -> Record {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn parallel_map_keeps_item_order_and_calls_once_per_item() {
+        let items: Vec<usize> = (0..50).collect();
+        for threads in [0, 1, 3, 64] {
+            let calls = std::sync::atomic::AtomicUsize::new(0);
+            let out = parallel_map(&items, threads, |i| {
+                calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                // uneven items, so threads finish out of order
+                std::thread::sleep(std::time::Duration::from_micros((*i as u64 % 3) * 300));
+                i * 2
+            });
+            assert_eq!(out, (0..50).map(|i| i * 2).collect::<Vec<_>>(), "{threads}");
+            assert_eq!(calls.into_inner(), 50, "{threads}");
+        }
+        assert!(parallel_map(&[] as &[usize], 4, |i| *i).is_empty());
+    }
+
+    #[test]
+    fn folds_in_parallel_give_the_sequential_results() {
+        // SYNTHETIC: 4 kernels x 12 sizes on 5 catalog GPUs, times from a roofline-like
+        // formula with a fixed per-(GPU, kernel) factor and per-run wobble.
+        let gpus = [
+            "NVIDIA TITAN V",
+            "NVIDIA GeForce RTX 2080 Ti",
+            "NVIDIA GeForce RTX 4070",
+            "NVIDIA H100 SXM5 80GB",
+            "NVIDIA A100 SXM4 80GB",
+        ];
+        let mut runs = Vec::new();
+        for (g, gpu) in gpus.iter().enumerate() {
+            for k in 0..4 {
+                for n in 0..12 {
+                    let bytes = 1e6 * 2f64.powi(n);
+                    let wobble = 1.0 + 0.05 * (((g * 7 + k * 3 + n as usize) % 5) as f64 - 2.0);
+                    runs.push(Run {
+                        gpu: gpu.to_string(),
+                        kernel: format!("k{k}"),
+                        config: format!("n={n}"),
+                        flops: bytes * (k as f64 + 0.5),
+                        dram_bytes: bytes,
+                        time_ms: (0.005 + bytes / (2e8 * (g + 2) as f64))
+                            * (1.0 + 0.3 * k as f64)
+                            * wobble,
+                        ..Run::default()
+                    });
+                }
+            }
+        }
+        let catalog = crate::catalog::Catalog::builtin();
+        let ctx = Context {
+            catalog: &catalog,
+            calibration: &crate::features::Calibration::Spec,
+            resources: None,
+        };
+        let specs: Vec<crate::models::ModelSpec> = ["analytical", "hybrid"]
+            .iter()
+            .map(|m| crate::models::ModelSpec::parse(m, 7).unwrap())
+            .collect();
+        let fits: Vec<&dyn Fit> = specs.iter().map(|s| s as &dyn Fit).collect();
+        let run_on = |threads| {
+            let e = evaluate_on(
+                &runs,
+                &Protocol::Logo,
+                &Selection::default(),
+                &fits,
+                &ctx,
+                &|| {},
+                threads,
+            )
+            .unwrap();
+            let recs: Vec<_> = e
+                .records
+                .iter()
+                .map(|r| {
+                    (
+                        r.model.clone(),
+                        r.target.clone(),
+                        r.config.clone(),
+                        r.pred_ms.to_bits(),
+                        r.pred_lo_ms.to_bits(),
+                        r.pred_hi_ms.to_bits(),
+                    )
+                })
+                .collect();
+            (recs, e.fit_summaries)
+        };
+        let one = run_on(1);
+        assert_eq!(one.0.len(), 2 * runs.len());
+        assert!(!one.1.is_empty());
+        assert_eq!(one, run_on(4));
+    }
 
     #[test]
     fn metrics_by_hand() {

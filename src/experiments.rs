@@ -207,7 +207,7 @@ pub fn evaluate_models(
     selection: &Selection,
     models: &[ModelSpec],
     setup: ModelSetup,
-    progress: &dyn Fn(),
+    progress: &(dyn Fn() + Sync),
 ) -> Result<Evaluation> {
     use crate::models::Fit;
     protocol.check(runs)?;
@@ -249,7 +249,7 @@ pub fn run(
     files: &[String],
     catalog: &Catalog,
     study_metrics: Option<&Path>,
-    progress: &dyn Fn(),
+    progress: &(dyn Fn() + Sync),
 ) -> Result<Outcome> {
     let start = Instant::now();
     let in_exp = |e: Error| Error::msg(format!("experiment '{}': {e}", exp.name));

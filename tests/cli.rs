@@ -647,3 +647,33 @@ fn predict_on_a_partition_of_a_gpu() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("a partition has 1 to 131"), "{err}");
 }
+
+#[test]
+fn evaluation_threads_change_nothing_but_the_time() {
+    // The reference study's runs as shipped in datasets/ (4 GPUs: 4 LOGO folds).
+    let data = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/datasets/public/reference_study"
+    );
+    let on = |threads: &str| {
+        gpucast_ok(&[
+            "--threads",
+            threads,
+            "evaluate",
+            "--protocol",
+            "logo",
+            "--model",
+            "analytical,hybrid",
+            "--data",
+            data,
+            "--format",
+            "json",
+        ])
+    };
+    let one = on("1");
+    assert!(one.contains("\"target\""), "{one}");
+    assert_eq!(one, on("3"));
+    let o = gpucast(&["--threads", "many", "evaluate", "--data", data]);
+    assert_eq!(o.status.code(), Some(2)); // a usage error, as clap reports them
+    assert!(stderr(&o).contains("--threads"), "{}", stderr(&o));
+}

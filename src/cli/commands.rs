@@ -15,6 +15,7 @@ use std::io::Write;
 use std::path::Path;
 
 pub fn run(cli: Cli) -> Result<()> {
+    gpucast::evaluation::set_threads(cli.global.threads);
     let mut catalog = Catalog::builtin();
     for f in &cli.global.gpus {
         catalog.merge_file(f)?;
@@ -646,6 +647,7 @@ fn bench(a: BenchArgs, catalog: &Catalog) -> Result<()> {
         "stage",
         "rows",
         "gpus",
+        "threads",
         "min s",
         "repeats s",
         "predictions/s",
@@ -661,10 +663,11 @@ fn bench(a: BenchArgs, catalog: &Catalog) -> Result<()> {
                 let timing = bench::time_stage(stage, &runs, a.repeat, &ctx)?;
                 pb.finish_and_clear();
                 eprintln!(
-                    "{} on {} rows x {} GPUs: {:.2} s (min of {})",
+                    "{} on {} rows x {} GPUs, {} threads: {:.2} s (min of {})",
                     timing.stage,
                     timing.rows,
                     timing.gpus,
+                    timing.threads,
                     timing.min_seconds,
                     timing.seconds.len()
                 );
@@ -672,6 +675,7 @@ fn bench(a: BenchArgs, catalog: &Catalog) -> Result<()> {
                     timing.stage.to_string(),
                     timing.rows.to_string(),
                     timing.gpus.to_string(),
+                    timing.threads.to_string(),
                     format!("{:.2}", timing.min_seconds),
                     timing
                         .seconds
