@@ -605,7 +605,8 @@ fn folds<'a>(runs: &[&'a Run], protocol: &Protocol, sel: &Selection) -> Vec<Fold
 }
 
 /// Evaluate models (any [`Fit`]: a [`crate::models::ModelSpec`] or your own) under a
-/// protocol: each model is fitted afresh per fold. The caller records which data it
+/// protocol: each model is fitted afresh per fold, folds on [`threads`] threads (see
+/// [`set_threads`]; the results do not depend on it). The caller records which data it
 /// ran on in the result's `data`.
 pub fn evaluate(
     runs: &[Run],

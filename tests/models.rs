@@ -65,6 +65,14 @@ fn spec_context(catalog: &Catalog) -> Context<'_> {
     }
 }
 
+/// The runs of a SYNTHETIC runs CSV, loaded and validated against the built-in catalog.
+fn synthetic_runs(csv: &str) -> Vec<Run> {
+    let (_d, p) = write_tmp("runs.csv", csv);
+    let mut t = data::load(&[p]).unwrap();
+    data::validate(&mut t, &Catalog::builtin()).unwrap();
+    t.runs
+}
+
 fn mape_by_target(
     runs: &[Run],
     catalog: &Catalog,
@@ -196,15 +204,13 @@ fn logo_never_shows_the_target_to_the_model() {
             text += &format!("{g},k,N={n},{},0,{}\n", n as f64 * 0.1, n * 1000);
         }
     }
-    let (_d, p) = write_tmp("runs.csv", &text);
     let catalog = Catalog::builtin();
-    let mut t = data::load(&[p]).unwrap();
-    data::validate(&mut t, &catalog).unwrap();
+    let runs = synthetic_runs(&text);
     let seen = Arc::new(Mutex::new(Vec::new()));
     let spy = Spy(seen.clone());
     let ctx = spec_context(&catalog);
     let e = evaluation::evaluate(
-        &t.runs,
+        &runs,
         &Protocol::Logo,
         &Selection::default(),
         &[&spy],
@@ -229,13 +235,11 @@ fn synthetic_memory_bound_projection_scales_with_bandwidth() {
     // SYNTHETIC: a 1 GB stream (far larger than any L2) measured at 2 ms on the TITAN V.
     let text = "gpu,kernel,config,time_ms,flops,dram_bytes,working_set_bytes\n\
 NVIDIA TITAN V,stream,N=1,2.0,0,1e9,1e9\n";
-    let (_d, p) = write_tmp("runs.csv", text);
     let catalog = Catalog::builtin();
-    let mut t = data::load(&[p]).unwrap();
-    data::validate(&mut t, &catalog).unwrap();
+    let runs = synthetic_runs(text);
     let ctx = spec_context(&catalog);
-    let ev = Evidence::new(t.runs.iter());
-    let mut q = query_of(&t.runs[0]);
+    let ev = Evidence::new(runs.iter());
+    let mut q = query_of(&runs[0]);
     q.gpu = "NVIDIA H100 SXM5 80GB".into();
     let p = ModelSpec::parse("analytical", 1)
         .unwrap()
@@ -406,12 +410,10 @@ fn hybrid_borrows_the_tuning_space_shape_of_the_same_architecture() {
             text += &format!("{gpu},tiled,T={c},{},1e10,1e8\n", time(gpu, c));
         }
     }
-    let (_d, p) = write_tmp("runs.csv", &text);
     let catalog = Catalog::builtin();
-    let mut t = data::load(&[p]).unwrap();
-    data::validate(&mut t, &catalog).unwrap();
+    let runs = synthetic_runs(&text);
     let ctx = spec_context(&catalog);
-    let (train, test): (Vec<Run>, Vec<Run>) = t.runs.into_iter().partition(|r| r.gpu != target);
+    let (train, test): (Vec<Run>, Vec<Run>) = runs.into_iter().partition(|r| r.gpu != target);
     let hybrid = gpucast::models::hybrid::HybridParams::new(1)
         .fit_hybrid(&train, &ctx)
         .unwrap();
@@ -464,12 +466,7 @@ fn kernel_ratio_is_the_median_of_the_source_runs_projections_and_reads_no_target
         with_target += &format!("NVIDIA H100 SXM5 80GB,k,N={n},{}\n", 1000.0 * n as f64)
             .replace('\n', ",0,1e8\n");
     }
-    let load = |text: &str| {
-        let (_d, p) = write_tmp("runs.csv", text);
-        let mut t = data::load(&[p]).unwrap();
-        data::validate(&mut t, &Catalog::builtin()).unwrap();
-        t.runs
-    };
+    let load = |text: &str| synthetic_runs(text);
     let (source_only, both) = (load(&text), load(&with_target));
     let catalog = Catalog::builtin();
     let ctx = spec_context(&catalog);
@@ -510,13 +507,11 @@ fn projections_share_target_features_only_between_sources_describing_the_work_al
 NVIDIA TITAN V,k,N=1,2.0,1e9,4e8,256,4096,32\n\
 NVIDIA GeForce RTX 2080 Ti,k,N=1,2.4,1e9,4e8,256,4096,32\n\
 Tesla V100-SXM2-16GB,k,N=1,1.8,1e9,9e8,128,8192,96\n";
-    let (_d, p) = write_tmp("runs.csv", text);
     let catalog = Catalog::builtin();
-    let mut t = data::load(&[p]).unwrap();
-    data::validate(&mut t, &catalog).unwrap();
+    let runs = synthetic_runs(text);
     let ctx = spec_context(&catalog);
-    let ev = Evidence::new(t.runs.iter());
-    let mut q = query_of(&t.runs[0]);
+    let ev = Evidence::new(runs.iter());
+    let mut q = query_of(&runs[0]);
     q.gpu = "NVIDIA H100 SXM5 80GB".into();
     let gt = ctx.gpu(&q.gpu).unwrap();
     let ps = gpucast::models::analytical::projections(&q, &ev, &ctx).unwrap();

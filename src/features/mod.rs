@@ -286,7 +286,8 @@ pub struct RunWork<'r> {
     pub block_threads: Option<f64>,
     /// The launch's resources from the run's own columns (None without a block size).
     pub launch: Option<LaunchResources>,
-    /// See [`achieved_fraction`]: read from the run's own GPU.
+    /// The share of its theoretical occupancy a profile says the run achieved on its
+    /// own GPU (assumed on every GPU; None without a profiled figure).
     pub achieved_fraction: Option<f64>,
 }
 

@@ -134,14 +134,48 @@ pub fn project(
     ctx: &Context,
     evidence: &Evidence,
 ) -> Result<Projection> {
+    project_with(
+        src,
+        query,
+        gs,
+        gt,
+        &ctx.figures(gt)?,
+        ctx,
+        evidence,
+        &mut None,
+    )
+}
+
+/// [`project`] with the target's figures given, reusing the target's features in
+/// `target` when the projected work is described as the last time (the sources of one
+/// work usually describe it alike: computing them once per prediction rather than
+/// per source is what [`projections`] gains).
+#[allow(clippy::too_many_arguments)]
+fn project_with<'r>(
+    src: &'r Run,
+    query: &'r Run,
+    gs: &Gpu,
+    gt: &Gpu,
+    ft_figs: &Figures,
+    ctx: &Context,
+    evidence: &Evidence,
+    target: &mut Option<(RunWork<'r>, RunFeatures)>,
+) -> Result<Projection> {
     let src_work = RunWork::of(src, ctx.catalog, ctx.resources);
     let fs = source_features(&src_work, gs, ctx, evidence)?;
     let work = projected_work(src, query);
-    let ft_figs = ctx.figures(gt)?;
-    let ft = if std::ptr::eq(work, src) {
-        work_features(&src_work, gt, &ft_figs, ctx.catalog, ctx.resources)
+    let work_desc = if std::ptr::eq(work, src) {
+        src_work
     } else {
-        run_features(work, gt, &ft_figs, ctx.catalog, ctx.resources)
+        RunWork::of(work, ctx.catalog, ctx.resources)
+    };
+    let ft = match target {
+        Some((d, f)) if *d == work_desc => f.clone(),
+        _ => {
+            let f = work_features(&work_desc, gt, ft_figs, ctx.catalog, ctx.resources);
+            *target = Some((work_desc, f.clone()));
+            f
+        }
     };
     Ok(project_features(src, work, gs, gt, fs, ft, ctx))
 }
@@ -343,28 +377,11 @@ pub fn projections<'a>(
     // A loop into a sized vector: a projection is ~500 bytes, and collecting through
     // `Result` adapters moved each one several times.
     let mut out = Vec::with_capacity(sources.len());
-    // The sources of one work usually describe it alike: the target's features are
-    // computed once per distinct description.
-    let mut target: Option<(RunWork, RunFeatures)> = None;
+    let mut target = None;
     for s in sources {
         let gs = ctx.gpu(&s.gpu)?;
-        let src_work = RunWork::of(s, ctx.catalog, ctx.resources);
-        let fs = source_features(&src_work, gs, ctx, evidence)?;
-        let work = projected_work(s, query);
-        let work_desc = if std::ptr::eq(work, s) {
-            src_work
-        } else {
-            RunWork::of(work, ctx.catalog, ctx.resources)
-        };
-        let ft = match &target {
-            Some((d, f)) if *d == work_desc => f.clone(),
-            _ => {
-                let f = work_features(&work_desc, gt, &ft_figs, ctx.catalog, ctx.resources);
-                target = Some((work_desc, f.clone()));
-                f
-            }
-        };
-        out.push((s, project_features(s, work, gs, gt, fs, ft, ctx)));
+        let p = project_with(s, query, gs, gt, &ft_figs, ctx, evidence, &mut target)?;
+        out.push((s, p));
     }
     Ok(out)
 }
