@@ -292,11 +292,21 @@ fn parquet_errors_name_the_row() {
 fn config_keys_are_canonical_on_load_and_pair_the_same_work() {
     let text = format!(
         "{HEADER}NVIDIA TITAN V,k,\"N=1,block=256\",1,0,8\n\
-         NVIDIA GeForce RTX 4070,k,\"block=256.0, N=1e0\",1,0,8\n"
+         NVIDIA GeForce RTX 4070,k,\"block=256.0, N=1e0\",1,0,8\n\
+         NVIDIA H100 SXM5 80GB,k,\"block=256.0, N=1e0\",1,0,8\n"
     );
     let (_d, p) = write_tmp("keys.csv", &text);
     let mut t = data::load(&[p]).unwrap();
+    assert_eq!(t.runs.len(), 3);
     assert!(t.runs.iter().all(|r| r.config == "N=1,block=256"));
+    // a bad cell after good ones (each distinct cell is made canonical once) still
+    // names its own line
+    let msg = load_err(&format!(
+        "{HEADER}NVIDIA TITAN V,k,\"N=1,block=256\",1,0,8\n\
+         NVIDIA GeForce RTX 4070,k,\"N=1,block=256\",1,0,8\n\
+         NVIDIA H100 SXM5 80GB,k,\"N=1,N=2\",1,0,8\n"
+    ));
+    assert!(msg.contains("bad.csv:4: column 'config'"), "{msg}");
     data::validate(&mut t, &Catalog::builtin()).unwrap();
     assert!(
         t.runs.iter().all(|r| !r.has_flag("single_gpu")),
