@@ -151,7 +151,7 @@ pub fn time_stage(stage: Stage, runs: &[Run], repeats: usize, ctx: &Context) -> 
         gpus,
         threads: match stage {
             Stage::AnalyticalPredict => 1,
-            Stage::LogoAnalytical | Stage::LogoHybrid => crate::evaluation::threads().min(gpus),
+            Stage::LogoAnalytical | Stage::LogoHybrid => crate::parallel::threads().min(gpus),
         },
         seconds,
         min_seconds,

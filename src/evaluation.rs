@@ -605,8 +605,8 @@ fn folds<'a>(runs: &[&'a Run], protocol: &Protocol, sel: &Selection) -> Vec<Fold
 }
 
 /// Evaluate models (any [`Fit`]: a [`crate::models::ModelSpec`] or your own) under a
-/// protocol: each model is fitted afresh per fold, folds on [`threads`] threads (see
-/// [`set_threads`]; the results do not depend on it). The caller records which data it
+/// protocol: each model is fitted afresh per fold, folds on
+/// [`crate::parallel::threads`] threads (the results do not depend on it). The caller records which data it
 /// ran on in the result's `data`.
 pub fn evaluate(
     runs: &[Run],
@@ -616,7 +616,15 @@ pub fn evaluate(
     ctx: &Context,
     progress: &(dyn Fn() + Sync),
 ) -> Result<Evaluation> {
-    evaluate_on(runs, protocol, selection, models, ctx, progress, threads())
+    evaluate_on(
+        runs,
+        protocol,
+        selection,
+        models,
+        ctx,
+        progress,
+        crate::parallel::threads(),
+    )
 }
 
 /// [`evaluate`] on `threads` threads (the results are the same on any number).
@@ -642,7 +650,7 @@ pub fn evaluate_on(
         let mut recs = Vec::new();
         // Folds are independent: fitted and scored in parallel, merged in fold order
         // (the output does not depend on the thread count).
-        let outcomes = parallel_map(&folds, threads, |fold| {
+        let outcomes = crate::parallel::map(&folds, threads, |fold| {
             let outcome = evaluate_fold(*spec, name, fold, ctx);
             progress();
             outcome
@@ -706,58 +714,6 @@ fn evaluate_fold(spec: &dyn Fit, name: &str, fold: &Fold, ctx: &Context) -> Resu
     Ok(out)
 }
 
-/// Threads [`evaluate`] fits and scores folds on; 0 (the default) is one per
-/// available core.
-static THREADS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-
-/// Set the threads [`evaluate`] uses (`--threads`); 0 is one per available core.
-pub fn set_threads(n: usize) {
-    THREADS.store(n, std::sync::atomic::Ordering::Relaxed);
-}
-
-/// The threads [`evaluate`] uses.
-pub fn threads() -> usize {
-    match THREADS.load(std::sync::atomic::Ordering::Relaxed) {
-        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
-        n => n,
-    }
-}
-
-/// `f` of each item on up to `threads` scoped threads, each taking the next item as
-/// it finishes one (folds differ in size); results in item order.
-fn parallel_map<T: Sync, R: Send>(
-    items: &[T],
-    threads: usize,
-    f: impl Fn(&T) -> R + Sync,
-) -> Vec<R> {
-    let threads = threads.clamp(1, items.len().max(1));
-    if threads == 1 {
-        return items.iter().map(f).collect();
-    }
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let mut done: Vec<(usize, R)> = std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..threads)
-            .map(|_| {
-                scope.spawn(|| {
-                    let mut mine = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        let Some(item) = items.get(i) else { break };
-                        mine.push((i, f(item)));
-                    }
-                    mine
-                })
-            })
-            .collect();
-        workers
-            .into_iter()
-            .flat_map(|w| w.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-            .collect()
-    });
-    done.sort_by_key(|(i, _)| *i);
-    done.into_iter().map(|(_, r)| r).collect()
-}
-
 /// Number of folds a protocol makes on these runs (for progress bars).
 pub fn fold_count(runs: &[Run], protocol: &Protocol, sel: &Selection) -> usize {
     let kept = runs.iter().filter(|r| !is_excluded(r));
@@ -799,23 +755,6 @@ fn record(model: &str, run: &Run, p: &Prediction) -> Record {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn parallel_map_keeps_item_order_and_calls_once_per_item() {
-        let items: Vec<usize> = (0..50).collect();
-        for threads in [0, 1, 3, 64] {
-            let calls = std::sync::atomic::AtomicUsize::new(0);
-            let out = parallel_map(&items, threads, |i| {
-                calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                // uneven items, so threads finish out of order
-                std::thread::sleep(std::time::Duration::from_micros((*i as u64 % 3) * 300));
-                i * 2
-            });
-            assert_eq!(out, (0..50).map(|i| i * 2).collect::<Vec<_>>(), "{threads}");
-            assert_eq!(calls.into_inner(), 50, "{threads}");
-        }
-        assert!(parallel_map(&[] as &[usize], 4, |i| *i).is_empty());
-    }
 
     #[test]
     fn folds_in_parallel_give_the_sequential_results() {

@@ -46,6 +46,7 @@ pub mod features;
 pub mod models;
 pub mod occupancy;
 pub mod output;
+pub mod parallel;
 pub mod predict;
 pub mod report;
 

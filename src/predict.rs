@@ -87,8 +87,13 @@ pub struct Predictions {
     pub reasons: Vec<Option<String>>,
 }
 
+/// Rows one thread predicts at a time: large enough that handing out chunks costs
+/// nothing, small enough that the threads finish together.
+const PREDICT_CHUNK_ROWS: usize = 4096;
+
 /// Predict every distinct work of `table` (rows of GPUs other than `target`, of
-/// `source` only when given) on `target` (a catalog name).
+/// `source` only when given) on `target` (a catalog name), on
+/// [`crate::parallel::threads`] threads (the output does not depend on it).
 pub fn predict_table(
     table: &RunsTable,
     model: &dyn Predict,
@@ -110,22 +115,35 @@ pub fn predict_table(
     let mut seen = HashSet::new();
     let rows =
         table.filtered(|r| is_source(r) && seen.insert((r.kernel.as_str(), r.config.as_str())));
+    // Chunks of rows on the parallel stages' threads, merged in row order.
+    let chunks: Vec<&[Run]> = rows.runs.chunks(PREDICT_CHUNK_ROWS).collect();
+    let predicted = crate::parallel::map(&chunks, crate::parallel::threads(), |chunk| {
+        chunk
+            .iter()
+            .map(|r| {
+                let mut q = query_of(r);
+                q.gpu = target.to_string();
+                model.predict(&q, &evidence, ctx)
+            })
+            .collect::<Result<Vec<_>>>()
+    });
     let mut predictions = Vec::with_capacity(rows.len());
-    let mut reasons = Vec::with_capacity(rows.len());
-    for r in &rows.runs {
-        let mut q = query_of(r);
-        q.gpu = target.to_string();
-        let p = model.predict(&q, &evidence, ctx)?;
-        reasons.push(match p {
+    for chunk in predicted {
+        predictions.extend(chunk?);
+    }
+    let reasons = rows
+        .runs
+        .iter()
+        .zip(&predictions)
+        .map(|(r, p)| match p {
             Some(_) => None,
             None if is_excluded(r) => Some(format!(
                 "source row excluded by validation: {}",
                 r.reasons().join("; ")
             )),
             None => Some("no usable source measured this work".into()),
-        });
-        predictions.push(p);
-    }
+        })
+        .collect();
     Ok(Predictions {
         model: model.name(),
         target: target.to_string(),

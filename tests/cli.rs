@@ -677,3 +677,38 @@ fn evaluation_threads_change_nothing_but_the_time() {
     assert_eq!(o.status.code(), Some(2)); // a usage error, as clap reports them
     assert!(stderr(&o).contains("--threads"), "{}", stderr(&o));
 }
+
+#[test]
+fn prediction_threads_change_nothing_but_the_time() {
+    // A shipped Kernel Tuner corpus: tens of thousands of distinct configurations,
+    // several chunks of rows per thread.
+    let data = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/datasets/public/gpu_benchmarking_paper"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let on = |threads: &str| {
+        let out = dir.path().join(format!("p{threads}.csv"));
+        gpucast_ok(&[
+            "--threads",
+            threads,
+            "predict",
+            "--runs",
+            data,
+            "--target",
+            "NVIDIA H100 SXM5 80GB",
+            "--model",
+            "analytical",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        std::fs::read_to_string(out).unwrap()
+    };
+    let one = on("1");
+    assert!(
+        one.lines().count() > 3 * 4096,
+        "{} rows",
+        one.lines().count()
+    );
+    assert_eq!(one, on("3"));
+}

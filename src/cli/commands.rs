@@ -15,7 +15,7 @@ use std::io::Write;
 use std::path::Path;
 
 pub fn run(cli: Cli) -> Result<()> {
-    gpucast::evaluation::set_threads(cli.global.threads);
+    gpucast::parallel::set_threads(cli.global.threads);
     let mut catalog = Catalog::builtin();
     for f in &cli.global.gpus {
         catalog.merge_file(f)?;

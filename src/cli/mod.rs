@@ -30,8 +30,9 @@ pub struct Global {
     /// A GPU catalog TOML merged over the built-in one (new GPUs, measured figures)
     #[arg(long, global = true, value_name = "FILE")]
     pub gpus: Vec<PathBuf>,
-    /// Threads that fit and score evaluation folds in parallel (evaluate, reproduce,
-    /// bench); 0 is one per available core. Results do not depend on it
+    /// Threads for the parallel stages: evaluation folds (evaluate, reproduce, bench)
+    /// and chunks of rows to predict (predict); 0 is one per available core. Results
+    /// do not depend on it
     #[arg(long, global = true, default_value_t = 0, value_name = "N")]
     pub threads: usize,
 }
