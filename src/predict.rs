@@ -7,7 +7,6 @@ use crate::error::{Error, Result};
 use crate::models::hybrid::FittedHybrid;
 use crate::models::{Context, Evidence, Fit, ModelSpec, Predict, Prediction};
 use polars::prelude::{Column, DataFrame};
-use std::collections::HashSet;
 use std::path::Path;
 
 /// A model to predict with: one named (fitted on training data first) or a saved one.
@@ -112,7 +111,7 @@ pub fn predict_table(
     }
     // Borrowed, not copied: a million-row table is predicted without a second copy.
     let evidence = Evidence::new(table.runs.iter().filter(|r| is_source(r)));
-    let mut seen = HashSet::new();
+    let mut seen = rustc_hash::FxHashSet::default();
     let rows =
         table.filtered(|r| is_source(r) && seen.insert((r.kernel.as_str(), r.config.as_str())));
     // Chunks of rows on the parallel stages' threads, merged in row order.
