@@ -606,8 +606,8 @@ fn folds<'a>(runs: &[&'a Run], protocol: &Protocol, sel: &Selection) -> Vec<Fold
 
 /// Evaluate models (any [`Fit`]: a [`crate::models::ModelSpec`] or your own) under a
 /// protocol: each model is fitted afresh per fold, folds on
-/// [`crate::parallel::threads`] threads (the results do not depend on it). The caller records which data it
-/// ran on in the result's `data`.
+/// [`crate::parallel::threads`] threads (the results do not depend on it). The caller
+/// records which data it ran on in the result's `data`.
 pub fn evaluate(
     runs: &[Run],
     protocol: &Protocol,
