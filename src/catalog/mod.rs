@@ -432,8 +432,8 @@ pub struct Catalog {
     by_name: rustc_hash::FxHashMap<String, usize>,
     /// Index of each GPU by its canonical name and its aliases (a canonical name
     /// before any alias, else the first GPU listing the alias): data files name GPUs by
-    /// marketing names, and the scan over every GPU's aliases took 8 % of
-    /// `gpucast bench`'s analytical predictions.
+    /// marketing names, and resolving them (mostly a scan over every GPU's aliases)
+    /// took 8 % of `gpucast bench`'s analytical predictions.
     by_spelling: rustc_hash::FxHashMap<String, usize>,
     limits: Vec<Option<ComputeCapability>>,
     /// [`distance::gpu_distances`] of every pair of GPUs, row-major; filled on first use.

@@ -331,11 +331,10 @@ pub fn kernel_log_ratio<'a>(
     })
 }
 
-/// ln of the factor that moves the combination of `ps` a full step from each source's
-/// own projection ratio to its kernel's typical one ([`kernel_log_ratio`]): the
-/// similarity-weighted mean of (kernel ratio - own ratio) over the sources on other
-/// GPUs. The prediction's log moves by `share` times it, each source's by `share` x
-/// its own difference ([`to_kernel_ratio`]).
+/// Each source's log shift from its own projection ratio to its kernel's typical one
+/// ([`kernel_log_ratio`]): kernel ratio - own ratio, 0 for a size projection on the
+/// target itself or a ratio that is not finite. A share of it moves each projection
+/// ([`to_kernel_ratio`]).
 pub fn kernel_ratio_shift<'a>(
     query: &Run,
     ps: &[(&'a Run, Projection)],

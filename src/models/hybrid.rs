@@ -519,12 +519,13 @@ fn choose_correction_shares(
 /// sources (a weighted geometric mean), so a share is judged by the error of what the
 /// hybrid would predict, not of single-source projections (corrections that help each
 /// source can still shift the combined level). Among the shares that make no held-out
-/// GPU more than [`MAX_HARM`](super::MAX_HARM) worse (combined or per source), keep the single-source
-/// error and lower the held-out runs' error clearly ([`clearly_lower`]), the one with
-/// the lowest mean absolute percentage error over the held-out runs wins (ties go to
-/// the smaller share). With `n_families` (the share for new families), no held-out
-/// family may get more than [`MAX_HARM`](super::MAX_HARM) worse either: a correction that helps most
-/// families while hurting one would hurt some new ones (on the reference study,
+/// GPU more than [`MAX_HARM`](super::MAX_HARM) worse (combined or per source), keep
+/// the single-source error and lower the held-out runs' error clearly
+/// ([`clearly_lower`]), the one with the lowest mean absolute percentage error over
+/// the held-out runs wins (ties go to the smaller share). With `n_families` (the share
+/// for new families), no held-out family may get more than
+/// [`MAX_HARM`](super::MAX_HARM) worse either: a correction that helps most families
+/// while hurting one would hurt some new ones (on the reference study,
 /// without this guard, held-out shared-memory kernels got 395 % off).
 ///
 /// Returns the share, the held-out log errors left after it (they set the prediction
