@@ -56,14 +56,15 @@ pub struct Timing {
 }
 
 /// The `rows`-row subset of `runs` on its `gpus` GPUs with the most rows (see the
-/// module doc). Excluded rows are left out first.
-pub fn subset(runs: &[Run], rows: usize, gpus: usize) -> Result<Vec<Run>> {
-    let runs: Vec<&Run> = runs
+/// module doc), borrowed in the table's order. Excluded rows are left out first.
+pub fn subset(table: &[Run], rows: usize, gpus: usize) -> Result<Vec<&Run>> {
+    let runs: Vec<(usize, &Run)> = table
         .iter()
-        .filter(|r| !crate::data::validate::is_excluded(r))
+        .enumerate()
+        .filter(|(_, r)| !crate::data::validate::is_excluded(r))
         .collect();
     let mut per_gpu: HashMap<&str, usize> = HashMap::default();
-    for r in &runs {
+    for (_, r) in &runs {
         *per_gpu.entry(r.gpu.as_str()).or_default() += 1;
     }
     let mut ranked: Vec<(&str, usize)> = per_gpu.into_iter().collect();
@@ -76,8 +77,8 @@ pub fn subset(runs: &[Run], rows: usize, gpus: usize) -> Result<Vec<Run>> {
     }
     let chosen: HashSet<&str> = ranked.iter().take(gpus).map(|(g, _)| *g).collect();
     // Work keys in a fixed hash order, each with its rows on the chosen GPUs.
-    let mut by_work: BTreeMap<(u64, &str, &str), Vec<&Run>> = BTreeMap::new();
-    for r in runs.iter().filter(|r| chosen.contains(r.gpu.as_str())) {
+    let mut by_work: BTreeMap<(u64, &str, &str), Vec<usize>> = BTreeMap::new();
+    for (i, r) in runs.iter().filter(|(_, r)| chosen.contains(r.gpu.as_str())) {
         by_work
             .entry((
                 crate::data::work_hash(r),
@@ -85,15 +86,19 @@ pub fn subset(runs: &[Run], rows: usize, gpus: usize) -> Result<Vec<Run>> {
                 r.config.as_str(),
             ))
             .or_default()
-            .push(r);
+            .push(*i);
     }
-    let mut out = Vec::with_capacity(rows);
+    let mut picked = Vec::with_capacity(rows);
     for group in by_work.values() {
-        if out.len() >= rows {
+        if picked.len() >= rows {
             break;
         }
-        out.extend(group.iter().map(|r| (*r).clone()));
+        picked.extend(group.iter().copied());
     }
+    // The table's order, as the stages see a whole table (the work-grouped order
+    // would put each work's rows side by side in memory, flattering the lookups).
+    picked.sort_unstable();
+    let out: Vec<&Run> = picked.into_iter().map(|i| &table[i]).collect();
     if out.len() < rows {
         return Err(Error::usage(format!(
             "the data has {} usable rows on its {gpus} largest GPUs, --rows asks for {rows}",
@@ -112,7 +117,7 @@ pub fn peak_rss_bytes() -> Option<u64> {
 }
 
 /// Time `stage` on `runs` `repeats` times.
-pub fn time_stage(stage: Stage, runs: &[Run], repeats: usize, ctx: &Context) -> Result<Timing> {
+pub fn time_stage(stage: Stage, runs: &[&Run], repeats: usize, ctx: &Context) -> Result<Timing> {
     let gpus = runs
         .iter()
         .map(|r| r.gpu.as_str())
@@ -132,7 +137,7 @@ pub fn time_stage(stage: Stage, runs: &[Run], repeats: usize, ctx: &Context) -> 
                 };
                 let spec = ModelSpec::parse(name, 42)?;
                 let e = evaluate(
-                    runs,
+                    runs.iter().copied(),
                     &Protocol::Logo,
                     &Selection::default(),
                     &[&spec as &dyn Fit],
@@ -163,7 +168,7 @@ pub fn time_stage(stage: Stage, runs: &[Run], repeats: usize, ctx: &Context) -> 
 /// Predict every row's work on the next GPU (in name order) with the analytical model
 /// fitted on nothing (no interval calibration: the projection alone); returns the
 /// number of predictions made.
-fn analytical_predict(runs: &[Run], ctx: &Context) -> Result<usize> {
+fn analytical_predict(runs: &[&Run], ctx: &Context) -> Result<usize> {
     let mut gpus: Vec<&str> = runs
         .iter()
         .map(|r| r.gpu.as_str())
@@ -177,7 +182,7 @@ fn analytical_predict(runs: &[Run], ctx: &Context) -> Result<usize> {
         .map(|(i, g)| (*g, gpus[(i + 1) % gpus.len()]))
         .collect();
     let model = crate::models::analytical::Analytical.fit(&[], ctx)?;
-    let evidence = Evidence::new(runs.iter());
+    let evidence = Evidence::new(runs.iter().copied());
     let mut n = 0;
     for r in runs {
         let mut q = query_of(r);

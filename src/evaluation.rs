@@ -608,8 +608,8 @@ fn folds<'a>(runs: &[&'a Run], protocol: &Protocol, sel: &Selection) -> Vec<Fold
 /// protocol: each model is fitted afresh per fold, folds on
 /// [`crate::parallel::threads`] threads (the results do not depend on it). The caller
 /// records which data it ran on in the result's `data`.
-pub fn evaluate(
-    runs: &[Run],
+pub fn evaluate<'r>(
+    runs: impl IntoIterator<Item = &'r Run>,
     protocol: &Protocol,
     selection: &Selection,
     models: &[&dyn Fit],
@@ -628,8 +628,8 @@ pub fn evaluate(
 }
 
 /// [`evaluate`] on `threads` threads (the results are the same on any number).
-pub fn evaluate_on(
-    runs: &[Run],
+pub fn evaluate_on<'r>(
+    runs: impl IntoIterator<Item = &'r Run>,
     protocol: &Protocol,
     selection: &Selection,
     models: &[&dyn Fit],
@@ -637,10 +637,18 @@ pub fn evaluate_on(
     progress: &(dyn Fn() + Sync),
     threads: usize,
 ) -> Result<Evaluation> {
-    let kept: Vec<&Run> = runs.iter().filter(|r| !is_excluded(r)).collect();
+    let mut excluded_rows = 0;
+    let kept: Vec<&Run> = runs
+        .into_iter()
+        .filter(|r| {
+            let excluded = is_excluded(r);
+            excluded_rows += usize::from(excluded);
+            !excluded
+        })
+        .collect();
     let mut eval = Evaluation {
         protocol: protocol.name().into(),
-        excluded_rows: runs.len() - kept.len(),
+        excluded_rows,
         ..Evaluation::default()
     };
     let folds = folds(&kept, protocol, selection);
@@ -690,9 +698,7 @@ struct FoldOutcome {
 }
 
 fn evaluate_fold(spec: &dyn Fit, name: &str, fold: &Fold, ctx: &Context) -> Result<FoldOutcome> {
-    let fit: Vec<Run> = fold.fit.iter().map(|r| (*r).clone()).collect();
-    let model = spec.fit(&fit, ctx)?;
-    drop(fit);
+    let model = spec.fit(&fold.fit, ctx)?;
     let mut out = FoldOutcome {
         summary: model.fit_summary(),
         records: Vec::new(),

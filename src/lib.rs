@@ -27,7 +27,8 @@
 //! let catalog = Catalog::builtin();
 //! let (runs, _report) = gpucast::data::load_validated(&[runs_csv], &catalog)?;
 //! let ctx = Context { catalog: &catalog, calibration: &Calibration::Spec, resources: None };
-//! let hybrid = ModelSpec::parse("hybrid", 42)?.fit(&runs.runs, &ctx)?;
+//! let train: Vec<&gpucast::data::Run> = runs.runs.iter().collect();
+//! let hybrid = ModelSpec::parse("hybrid", 42)?.fit(&train, &ctx)?;
 //! let target = catalog.resolve_or_err("H100 SXM5 80GB")?.name.clone();
 //! let predictions = predict_table(&runs, hybrid.as_ref(), &target, None, &ctx)?;
 //! let p = predictions.predictions[0].expect("a source measured this work");

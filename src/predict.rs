@@ -61,16 +61,10 @@ impl ModelChoice {
     pub fn fitted(self, training: &[Run], target: &str, ctx: &Context) -> Result<Box<dyn Predict>> {
         match self {
             ModelChoice::Saved(m) => Ok(m),
-            // Copied only when the target's rows must be left out.
-            ModelChoice::Named(spec) if training.iter().any(|r| r.gpu == target) => {
-                let train: Vec<Run> = training
-                    .iter()
-                    .filter(|r| r.gpu != target)
-                    .cloned()
-                    .collect();
+            ModelChoice::Named(spec) => {
+                let train: Vec<&Run> = training.iter().filter(|r| r.gpu != target).collect();
                 spec.fit(&train, ctx)
             }
-            ModelChoice::Named(spec) => spec.fit(training, ctx),
         }
     }
 }

@@ -162,7 +162,7 @@ impl Fit for Spy {
     fn name(&self) -> String {
         "spy".into()
     }
-    fn fit(&self, train: &[Run], _: &Context) -> Result<Box<dyn Predict>> {
+    fn fit(&self, train: &[&Run], _: &Context) -> Result<Box<dyn Predict>> {
         let mut g: Vec<String> = train.iter().map(|r| r.gpu.clone()).collect();
         g.sort();
         g.dedup();
@@ -289,7 +289,7 @@ fn hybrid_is_deterministic_for_a_seed() {
     let fit = |seed| {
         let h = ModelSpec::parse("hybrid", seed)
             .unwrap()
-            .fit(&runs, &ctx)
+            .fit(&runs.iter().collect::<Vec<_>>(), &ctx)
             .unwrap();
         let ev = Evidence::new(runs.iter().filter(|r| r.gpu != "NVIDIA TITAN V"));
         runs.iter()
@@ -310,8 +310,8 @@ fn hybrid_residual_share_is_a_fixed_diagnostic() {
     };
     let ctx = spec_context(&catalog);
     let target = "NVIDIA GeForce RTX 2080 Ti";
-    let train: Vec<Run> = runs.iter().filter(|r| r.gpu != target).cloned().collect();
-    let ev = Evidence::new(train.iter());
+    let train: Vec<&Run> = runs.iter().filter(|r| r.gpu != target).collect();
+    let ev = Evidence::new(train.iter().copied());
     let predict = |name: &str| {
         let spec = ModelSpec::parse(name, 42).unwrap();
         assert_eq!(spec.name(), name);
@@ -413,7 +413,7 @@ fn hybrid_borrows_the_tuning_space_shape_of_the_same_architecture() {
     let catalog = Catalog::builtin();
     let runs = synthetic_runs(&text);
     let ctx = spec_context(&catalog);
-    let (train, test): (Vec<Run>, Vec<Run>) = runs.into_iter().partition(|r| r.gpu != target);
+    let (train, test): (Vec<&Run>, Vec<&Run>) = runs.iter().partition(|r| r.gpu != target);
     let hybrid = gpucast::models::hybrid::HybridParams::new(1)
         .fit_hybrid(&train, &ctx)
         .unwrap();
@@ -429,7 +429,7 @@ fn hybrid_borrows_the_tuning_space_shape_of_the_same_architecture() {
         .unwrap()
         .fit(&train, &ctx)
         .unwrap();
-    let ev = Evidence::new(train.iter());
+    let ev = Evidence::new(train.iter().copied());
     let measured: Vec<f64> = test.iter().map(|r| r.time_ms).collect();
     let predicted = |m: &dyn Predict| -> Vec<f64> {
         test.iter()

@@ -456,12 +456,7 @@ fn explain(a: ExplainArgs, catalog: &Catalog) -> Result<()> {
         )));
     }
     // As `predict` does: the interval calibrated on the other GPUs' runs.
-    let train: Vec<data::Run> = table
-        .runs
-        .iter()
-        .filter(|r| r.gpu != target)
-        .cloned()
-        .collect();
+    let train: Vec<&data::Run> = table.runs.iter().filter(|r| r.gpu != target).collect();
     let combined = analytical::Analytical
         .fit_analytical(&train, &ctx)?
         .combined(&ps);
@@ -605,7 +600,8 @@ fn train(a: TrainArgs, catalog: &Catalog) -> Result<()> {
         calibration: &cal,
         resources: resources.as_ref(),
     };
-    let fitted = HybridParams::fit_hybrid(&params, &table.runs, &ctx)?;
+    let train: Vec<&data::Run> = table.runs.iter().collect();
+    let fitted = HybridParams::fit_hybrid(&params, &train, &ctx)?;
     fitted.save(&a.out)?;
     let state = fitted.state();
     eprintln!(

@@ -50,8 +50,8 @@ const MAX_INTERVAL_RUNS: usize = 4000;
 /// Held-out errors ln(measured / projected) of training runs, with their GPUs: each
 /// projected from the same work on the other training GPUs (its own GPU's rows are
 /// never a source), at most [`MAX_INTERVAL_RUNS`] of them.
-pub(crate) fn held_out_errors(train: &[Run], ctx: &Context) -> Result<Vec<HeldOutError>> {
-    let evidence = Evidence::new(train.iter());
+pub(crate) fn held_out_errors(train: &[&Run], ctx: &Context) -> Result<Vec<HeldOutError>> {
+    let evidence = Evidence::new(train.iter().copied());
     let gpus = evidence.gpus();
     let mut errors = Vec::new();
     for t in super::learning_queries(train, MAX_INTERVAL_RUNS) {
@@ -427,14 +427,14 @@ impl Fit for Analytical {
     fn name(&self) -> String {
         "analytical".into()
     }
-    fn fit(&self, train: &[Run], ctx: &Context) -> Result<Box<dyn Predict>> {
+    fn fit(&self, train: &[&Run], ctx: &Context) -> Result<Box<dyn Predict>> {
         Ok(Box::new(self.fit_analytical(train, ctx)?))
     }
 }
 
 impl Analytical {
     /// Fit, keeping the concrete type (what `explain` shows the terms of).
-    pub fn fit_analytical(&self, train: &[Run], ctx: &Context) -> Result<FittedAnalytical> {
+    pub fn fit_analytical(&self, train: &[&Run], ctx: &Context) -> Result<FittedAnalytical> {
         Ok(FittedAnalytical {
             interval_log: super::interval_log(&held_out_errors(train, ctx)?),
         })
@@ -503,7 +503,7 @@ impl Fit for AnalyticalStudy {
     fn name(&self) -> String {
         "analytical-study".into()
     }
-    fn fit(&self, _train: &[Run], _ctx: &Context) -> Result<Box<dyn Predict>> {
+    fn fit(&self, _train: &[&Run], _ctx: &Context) -> Result<Box<dyn Predict>> {
         Ok(Box::new(AnalyticalStudy))
     }
 }

@@ -658,7 +658,7 @@ fn training_sources<'a>(t: &Run, gt: &Gpu, evidence: &Evidence<'a>, ctx: &Contex
 }
 
 /// A short, stable hash of the training data (what it was fitted on).
-pub fn data_hash(runs: &[Run]) -> String {
+pub fn data_hash(runs: &[&Run]) -> String {
     use sha2::{Digest, Sha256};
     let mut h = Sha256::new();
     for r in runs {
@@ -687,16 +687,16 @@ impl Fit for HybridParams {
         }
     }
 
-    fn fit(&self, train: &[Run], ctx: &Context) -> Result<Box<dyn Predict>> {
+    fn fit(&self, train: &[&Run], ctx: &Context) -> Result<Box<dyn Predict>> {
         Ok(Box::new(self.fit_hybrid(train, ctx)?))
     }
 }
 
 impl HybridParams {
     /// Fit, keeping the concrete type (what `gpucast train` saves).
-    pub fn fit_hybrid(&self, train: &[Run], ctx: &Context) -> Result<FittedHybrid> {
+    pub fn fit_hybrid(&self, train: &[&Run], ctx: &Context) -> Result<FittedHybrid> {
         let params = self.check()?;
-        let evidence = Evidence::new(train.iter());
+        let evidence = Evidence::new(train.iter().copied());
         let mut categories: Vec<String> = train.iter().filter_map(|r| r.category.clone()).collect();
         categories.sort();
         categories.dedup();

@@ -38,15 +38,14 @@ impl Fit for LearnedParams {
     fn name(&self) -> String {
         self.kind.name().into()
     }
-    fn fit(&self, train: &[Run], ctx: &Context) -> Result<Box<dyn Predict>> {
-        let rows: Vec<&Run> = train.iter().collect();
+    fn fit(&self, rows: &[&Run], ctx: &Context) -> Result<Box<dyn Predict>> {
         if rows.is_empty() {
             return Err(Error::msg(format!(
                 "{}: no training rows",
                 self.kind.name()
             )));
         }
-        let x = design(&rows, ctx)?;
+        let x = design(rows, ctx)?;
         let y = Array1::from_iter(rows.iter().map(|r| r.time_ms.ln()));
         let regressor = make(self.kind, self.seed).fit(&x, &y)?;
         Ok(Box::new(FittedLearned {

@@ -284,8 +284,8 @@ impl Prediction {
 
 /// The training runs a model learns from (those the validation rule keeps), at most
 /// `max` of them: an even, deterministic subsample of the rest beyond it.
-pub fn learning_queries(train: &[Run], max: usize) -> Vec<&Run> {
-    let kept: Vec<&Run> = train.iter().filter(|r| !is_excluded(r)).collect();
+pub fn learning_queries<'a>(train: &[&'a Run], max: usize) -> Vec<&'a Run> {
+    let kept: Vec<&Run> = train.iter().copied().filter(|r| !is_excluded(r)).collect();
     let stride = kept.len().div_ceil(max.max(1)).max(1);
     kept.into_iter().step_by(stride).collect()
 }
@@ -566,7 +566,7 @@ impl<'a> Evidence<'a> {
 pub trait Fit: Send + Sync {
     fn name(&self) -> String;
     /// Learn from training runs (in LOGO never a row of the target GPU).
-    fn fit(&self, train: &[Run], ctx: &Context) -> Result<Box<dyn Predict>>;
+    fn fit(&self, train: &[&Run], ctx: &Context) -> Result<Box<dyn Predict>>;
 }
 
 /// A fitted model.
@@ -664,7 +664,7 @@ impl Fit for ModelSpec {
     fn name(&self) -> String {
         self.params().name()
     }
-    fn fit(&self, train: &[Run], ctx: &Context) -> Result<Box<dyn Predict>> {
+    fn fit(&self, train: &[&Run], ctx: &Context) -> Result<Box<dyn Predict>> {
         self.params().fit(train, ctx)
     }
 }

@@ -314,11 +314,11 @@ fn pair_shape_variances<'a>(evidence: &Evidence<'a>) -> Vec<PairVariance<'a>> {
 /// errors ln(measured / predicted) at the chosen strengths, each with its run: they
 /// calibrate the interval (the hybrid first adds its residual correction to them).
 pub fn fit_and_choose<'a>(
-    train: &'a [Run],
+    train: &[&'a Run],
     ctx: &super::Context,
     max_queries: usize,
 ) -> Result<ShapeChoice<'a>> {
-    let evidence = Evidence::new(train.iter());
+    let evidence = Evidence::new(train.iter().copied());
     let gpus = evidence.gpus();
     // Each pair's shape difference depends on that pair's runs only: measured once.
     let pairs = pair_shape_variances(&evidence);
