@@ -15,8 +15,10 @@
 use crate::data::validate::is_excluded;
 use crate::data::{query_of, Run};
 use crate::error::{Error, Result};
-use crate::models::{Context, Evidence, Fit, Prediction};
+use crate::features::Bound;
+use crate::models::{Context, Evidence, Fit, Interval, Prediction};
 use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
 
 /// The study's Exp 3 test kernels.
 pub const STUDY_TEST_KERNELS: [&str; 4] = [
@@ -283,14 +285,17 @@ impl Metrics {
         let recs: Vec<&Record> = records.into_iter().collect();
         let mut m = Metrics::from_pairs(recs.iter().map(|r| (r.pred_ms, r.measured_ms)));
         // Coverage over the predictions that have an interval.
-        let with: Vec<&&Record> = recs.iter().filter(|r| r.interval != "none").collect();
+        let with: Vec<&&Record> = recs
+            .iter()
+            .filter(|r| r.interval != Interval::None)
+            .collect();
         if !with.is_empty() {
             let inside = with
                 .iter()
                 .filter(|r| r.pred_lo_ms <= r.measured_ms && r.measured_ms <= r.pred_hi_ms)
                 .count();
             m.interval_coverage = inside as f64 / with.len() as f64;
-            let mut kinds: Vec<&str> = with.iter().map(|r| r.interval.as_str()).collect();
+            let mut kinds: Vec<String> = with.iter().map(|r| r.interval.label()).collect();
             kinds.sort_unstable();
             kinds.dedup();
             m.interval = kinds.join("+");
@@ -319,8 +324,10 @@ impl Metrics {
 /// One scored prediction.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Record {
-    pub model: String,
-    pub target: String,
+    // Model and target are shared by a fold's records, the interval and bound are
+    // labels: at 900k records as Strings they were 4 allocations a record.
+    pub model: Arc<str>,
+    pub target: Arc<str>,
     pub kernel: String,
     pub config: String,
     pub category: Option<String>,
@@ -333,9 +340,18 @@ pub struct Record {
     pub pred_ms: f64,
     pub pred_lo_ms: f64,
     pub pred_hi_ms: f64,
-    /// What the interval is: its level ("90%"), "spread" or "none".
-    pub interval: String,
-    pub bound: String,
+    /// What the interval is (written as its label: "90%", "spread" or "none").
+    #[serde(serialize_with = "serialize_label")]
+    pub interval: Interval,
+    #[serde(serialize_with = "serialize_label")]
+    pub bound: Bound,
+}
+
+fn serialize_label<T: std::fmt::Display, S: serde::Serializer>(
+    value: &T,
+    s: S,
+) -> std::result::Result<S::Ok, S::Error> {
+    s.collect_str(value)
 }
 
 /// A row of the results table: a model on a target ("all" = pooled).
@@ -428,8 +444,10 @@ impl Selection {
 struct Fold<'a> {
     /// What the fold holds out, for reports ("NVIDIA TITAN V", "largest sizes", ...).
     label: String,
-    fit: Vec<&'a Run>,
-    evidence: Vec<&'a Run>,
+    // Shared: in LOGO the fit and evidence runs are the same, in new-family one
+    // target's folds share its evidence (a copy each was 6.4 MB per fold at 900k rows).
+    fit: Arc<[&'a Run]>,
+    evidence: Arc<[&'a Run]>,
     groups: Vec<TestGroup<'a>>,
 }
 
@@ -465,7 +483,7 @@ fn logo_folds<'a>(runs: &[&'a Run], sel: &Selection) -> Vec<Fold<'a>> {
     logo_groups(&gpus, sel)
         .into_iter()
         .map(|(t, group)| {
-            let train: Vec<&Run> = runs
+            let train: Arc<[&Run]> = runs
                 .iter()
                 .copied()
                 .filter(|r| group.contains(&r.gpu.as_str()))
@@ -514,6 +532,7 @@ fn folds<'a>(runs: &[&'a Run], protocol: &Protocol, sel: &Selection) -> Vec<Fold
             let largest = |r: &Run| extent(r).2 > 1 && r.work() >= extent(r).1;
             let (test, train): (Vec<&Run>, Vec<&Run>) =
                 runs.iter().copied().partition(|r| largest(r));
+            let train: Arc<[&Run]> = train.into();
             vec![Fold {
                 label: "largest sizes".into(),
                 fit: train.clone(),
@@ -530,7 +549,7 @@ fn folds<'a>(runs: &[&'a Run], protocol: &Protocol, sel: &Selection) -> Vec<Fold
             known,
         } => {
             let is_test = |r: &Run| test_kernels.contains(&r.kernel);
-            let train: Vec<&Run> = runs.iter().copied().filter(|r| !is_test(r)).collect();
+            let train: Arc<[&Run]> = runs.iter().copied().filter(|r| !is_test(r)).collect();
             let fit = train
                 .iter()
                 .copied()
@@ -574,7 +593,7 @@ fn folds<'a>(runs: &[&'a Run], protocol: &Protocol, sel: &Selection) -> Vec<Fold
             for &t in &gpus {
                 // The family's runs on other GPUs are sources a projection may use;
                 // nothing learned has seen the family or the target.
-                let evidence: Vec<&Run> = runs.iter().copied().filter(|r| r.gpu != t).collect();
+                let evidence: Arc<[&Run]> = runs.iter().copied().filter(|r| r.gpu != t).collect();
                 for &f in &families {
                     let tests: Vec<&Run> = runs
                         .iter()
@@ -673,11 +692,11 @@ pub fn evaluate_on<'r>(
             recs.extend(outcome.records);
         }
         eval.unpredicted.push((name.clone(), missing));
-        let mut targets: Vec<String> = recs.iter().map(|r| r.target.clone()).collect();
+        let mut targets: Vec<Arc<str>> = recs.iter().map(|r| r.target.clone()).collect();
         targets.sort();
         targets.dedup();
-        for t in targets.iter().map(String::as_str).chain(["all"]) {
-            let m = Metrics::from_records(recs.iter().filter(|r| t == "all" || r.target == t));
+        for t in targets.iter().map(|t| &**t).chain(["all"]) {
+            let m = Metrics::from_records(recs.iter().filter(|r| t == "all" || &*r.target == t));
             eval.results.push(ResultRow {
                 model: name.clone(),
                 target: t.to_string(),
@@ -699,6 +718,9 @@ struct FoldOutcome {
 
 fn evaluate_fold(spec: &dyn Fit, name: &str, fold: &Fold, ctx: &Context) -> Result<FoldOutcome> {
     let model = spec.fit(&fold.fit, ctx)?;
+    let name: Arc<str> = name.into();
+    // The fold's records share their target's name.
+    let mut targets: HashMap<&str, Arc<str>> = HashMap::new();
     let mut out = FoldOutcome {
         summary: model.fit_summary(),
         records: Vec::new(),
@@ -712,7 +734,12 @@ fn evaluate_fold(spec: &dyn Fit, name: &str, fold: &Fold, ctx: &Context) -> Resu
         let evidence = Evidence::new(fold.evidence.iter().chain(&group.extra_evidence).copied());
         for run in &group.tests {
             match model.predict(&query_of(run), &evidence, ctx)? {
-                Some(p) => out.records.push(record(name, run, &p)),
+                Some(p) => {
+                    let target = targets
+                        .entry(run.gpu.as_str())
+                        .or_insert_with(|| run.gpu.as_str().into());
+                    out.records.push(record(&name, target, run, &p));
+                }
                 None => out.missing += 1,
             }
         }
@@ -736,10 +763,10 @@ pub fn fold_count(runs: &[Run], protocol: &Protocol, sel: &Selection) -> usize {
     }
 }
 
-fn record(model: &str, run: &Run, p: &Prediction) -> Record {
+fn record(model: &Arc<str>, target: &Arc<str>, run: &Run, p: &Prediction) -> Record {
     Record {
-        model: model.to_string(),
-        target: run.gpu.clone(),
+        model: model.clone(),
+        target: target.clone(),
         kernel: run.kernel.clone(),
         config: run.config.clone(),
         category: run.category.clone(),
@@ -753,8 +780,8 @@ fn record(model: &str, run: &Run, p: &Prediction) -> Record {
         pred_ms: p.pred_ms,
         pred_lo_ms: p.lo_ms,
         pred_hi_ms: p.hi_ms,
-        interval: p.interval.label(),
-        bound: p.bound.to_string(),
+        interval: p.interval,
+        bound: p.bound,
     }
 }
 
@@ -873,8 +900,8 @@ mod tests {
                 pred_ms: if i == 1 { 0.5 } else { 1.0 + 0.1 * i as f64 },
                 pred_lo_ms: 0.0,
                 pred_hi_ms: 9.0,
-                interval: "90%".into(),
-                bound: "dram".into(),
+                interval: Interval::Calibrated(0.9),
+                bound: Bound::Dram,
             })
             .collect();
         let m = Metrics::from_records(&recs);

@@ -413,12 +413,12 @@ pub fn write_outputs(o: &Outcome, out: &Path, with_plots: bool) -> Result<Vec<Pa
 
     if with_plots && o.experiment.plots {
         let recs = &o.evaluation.records;
-        let mut targets: Vec<&str> = recs.iter().map(|r| r.target.as_str()).collect();
+        let mut targets: Vec<&str> = recs.iter().map(|r| &*r.target).collect();
         targets.sort();
         targets.dedup();
         for t in targets {
             let mut by_model: BTreeMap<&str, Vec<plots::Prediction>> = BTreeMap::new();
-            for r in recs.iter().filter(|r| r.target == t) {
+            for r in recs.iter().filter(|r| &*r.target == t) {
                 by_model
                     .entry(&r.model)
                     .or_default()

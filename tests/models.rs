@@ -277,7 +277,7 @@ fn analytical_interval_is_calibrated_on_the_training_gpus() {
         "coverage {}",
         all.metrics.interval_coverage
     );
-    assert!(e.records.iter().all(|r| r.interval == "90%"));
+    assert!(e.records.iter().all(|r| r.interval.label() == "90%"));
 }
 
 #[test]
@@ -373,7 +373,7 @@ fn hybrid_without_correction_is_the_analytical_model_interval_included() {
     let by = |m: &str, zero: bool| -> Vec<(f64, f64, f64)> {
         e.records
             .iter()
-            .filter(|r| r.model == m && share_zero.contains(&r.target.as_str()) == zero)
+            .filter(|r| &*r.model == m && share_zero.contains(&&*r.target) == zero)
             .map(|r| (r.pred_ms, r.pred_lo_ms, r.pred_hi_ms))
             .collect()
     };

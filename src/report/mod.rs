@@ -295,7 +295,7 @@ pub fn per_kernel_table(eval: &Evaluation) -> Table {
     let mut groups: BTreeMap<(String, String), Vec<&crate::evaluation::Record>> = BTreeMap::new();
     for r in &eval.records {
         groups
-            .entry((r.model.clone(), r.kernel.clone()))
+            .entry((r.model.to_string(), r.kernel.clone()))
             .or_default()
             .push(r);
     }
@@ -323,16 +323,16 @@ pub fn records_table(eval: &Evaluation) -> Table {
     ]);
     for r in &eval.records {
         t.push(vec![
-            r.model.clone(),
-            r.target.clone(),
+            r.model.to_string(),
+            r.target.to_string(),
             r.kernel.clone(),
             r.config.clone(),
             format!("{:.6}", r.measured_ms),
             format!("{:.6}", r.pred_ms),
             format!("{:.6}", r.pred_lo_ms),
             format!("{:.6}", r.pred_hi_ms),
-            r.interval.clone(),
-            r.bound.clone(),
+            r.interval.label(),
+            r.bound.to_string(),
         ]);
     }
     t
