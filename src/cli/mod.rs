@@ -55,7 +55,7 @@ pub enum Command {
     Tune(TuneArgs),
     /// Show every term of one analytical projection
     Explain(ExplainArgs),
-    /// Score models under a protocol (logo, new-size, new-kernel)
+    /// Score models under a protocol (logo, new-size, new-kernel, new-family)
     Evaluate(EvaluateArgs),
     /// Fit a model and save it as JSON
     Train(TrainArgs),
