@@ -880,6 +880,29 @@ mod tests {
     }
 
     #[test]
+    fn records_serialize_interval_and_bound_as_labels() {
+        let r = Record {
+            model: "hybrid".into(),
+            target: "g".into(),
+            kernel: "k".into(),
+            config: "n=1".into(),
+            category: None,
+            source: None,
+            work: 1.0,
+            measured_ms: 1.0,
+            pred_ms: 1.0,
+            pred_lo_ms: 0.5,
+            pred_hi_ms: 2.0,
+            interval: Interval::Calibrated(0.9),
+            bound: Bound::Dram,
+        };
+        let json = serde_json::to_value(&r).unwrap();
+        assert_eq!(json["model"], "hybrid");
+        assert_eq!(json["interval"], "90%");
+        assert_eq!(json["bound"], "dram");
+    }
+
+    #[test]
     fn spearman_and_regret_by_hand() {
         assert!((spearman(&[1.0, 2.0, 3.0], &[10.0, 20.0, 30.0]) - 1.0).abs() < 1e-12);
         assert!((spearman(&[1.0, 2.0, 3.0], &[3.0, 2.0, 1.0]) + 1.0).abs() < 1e-12);
