@@ -324,15 +324,15 @@ impl Metrics {
 /// One scored prediction.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Record {
-    // Model and target are shared by a fold's records, the interval and bound are
-    // labels: at 900k records as Strings they were 4 allocations a record.
+    // The names are shared by a fold's records (interned), the interval and bound are
+    // values: at 1M records a String each was 7 allocations a record.
     pub model: Arc<str>,
     pub target: Arc<str>,
-    pub kernel: String,
+    pub kernel: Arc<str>,
     pub config: String,
-    pub category: Option<String>,
+    pub category: Option<Arc<str>>,
     /// Who measured it (the runs table's `source`), when known.
-    pub source: Option<String>,
+    pub source: Option<Arc<str>>,
     /// The run's FLOPs (DRAM bytes when it has none): equal work in one kernel = the
     /// same problem in another configuration.
     pub work: f64,
@@ -681,9 +681,12 @@ pub fn evaluate_on<'r>(
             let outcome = evaluate_fold(*spec, name, fold, ctx);
             progress();
             outcome
-        });
+        })
+        .into_iter()
+        .collect::<Result<Vec<FoldOutcome>>>()?;
+        // Sized once: a growing vector of a million records briefly holds two copies.
+        recs.reserve_exact(outcomes.iter().map(|o| o.records.len()).sum());
         for (fold, outcome) in folds.iter().zip(outcomes) {
-            let outcome = outcome?;
             if let Some(s) = outcome.summary {
                 eval.fit_summaries
                     .push((name.clone(), fold.label.clone(), s));
@@ -692,10 +695,8 @@ pub fn evaluate_on<'r>(
             recs.extend(outcome.records);
         }
         eval.unpredicted.push((name.clone(), missing));
-        let mut targets: Vec<Arc<str>> = recs.iter().map(|r| r.target.clone()).collect();
-        targets.sort();
-        targets.dedup();
-        for t in targets.iter().map(|t| &**t).chain(["all"]) {
+        let targets: BTreeSet<&str> = recs.iter().map(|r| &*r.target).collect();
+        for t in targets.into_iter().chain(["all"]) {
             let m = Metrics::from_records(recs.iter().filter(|r| t == "all" || &*r.target == t));
             eval.results.push(ResultRow {
                 model: name.clone(),
@@ -703,7 +704,11 @@ pub fn evaluate_on<'r>(
                 metrics: m,
             });
         }
-        eval.records.extend(recs);
+        if eval.records.is_empty() {
+            eval.records = recs; // moved, not copied
+        } else {
+            eval.records.extend(recs);
+        }
     }
     Ok(eval)
 }
@@ -719,8 +724,7 @@ struct FoldOutcome {
 fn evaluate_fold(spec: &dyn Fit, name: &str, fold: &Fold, ctx: &Context) -> Result<FoldOutcome> {
     let model = spec.fit(&fold.fit, ctx)?;
     let name: Arc<str> = name.into();
-    // The fold's records share their target's name.
-    let mut targets: HashMap<&str, Arc<str>> = HashMap::new();
+    let mut names = Interner::default();
     let mut out = FoldOutcome {
         summary: model.fit_summary(),
         records: Vec::new(),
@@ -734,12 +738,7 @@ fn evaluate_fold(spec: &dyn Fit, name: &str, fold: &Fold, ctx: &Context) -> Resu
         let evidence = Evidence::new(fold.evidence.iter().chain(&group.extra_evidence).copied());
         for run in &group.tests {
             match model.predict(&query_of(run), &evidence, ctx)? {
-                Some(p) => {
-                    let target = targets
-                        .entry(run.gpu.as_str())
-                        .or_insert_with(|| run.gpu.as_str().into());
-                    out.records.push(record(&name, target, run, &p));
-                }
+                Some(p) => out.records.push(record(&name, &mut names, run, &p)),
                 None => out.missing += 1,
             }
         }
@@ -763,14 +762,24 @@ pub fn fold_count(runs: &[Run], protocol: &Protocol, sel: &Selection) -> usize {
     }
 }
 
-fn record(model: &Arc<str>, target: &Arc<str>, run: &Run, p: &Prediction) -> Record {
+/// One shared copy of each name a fold's records repeat (GPU, kernel, category, source).
+#[derive(Default)]
+struct Interner<'a>(HashMap<&'a str, Arc<str>>);
+
+impl<'a> Interner<'a> {
+    fn get(&mut self, name: &'a str) -> Arc<str> {
+        self.0.entry(name).or_insert_with(|| name.into()).clone()
+    }
+}
+
+fn record<'a>(model: &Arc<str>, names: &mut Interner<'a>, run: &'a Run, p: &Prediction) -> Record {
     Record {
         model: model.clone(),
-        target: target.clone(),
-        kernel: run.kernel.clone(),
+        target: names.get(&run.gpu),
+        kernel: names.get(&run.kernel),
         config: run.config.clone(),
-        category: run.category.clone(),
-        source: run.source.clone(),
+        category: run.category.as_deref().map(|c| names.get(c)),
+        source: run.source.as_deref().map(|s| names.get(s)),
         work: if run.flops > 0.0 {
             run.flops
         } else {

@@ -295,7 +295,7 @@ pub fn per_kernel_table(eval: &Evaluation) -> Table {
     let mut groups: BTreeMap<(String, String), Vec<&crate::evaluation::Record>> = BTreeMap::new();
     for r in &eval.records {
         groups
-            .entry((r.model.to_string(), r.kernel.clone()))
+            .entry((r.model.to_string(), r.kernel.to_string()))
             .or_default()
             .push(r);
     }
@@ -325,7 +325,7 @@ pub fn records_table(eval: &Evaluation) -> Table {
         t.push(vec![
             r.model.to_string(),
             r.target.to_string(),
-            r.kernel.clone(),
+            r.kernel.to_string(),
             r.config.clone(),
             format!("{:.6}", r.measured_ms),
             format!("{:.6}", r.pred_ms),
