@@ -444,11 +444,26 @@ impl Selection {
 struct Fold<'a> {
     /// What the fold holds out, for reports ("NVIDIA TITAN V", "largest sizes", ...).
     label: String,
-    // Shared: in LOGO the fit and evidence runs are the same, in new-family one
-    // target's folds share its evidence (a copy each was 6.4 MB per fold at 900k rows).
+    /// Lists the fold's runs when it is evaluated: folds waiting their turn hold none
+    /// (at 1M rows a LOGO fold's list is 7 MB, and new-family has a fold per target
+    /// and family).
+    runs: Box<dyn Fn() -> FoldRuns<'a> + Send + Sync + 'a>,
+    groups: Vec<TestGroup<'a>>,
+}
+
+/// The runs a fold's models are fitted on and its evidence (in LOGO one list).
+struct FoldRuns<'a> {
     fit: Arc<[&'a Run]>,
     evidence: Arc<[&'a Run]>,
-    groups: Vec<TestGroup<'a>>,
+}
+
+impl<'a> FoldRuns<'a> {
+    fn same(runs: Arc<[&'a Run]>) -> Self {
+        FoldRuns {
+            fit: runs.clone(),
+            evidence: runs,
+        }
+    }
 }
 
 struct TestGroup<'a> {
@@ -478,29 +493,28 @@ fn logo_groups<'g>(gpus: &BTreeSet<&'g str>, sel: &Selection) -> Vec<(&'g str, V
     out
 }
 
-fn logo_folds<'a>(runs: &[&'a Run], sel: &Selection) -> Vec<Fold<'a>> {
+fn logo_folds<'a>(runs: &'a [&'a Run], sel: &Selection) -> Vec<Fold<'a>> {
     let gpus: BTreeSet<&str> = runs.iter().map(|r| r.gpu.as_str()).collect();
     logo_groups(&gpus, sel)
         .into_iter()
-        .map(|(t, group)| {
-            let train: Arc<[&Run]> = runs
-                .iter()
-                .copied()
-                .filter(|r| group.contains(&r.gpu.as_str()))
-                .collect();
-            Fold {
-                label: if sel.per_source {
-                    format!("{t} from {}", group.join(" + "))
-                } else {
-                    t.to_string()
-                },
-                fit: train.clone(),
-                groups: vec![TestGroup {
-                    extra_evidence: Vec::new(),
-                    tests: runs.iter().copied().filter(|r| r.gpu == t).collect(),
-                }],
-                evidence: train,
-            }
+        .map(|(t, group)| Fold {
+            label: if sel.per_source {
+                format!("{t} from {}", group.join(" + "))
+            } else {
+                t.to_string()
+            },
+            groups: vec![TestGroup {
+                extra_evidence: Vec::new(),
+                tests: runs.iter().copied().filter(|r| r.gpu == t).collect(),
+            }],
+            runs: Box::new(move || {
+                FoldRuns::same(
+                    runs.iter()
+                        .copied()
+                        .filter(|r| group.contains(&r.gpu.as_str()))
+                        .collect(),
+                )
+            }),
         })
         .collect()
 }
@@ -522,7 +536,7 @@ fn work_extents<'a>(runs: &[&'a Run]) -> HashMap<(&'a str, &'a str), (f64, f64, 
     m
 }
 
-fn folds<'a>(runs: &[&'a Run], protocol: &Protocol, sel: &Selection) -> Vec<Fold<'a>> {
+fn folds<'a>(runs: &'a [&'a Run], protocol: &Protocol, sel: &Selection) -> Vec<Fold<'a>> {
     let extents = work_extents(runs);
     let extent = |r: &Run| extents[&(r.gpu.as_str(), r.kernel.as_str())];
     let smallest = |r: &Run| r.work() <= extent(r).0;
@@ -535,12 +549,11 @@ fn folds<'a>(runs: &[&'a Run], protocol: &Protocol, sel: &Selection) -> Vec<Fold
             let train: Arc<[&Run]> = train.into();
             vec![Fold {
                 label: "largest sizes".into(),
-                fit: train.clone(),
+                runs: Box::new(move || FoldRuns::same(train.clone())),
                 groups: vec![TestGroup {
                     extra_evidence: Vec::new(),
                     tests: test,
                 }],
-                evidence: train,
             }]
         }
         Protocol::NewKernel {
@@ -550,7 +563,7 @@ fn folds<'a>(runs: &[&'a Run], protocol: &Protocol, sel: &Selection) -> Vec<Fold
         } => {
             let is_test = |r: &Run| test_kernels.contains(&r.kernel);
             let train: Arc<[&Run]> = runs.iter().copied().filter(|r| !is_test(r)).collect();
-            let fit = train
+            let fit: Arc<[&Run]> = train
                 .iter()
                 .copied()
                 .filter(|r| !smallest_only || smallest(r))
@@ -581,8 +594,10 @@ fn folds<'a>(runs: &[&'a Run], protocol: &Protocol, sel: &Selection) -> Vec<Fold
                 .collect();
             vec![Fold {
                 label: format!("kernels {}", test_kernels.join(",")),
-                fit,
-                evidence: train,
+                runs: Box::new(move || FoldRuns {
+                    fit: fit.clone(),
+                    evidence: train.clone(),
+                }),
                 groups,
             }]
         }
@@ -591,9 +606,6 @@ fn folds<'a>(runs: &[&'a Run], protocol: &Protocol, sel: &Selection) -> Vec<Fold
             let families: BTreeSet<&str> = runs.iter().map(|r| r.family()).collect();
             let mut out = Vec::new();
             for &t in &gpus {
-                // The family's runs on other GPUs are sources a projection may use;
-                // nothing learned has seen the family or the target.
-                let evidence: Arc<[&Run]> = runs.iter().copied().filter(|r| r.gpu != t).collect();
                 for &f in &families {
                     let tests: Vec<&Run> = runs
                         .iter()
@@ -605,12 +617,20 @@ fn folds<'a>(runs: &[&'a Run], protocol: &Protocol, sel: &Selection) -> Vec<Fold
                     }
                     out.push(Fold {
                         label: format!("{t}, family {f}"),
-                        fit: evidence
-                            .iter()
-                            .copied()
-                            .filter(|r| r.family() != f)
-                            .collect(),
-                        evidence: evidence.clone(),
+                        // The family's runs on other GPUs are sources a projection may
+                        // use; nothing learned has seen the family or the target.
+                        runs: Box::new(move || {
+                            let evidence: Arc<[&Run]> =
+                                runs.iter().copied().filter(|r| r.gpu != t).collect();
+                            FoldRuns {
+                                fit: evidence
+                                    .iter()
+                                    .copied()
+                                    .filter(|r| r.family() != f)
+                                    .collect(),
+                                evidence,
+                            }
+                        }),
                         groups: vec![TestGroup {
                             extra_evidence: Vec::new(),
                             tests,
@@ -722,7 +742,8 @@ struct FoldOutcome {
 }
 
 fn evaluate_fold(spec: &dyn Fit, name: &str, fold: &Fold, ctx: &Context) -> Result<FoldOutcome> {
-    let model = spec.fit(&fold.fit, ctx)?;
+    let runs = (fold.runs)();
+    let model = spec.fit(&runs.fit, ctx)?;
     let name: Arc<str> = name.into();
     let mut names = Interner::default();
     let mut out = FoldOutcome {
@@ -735,7 +756,7 @@ fn evaluate_fold(spec: &dyn Fit, name: &str, fold: &Fold, ctx: &Context) -> Resu
         if group.tests.is_empty() {
             continue;
         }
-        let evidence = Evidence::new(fold.evidence.iter().chain(&group.extra_evidence).copied());
+        let evidence = Evidence::new(runs.evidence.iter().chain(&group.extra_evidence).copied());
         for run in &group.tests {
             match model.predict(&query_of(run), &evidence, ctx)? {
                 Some(p) => out.records.push(record(&name, &mut names, run, &p)),
