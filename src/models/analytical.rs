@@ -136,7 +136,7 @@ pub fn project(
 ) -> Result<Projection> {
     project_with(
         src,
-        query,
+        projected_work(src, query),
         gs,
         gt,
         &ctx.figures(gt)?,
@@ -153,7 +153,7 @@ pub fn project(
 #[allow(clippy::too_many_arguments)]
 fn project_with<'r>(
     src: &'r Run,
-    query: &'r Run,
+    work: &'r Run,
     gs: &Gpu,
     gt: &Gpu,
     ft_figs: &Figures,
@@ -163,7 +163,6 @@ fn project_with<'r>(
 ) -> Result<Projection> {
     let src_work = RunWork::of(src, ctx.catalog, ctx.resources);
     let fs = source_features(&src_work, gs, ctx, evidence)?;
-    let work = projected_work(src, query);
     let work_desc = if std::ptr::eq(work, src) {
         src_work
     } else {
@@ -290,14 +289,17 @@ fn project_features(
 /// configuration never measured elsewhere) the nearest size of the same kernel on the
 /// target itself, scaled by the roof ratio of the two sizes.
 pub fn sources<'a>(query: &Run, evidence: &Evidence<'a>) -> Vec<&'a Run> {
+    sources_and_kind(query, evidence).0
+}
+
+/// [`sources`], and whether they are the same work (else a size on the target).
+fn sources_and_kind<'a>(query: &Run, evidence: &Evidence<'a>) -> (Vec<&'a Run>, bool) {
     let same = evidence.same_work(query, &query.gpu);
     if !same.is_empty() {
-        return same;
+        return (same, true);
     }
-    evidence
-        .nearest_size(&query.gpu, query)
-        .into_iter()
-        .collect()
+    let nearest = evidence.nearest_size(&query.gpu, query);
+    (nearest.into_iter().collect(), false)
 }
 
 /// Most runs of a kernel [`kernel_log_ratio`] projects (an even subsample beyond it).
@@ -372,14 +374,17 @@ pub fn projections<'a>(
 ) -> Result<Vec<(&'a Run, Projection)>> {
     let gt = ctx.gpu(&query.gpu)?;
     let ft_figs = ctx.figures(gt)?;
-    let sources = sources(query, evidence);
+    let (sources, same_work) = sources_and_kind(query, evidence);
     // A loop into a sized vector: a projection is ~500 bytes, and collecting through
     // `Result` adapters moved each one several times.
     let mut out = Vec::with_capacity(sources.len());
     let mut target = None;
     for s in sources {
         let gs = ctx.gpu(&s.gpu)?;
-        let p = project_with(s, query, gs, gt, &ft_figs, ctx, evidence, &mut target)?;
+        // The work projected, known from where the sources came from (comparing each
+        // source's configuration with the query's reads one more string per source).
+        let work = if same_work { s } else { query };
+        let p = project_with(s, work, gs, gt, &ft_figs, ctx, evidence, &mut target)?;
         out.push((s, p));
     }
     Ok(out)
