@@ -146,10 +146,11 @@ pub fn project(
     )
 }
 
-/// [`project`] with the target's figures given, reusing the target's features in
-/// `target` when the projected work is described as the last time (the sources of one
-/// work usually describe it alike: computing them once per prediction rather than
-/// per source is what [`projections`] gains).
+/// [`project`] with the projected work (`work`: see [`projected_work`]) and the
+/// target's figures given, reusing the target's features in `target` when the
+/// projected work is described as the last time (the sources of one work usually
+/// describe it alike: computing them once per prediction rather than per source is
+/// what [`projections`] gains).
 #[allow(clippy::too_many_arguments)]
 fn project_with<'r>(
     src: &'r Run,
