@@ -7,7 +7,7 @@
 //! for the asked row count — the same work is kept on every chosen GPU, so LOGO has
 //! source -> target pairs exactly as on the whole table.
 
-use crate::data::{query_of, Run};
+use crate::data::{query_on, Run};
 use crate::error::{Error, Result};
 use crate::evaluation::{evaluate, Protocol, Selection};
 use crate::models::{Context, Evidence, Fit, ModelSpec};
@@ -185,8 +185,7 @@ fn analytical_predict(runs: &[&Run], ctx: &Context) -> Result<usize> {
     let evidence = Evidence::new(runs.iter().copied());
     let mut n = 0;
     for r in runs {
-        let mut q = query_of(r);
-        q.gpu = next[r.gpu.as_str()].to_string();
+        let q = query_on(r, next[r.gpu.as_str()]);
         if model.predict(&q, &evidence, ctx)?.is_some() {
             n += 1;
         }

@@ -2,7 +2,7 @@
 //! function. One prediction per distinct work (kernel, config) among the source rows;
 //! a row with no prediction carries the reason.
 
-use crate::data::{query_of, validate::is_excluded, Run, RunsTable};
+use crate::data::{query_on, validate::is_excluded, Run, RunsTable};
 use crate::error::{Error, Result};
 use crate::models::hybrid::FittedHybrid;
 use crate::models::{Context, Evidence, Fit, ModelSpec, Predict, Prediction};
@@ -113,11 +113,7 @@ pub fn predict_table(
     let predicted = crate::parallel::map(&chunks, crate::parallel::threads(), |chunk| {
         chunk
             .iter()
-            .map(|r| {
-                let mut q = query_of(r);
-                q.gpu = target.to_string();
-                model.predict(&q, &evidence, ctx)
-            })
+            .map(|r| model.predict(&query_on(r, target), &evidence, ctx))
             .collect::<Result<Vec<_>>>()
     });
     let mut predictions = Vec::with_capacity(rows.len());

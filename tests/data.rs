@@ -817,3 +817,26 @@ fn partition_runs_become_gpus_of_their_own() {
     // the built-in catalog does not know the partitions
     assert!(catalog.resolve(&p16.name).is_none());
 }
+
+#[test]
+fn a_query_on_another_gpu_hides_the_measurement() {
+    // SYNTHETIC run.
+    let run = data::Run {
+        gpu: "NVIDIA TITAN V".into(),
+        kernel: "saxpy".into(),
+        config: "N=1".into(),
+        time_ms: 0.25,
+        time_std_ms: Some(0.01),
+        time_median_ms: Some(0.25),
+        flops: 2.0,
+        ..data::Run::default()
+    };
+    let q = data::query_on(&run, "NVIDIA H100 SXM5 80GB");
+    assert_eq!(q.gpu, "NVIDIA H100 SXM5 80GB");
+    assert_eq!(
+        (q.kernel.as_str(), q.config.as_str(), q.flops),
+        ("saxpy", "N=1", 2.0)
+    );
+    assert!(q.time_ms.is_nan());
+    assert_eq!((q.time_std_ms, q.time_median_ms), (None, None));
+}

@@ -432,8 +432,7 @@ fn explain(a: ExplainArgs, catalog: &Catalog) -> Result<()> {
         calibration: &cal,
         resources: resources.as_ref(),
     };
-    let mut q = data::query_of(row);
-    q.gpu = target.clone();
+    let q = data::query_on(row, &target);
     let source = a
         .source
         .as_ref()

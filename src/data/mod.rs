@@ -94,6 +94,14 @@ pub fn query_of(run: &Run) -> Run {
     }
 }
 
+/// The query for `run`'s work on another GPU (`gpu`, a catalog name).
+pub fn query_on(run: &Run, gpu: &str) -> Run {
+    Run {
+        gpu: gpu.to_string(),
+        ..query_of(run)
+    }
+}
+
 /// A runs table: typed rows plus pass-through columns.
 #[derive(Debug, Clone, Default)]
 pub struct RunsTable {

@@ -323,8 +323,7 @@ pub fn kernel_log_ratio<'a>(
         let stride = runs.len().div_ceil(MAX_KERNEL_RATIO_RUNS).max(1);
         let mut logs = Vec::with_capacity(runs.len() / stride + 1);
         for r in runs.iter().step_by(stride) {
-            let mut q = crate::data::query_of(r);
-            q.gpu = target.to_string();
+            let q = crate::data::query_on(r, target);
             let p = project(r, &q, gs, gt, ctx, evidence)?;
             logs.push((p.pred_ms / r.time_ms).ln());
         }
