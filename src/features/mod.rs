@@ -71,7 +71,10 @@ pub fn is_atomic(run: &Run) -> bool {
 /// of its kernel compiled for that GPU's architecture instead of the run's own columns.
 #[derive(Debug, Clone, Default)]
 pub struct KernelResources {
-    by_kernel_arch: std::collections::HashMap<(String, String), (u32, u32)>,
+    /// kernel -> architecture -> resources: looked up by `&str` (no key Strings per
+    /// occupancy, which runs twice per projection).
+    by_kernel_arch:
+        std::collections::HashMap<String, std::collections::HashMap<String, (u32, u32)>>,
 }
 
 impl KernelResources {
@@ -118,10 +121,13 @@ impl KernelResources {
             let (Some(kernel), Some(arch)) = (cells.get(k), cells.get(a)) else {
                 continue;
             };
-            out.by_kernel_arch.insert(
-                (kernel.trim().to_string(), arch.trim().to_string()),
-                (num(r, "regs_per_thread")?, num(sm, "static_smem_bytes")?),
-            );
+            out.by_kernel_arch
+                .entry(kernel.trim().to_string())
+                .or_default()
+                .insert(
+                    arch.trim().to_string(),
+                    (num(r, "regs_per_thread")?, num(sm, "static_smem_bytes")?),
+                );
         }
         Ok(out)
     }
@@ -132,8 +138,14 @@ impl KernelResources {
     }
     /// (registers per thread, static shared bytes) of `kernel` compiled for `arch`.
     pub fn get(&self, kernel: &str, arch: &str) -> Option<(u32, u32)> {
+        self.by_kernel_arch.get(kernel)?.get(arch).copied()
+    }
+    /// [`KernelResources::get`] on `gpu`'s architecture (its label is formatted only
+    /// for a kernel the file lists).
+    fn on_gpu(&self, kernel: &str, gpu: &Gpu) -> Option<(u32, u32)> {
         self.by_kernel_arch
-            .get(&(kernel.to_string(), arch.to_string()))
+            .get(kernel)?
+            .get(&gpu.sm_arch())
             .copied()
     }
 }
@@ -180,7 +192,7 @@ fn theoretical_occupancy(
     resources: Option<&KernelResources>,
 ) -> Option<Occupancy> {
     let mut res = launch;
-    if let Some((regs, smem)) = resources.and_then(|r| r.get(kernel, &gpu.sm_arch())) {
+    if let Some((regs, smem)) = resources.and_then(|r| r.on_gpu(kernel, gpu)) {
         res.regs_per_thread = regs;
         // the run's own figure may include dynamic shared memory: keep the larger
         res.smem_per_block = res.smem_per_block.max(smem);
@@ -293,20 +305,107 @@ pub struct RunWork<'r> {
 
 impl<'r> RunWork<'r> {
     pub fn of(run: &'r Run, catalog: &Catalog, resources: Option<&KernelResources>) -> Self {
-        RunWork {
-            kernel: &run.kernel,
+        WorkNumbers::of(run).work(&run.kernel, run, catalog, resources)
+    }
+    /// The amount of work: the larger of FLOPs and DRAM bytes ([`Run::work`]).
+    pub fn amount(&self) -> f64 {
+        self.flops.max(self.dram_bytes)
+    }
+}
+
+/// The numbers of a run's [`RunWork`] that need no catalog, read once: a compact
+/// record (56 bytes) that an evidence index keeps beside each run, so
+/// projecting a source reads it instead of the run's fields and label strings spread
+/// over the heap (in a table's order those reads were cache misses, the largest cost
+/// of an analytical prediction). A profiled run's traffic per level and achieved
+/// occupancy are read from the run itself when its work is described.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct WorkNumbers {
+    pub flops: f64,
+    pub dram_bytes: f64,
+    pub working_set_bytes: f64,
+    /// Meaningful when `flags` has [`WorkNumbers::GRID`].
+    grid_blocks: f64,
+    /// Meaningful when `flags` has [`WorkNumbers::BLOCK`].
+    block_threads: f64,
+    regs_per_thread: u32,
+    smem_per_block: u32,
+    pub precision: PrecisionClass,
+    flags: u8,
+}
+
+impl WorkNumbers {
+    const GRID: u8 = 1;
+    const BLOCK: u8 = 2;
+    const ATOMIC: u8 = 4;
+    /// Profiled traffic per level or an achieved occupancy: read from the run.
+    const PROFILED: u8 = 8;
+
+    pub fn of(run: &Run) -> WorkNumbers {
+        let launch = launch_resources(run);
+        let flag = |on: bool, bit: u8| if on { bit } else { 0 };
+        WorkNumbers {
             flops: run.flops,
             dram_bytes: run.dram_bytes,
             working_set_bytes: run.working_set_bytes.unwrap_or(run.dram_bytes),
-            l2_bytes: run.l2_bytes,
-            l1_bytes: run.l1_bytes,
-            shared_bytes: run.shared_bytes,
+            grid_blocks: run.grid_blocks.unwrap_or(0.0),
+            block_threads: run.block_threads.unwrap_or(0.0),
+            regs_per_thread: launch.map_or(0, |l| l.regs_per_thread),
+            smem_per_block: launch.map_or(0, |l| l.smem_per_block),
             precision: PrecisionClass::from_label(run.precision()),
-            atomic: is_atomic(run),
-            grid_blocks: run.grid_blocks,
-            block_threads: run.block_threads,
-            launch: launch_resources(run),
-            achieved_fraction: achieved_fraction(run, catalog, resources),
+            flags: flag(run.grid_blocks.is_some(), Self::GRID)
+                | flag(run.block_threads.is_some(), Self::BLOCK)
+                | flag(is_atomic(run), Self::ATOMIC)
+                | flag(
+                    run.l2_bytes.is_some()
+                        || run.l1_bytes.is_some()
+                        || run.shared_bytes.is_some()
+                        || run.achieved_occupancy.is_some(),
+                    Self::PROFILED,
+                ),
+        }
+    }
+
+    /// The work these numbers (read from `run`) describe, of `kernel` (the run's).
+    pub fn work<'r>(
+        &self,
+        kernel: &'r str,
+        run: &'r Run,
+        catalog: &Catalog,
+        resources: Option<&KernelResources>,
+    ) -> RunWork<'r> {
+        let has = |bit: u8| self.flags & bit != 0;
+        let profiled = has(Self::PROFILED);
+        let block_threads = has(Self::BLOCK).then_some(self.block_threads);
+        // (the run itself is read only when profiled: an unprofiled source is
+        // described from these numbers alone)
+        let (l2_bytes, l1_bytes, shared_bytes) = if profiled {
+            (run.l2_bytes, run.l1_bytes, run.shared_bytes)
+        } else {
+            (None, None, None)
+        };
+        RunWork {
+            kernel,
+            flops: self.flops,
+            dram_bytes: self.dram_bytes,
+            working_set_bytes: self.working_set_bytes,
+            l2_bytes,
+            l1_bytes,
+            shared_bytes,
+            precision: self.precision,
+            atomic: has(Self::ATOMIC),
+            grid_blocks: has(Self::GRID).then_some(self.grid_blocks),
+            block_threads,
+            launch: block_threads.map(|b| LaunchResources {
+                block_threads: b as u32,
+                regs_per_thread: self.regs_per_thread,
+                smem_per_block: self.smem_per_block,
+            }),
+            achieved_fraction: if profiled {
+                achieved_fraction(run, catalog, resources)
+            } else {
+                None
+            },
         }
     }
 }
@@ -438,6 +537,64 @@ mod tests {
         // 0.4 waves: short of parallelism, no tail
         let (w, t) = waves(16.0, 10, 4);
         assert!((w - 0.4).abs() < 1e-12 && (t - 1.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn work_numbers_describe_a_run_and_read_profiles_from_it() {
+        let catalog = Catalog::builtin();
+        // SYNTHETIC runs: a launch without a working set, and a profiled one.
+        let plain = Run {
+            gpu: "NVIDIA TITAN V".into(),
+            kernel: "k".into(),
+            flops: 2e9,
+            dram_bytes: 1e9,
+            grid_blocks: Some(640.0),
+            block_threads: Some(256.0),
+            regs_per_thread: Some(40.0),
+            precision: Some("FP64".into()),
+            category: Some("global Atomics".into()),
+            ..Run::default()
+        };
+        let w = RunWork::of(&plain, &catalog, None);
+        assert_eq!(w.working_set_bytes, 1e9);
+        assert_eq!(w.amount(), 2e9);
+        assert_eq!((w.grid_blocks, w.block_threads), (Some(640.0), Some(256.0)));
+        assert_eq!(
+            w.launch,
+            Some(LaunchResources {
+                block_threads: 256,
+                regs_per_thread: 40,
+                smem_per_block: 0
+            })
+        );
+        assert_eq!(w.precision, PrecisionClass::Fp64);
+        assert!(w.atomic);
+        assert_eq!((w.l2_bytes, w.achieved_fraction), (None, None));
+        let default_run = Run::default();
+        let bare = RunWork::of(&default_run, &catalog, None);
+        assert_eq!((bare.grid_blocks, bare.launch), (None, None));
+        assert_eq!(bare.precision, PrecisionClass::Fp32);
+        assert!(!bare.atomic);
+
+        let profiled = Run {
+            l2_bytes: Some(3e9),
+            achieved_occupancy: Some(0.25),
+            working_set_bytes: Some(5e6),
+            ..plain.clone()
+        };
+        let w = RunWork::of(&profiled, &catalog, None);
+        assert_eq!((w.l2_bytes, w.l1_bytes), (Some(3e9), None));
+        assert_eq!(w.working_set_bytes, 5e6);
+        // achieved / the occupancy the launch allows on its own GPU
+        let titan = catalog.resolve("NVIDIA TITAN V").unwrap();
+        let theoretical = run_occupancy(&plain, titan, &catalog, None)
+            .unwrap()
+            .occupancy;
+        assert!(theoretical > 0.25);
+        assert_eq!(w.achieved_fraction, Some(0.25 / theoretical));
+        // the numbers alone do not carry the profile: the run is read for it
+        let numbers = WorkNumbers::of(&profiled);
+        assert_eq!(numbers.work("k", &plain, &catalog, None).l2_bytes, None);
     }
 
     #[test]

@@ -293,7 +293,22 @@ pub fn learning_queries<'a>(train: &[&'a Run], max: usize) -> Vec<&'a Run> {
 /// Runs a model may consult, indexed by work and by (gpu, kernel).
 #[derive(Debug, Default)]
 pub struct Evidence<'a> {
-    by_work: FxHashMap<(&'a str, &'a str), Vec<&'a Run>>,
+    /// Per work (kernel, configuration): its range in `sources`. (A range rather than
+    /// the records: a lookup by a query's names would otherwise tie the records'
+    /// lifetime to the query's.)
+    by_work: FxHashMap<(&'a str, &'a str), (u32, u32)>,
+    /// Every indexed run as a compact source record, grouped by work (in the order
+    /// given within a work): one allocation, so a work's sources sit side by side and
+    /// a dropped index returns its memory whole (a vector per work fragmented the
+    /// heap among long-lived records: 200 MB more at the peak of a 1M-row LOGO).
+    sources: Vec<Source<'a>>,
+    /// The GPUs in the order first seen; a [`Source`] names its GPU by position here.
+    gpu_names: Vec<&'a str>,
+    gpu_ids: FxHashMap<&'a str, u32>,
+    /// Each GPU's place in the catalog it was first resolved with (that catalog's
+    /// address; None: not in it): a source's GPU is resolved by name once per
+    /// evidence, not once per projection.
+    catalog_gpus: std::sync::OnceLock<(usize, Vec<Option<usize>>)>,
     by_kernel: FxHashMap<(&'a str, &'a str), Vec<&'a Run>>,
     fastest: FxHashMap<&'a str, f64>,
     /// Per (kernel, GPU): its typical log time relative to the kernel's anchor GPU
@@ -304,6 +319,18 @@ pub struct Evidence<'a> {
     /// [`analytical::kernel_log_ratio`]s computed so far, with the context they were
     /// computed in (a call with another context computes afresh).
     kernel_ratios: std::sync::Mutex<(ContextId, KernelRatios<'a>)>,
+}
+
+/// A run of the work index with what projecting it as a source reads (its GPU, time
+/// and work numbers) side by side: a prediction reads one compact record per source
+/// rather than the run's fields and strings spread over the heap.
+#[derive(Debug, Clone, Copy)]
+pub struct Source<'a> {
+    pub run: &'a Run,
+    pub time_ms: f64,
+    /// The run's GPU, by position in the evidence's GPUs ([`Evidence::gpu_name`]).
+    pub gpu: u32,
+    pub numbers: crate::features::WorkNumbers,
 }
 
 /// Which catalog, calibration and resources a cached figure was computed with, by
@@ -376,21 +403,76 @@ fn levels_against<'a>(
 impl<'a> Evidence<'a> {
     /// Index `runs`, leaving out rows excluded by the validation rule.
     pub fn new(runs: impl IntoIterator<Item = &'a Run>) -> Self {
+        Evidence::new_for(runs, |_| true)
+    }
+    /// [`Evidence::new`] with only the runs `indexed` accepts in the work and kernel
+    /// indexes (e.g. the works a fit will query: a compact record per run of a
+    /// million-row table is tens of MB); every run still counts toward its GPU's
+    /// fastest run, the launch floor a source GPU is given.
+    pub fn new_for(
+        runs: impl IntoIterator<Item = &'a Run>,
+        indexed: impl Fn(&Run) -> bool,
+    ) -> Self {
         let mut e = Evidence::default();
+        // Each indexed run with its work's place in order of first appearance; the
+        // records are then laid out grouped by work (a counting sort).
+        let mut indexed_runs: Vec<(u32, u32, &'a Run)> = Vec::new();
+        let mut work_sizes: Vec<u32> = Vec::new();
         for r in runs {
             if is_excluded(r) {
                 continue;
             }
-            e.by_work
+            let f = e.fastest.entry(r.gpu.as_str()).or_insert(f64::INFINITY);
+            *f = f.min(r.time_ms);
+            let next_id = e.gpu_names.len() as u32;
+            let gpu = *e.gpu_ids.entry(r.gpu.as_str()).or_insert(next_id);
+            if gpu == next_id {
+                e.gpu_names.push(r.gpu.as_str());
+            }
+            if !indexed(r) {
+                continue;
+            }
+            let next_work = work_sizes.len() as u32;
+            let work = e
+                .by_work
                 .entry((r.kernel.as_str(), r.config.as_str()))
-                .or_default()
-                .push(r);
+                .or_insert((next_work, 0))
+                .0;
+            if work == next_work {
+                work_sizes.push(0);
+            }
+            work_sizes[work as usize] += 1;
+            indexed_runs.push((work, gpu, r));
             e.by_kernel
                 .entry((r.gpu.as_str(), r.kernel.as_str()))
                 .or_default()
                 .push(r);
-            let f = e.fastest.entry(r.gpu.as_str()).or_insert(f64::INFINITY);
-            *f = f.min(r.time_ms);
+        }
+        // Work i's records start where work i - 1's end.
+        let mut starts = Vec::with_capacity(work_sizes.len());
+        let mut next = 0u32;
+        for n in &work_sizes {
+            starts.push(next);
+            next += n;
+        }
+        for range in e.by_work.values_mut() {
+            let start = starts[range.0 as usize];
+            *range = (start, start + work_sizes[range.0 as usize]);
+        }
+        let source = |gpu, r: &'a Run| Source {
+            run: r,
+            time_ms: r.time_ms,
+            gpu,
+            numbers: crate::features::WorkNumbers::of(r),
+        };
+        // (filled in place over a copy of the first record: no second buffer)
+        if let Some(&(_, gpu, r)) = indexed_runs.first() {
+            e.sources = vec![source(gpu, r); indexed_runs.len()];
+        }
+        for (work, gpu, r) in indexed_runs {
+            let slot = &mut starts[work as usize];
+            e.sources[*slot as usize] = source(gpu, r);
+            *slot += 1;
         }
         e
     }
@@ -486,10 +568,51 @@ impl<'a> Evidence<'a> {
     }
     /// The same work measured on GPUs other than `target`.
     pub fn same_work(&self, query: &Run, target: &str) -> Vec<&'a Run> {
-        self.by_work
-            .get(&(query.kernel.as_str(), query.config.as_str()))
-            .map(|v| v.iter().copied().filter(|r| r.gpu != target).collect())
+        self.same_work_sources(query, target)
+            .map(|sources| sources.map(|s| s.run).collect())
             .unwrap_or_default()
+    }
+    /// [`Evidence::same_work`] as source records (None when nothing measured the work).
+    pub fn same_work_sources<'e>(
+        &'e self,
+        query: &Run,
+        target: &str,
+    ) -> Option<impl Iterator<Item = &'e Source<'a>> + use<'e, 'a>> {
+        let (start, end) = *self
+            .by_work
+            .get(&(query.kernel.as_str(), query.config.as_str()))?;
+        let sources = &self.sources[start as usize..end as usize];
+        // The target by position: filtering compares numbers, not each run's name.
+        let target = self.gpu_ids.get(target).copied();
+        Some(sources.iter().filter(move |s| Some(s.gpu) != target))
+    }
+    /// How many GPUs have runs.
+    pub fn gpus_count(&self) -> usize {
+        self.gpu_names.len()
+    }
+    /// The catalog entry of the GPU a [`Source`] names by position.
+    pub fn source_gpu<'c>(&self, gpu: u32, ctx: &Context<'c>) -> Result<&'c Gpu> {
+        let address = ctx.catalog as *const Catalog as usize;
+        let (resolved_in, places) = self.catalog_gpus.get_or_init(|| {
+            let places = self
+                .gpu_names
+                .iter()
+                .map(|name| {
+                    let g = ctx.catalog.resolve_or_err(name).ok()?;
+                    ctx.catalog.gpus().iter().position(|c| std::ptr::eq(c, g))
+                })
+                .collect();
+            (address, places)
+        });
+        match places.get(gpu as usize) {
+            Some(Some(i)) if *resolved_in == address => Ok(&ctx.catalog.gpus()[*i]),
+            // another catalog, or a name it does not know (the lookup's error)
+            _ => ctx.catalog.resolve_or_err(self.gpu_name(gpu)),
+        }
+    }
+    /// The name of the GPU a [`Source`] names by position.
+    pub fn gpu_name(&self, gpu: u32) -> &'a str {
+        self.gpu_names[gpu as usize]
     }
     /// The other configuration of the same kernel on `gpu` closest in (log) work to
     /// `query`'s: the source of a size projection (ties: the run indexed first).
@@ -709,6 +832,125 @@ mod tests {
             let ev = Evidence::new(runs.iter());
             let found = ev.nearest_size("G", &query);
             proptest::prop_assert_eq!(found.map(|r| r as *const Run), scan.map(|r| r as *const Run));
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(200))]
+        /// The work-grouped source records give what filtering the runs gives: the
+        /// same work on every other GPU, in the order the runs were given
+        /// (SYNTHETIC runs: works and GPUs drawn from a few values, interleaved).
+        #[test]
+        fn same_work_equals_a_filter_of_the_runs(
+            rows in proptest::collection::vec((0u32..4, 0u32..3, 0u32..4), 0..40),
+            query_config in 0u32..5,
+            target in 0u32..4,
+        ) {
+            let runs: Vec<Run> = rows
+                .iter()
+                .map(|&(gpu, kernel, config)| Run {
+                    gpu: format!("G{gpu}"),
+                    kernel: format!("k{kernel}"),
+                    config: format!("c{config}"),
+                    time_ms: 1.0 + gpu as f64,
+                    flops: 1e6 * (1 + config) as f64,
+                    ..Default::default()
+                })
+                .collect();
+            let query = Run {
+                gpu: format!("G{target}"),
+                kernel: "k1".into(),
+                config: format!("c{query_config}"),
+                ..Default::default()
+            };
+            let scan: Vec<*const Run> = runs
+                .iter()
+                .filter(|r| r.work_key() == query.work_key() && r.gpu != query.gpu)
+                .map(|r| r as *const Run)
+                .collect();
+            let ev = Evidence::new(runs.iter());
+            let found: Vec<*const Run> = ev
+                .same_work(&query, &query.gpu)
+                .into_iter()
+                .map(|r| r as *const Run)
+                .collect();
+            proptest::prop_assert_eq!(&found, &scan);
+            // each record carries its run's time, GPU and numbers
+            for s in ev.same_work_sources(&query, &query.gpu).into_iter().flatten() {
+                proptest::prop_assert_eq!(s.time_ms, s.run.time_ms);
+                proptest::prop_assert_eq!(ev.gpu_name(s.gpu), s.run.gpu.as_str());
+                proptest::prop_assert_eq!(s.numbers, crate::features::WorkNumbers::of(s.run));
+            }
+        }
+    }
+
+    #[test]
+    fn source_records_stay_compact() {
+        // 80 bytes a run in every LOGO fold's index: 73 MB of a 1M-row fold.
+        assert!(std::mem::size_of::<Source>() <= 80);
+        assert!(std::mem::size_of::<crate::features::WorkNumbers>() <= 56);
+    }
+
+    #[test]
+    fn an_index_of_some_works_still_floors_every_gpu() {
+        // SYNTHETIC: the fastest run of G1 is of a work the index leaves out.
+        let run = |gpu: &str, config: &str, time_ms: f64| Run {
+            gpu: gpu.into(),
+            kernel: "k".into(),
+            config: config.into(),
+            time_ms,
+            ..Default::default()
+        };
+        let runs = [
+            run("G1", "a", 0.002),
+            run("G1", "b", 0.5),
+            run("G2", "b", 0.4),
+            run("G2", "a", 0.003),
+        ];
+        let ev = Evidence::new_for(runs.iter(), |r| r.config == "b");
+        assert_eq!(ev.floor_ms("G1"), Some(0.002));
+        assert_eq!(ev.floor_ms("G2"), Some(0.003));
+        assert_eq!(ev.gpus(), ["G1", "G2"]);
+        let on = |gpu: &str, config: &str| Run {
+            gpu: gpu.into(),
+            ..run("", config, f64::NAN)
+        };
+        assert_eq!(ev.same_work(&on("G9", "b"), "G9").len(), 2);
+        assert!(ev.same_work(&on("G9", "a"), "G9").is_empty());
+        assert!(ev.kernel_runs_on("G1", "k").iter().all(|r| r.config == "b"));
+    }
+
+    #[test]
+    fn a_source_gpu_is_the_catalog_entry_of_its_name() {
+        let catalog = Catalog::builtin();
+        let other = Catalog::builtin();
+        let ctx = |catalog| Context {
+            catalog,
+            calibration: &Calibration::Spec,
+            resources: None,
+        };
+        let run = |gpu: &str| Run {
+            gpu: gpu.into(),
+            kernel: "k".into(),
+            config: "c".into(),
+            time_ms: 1.0,
+            ..Default::default()
+        };
+        let runs = [run("NVIDIA TITAN V"), run("no such GPU")];
+        let ev = Evidence::new(runs.iter());
+        let (first, second) = (ctx(&catalog), ctx(&other));
+        let titan = first.gpu("NVIDIA TITAN V").unwrap();
+        assert!(std::ptr::eq(ev.source_gpu(0, &first).unwrap(), titan));
+        // another catalog (after the first fixed the cache) resolves in that one
+        let in_other = ev.source_gpu(0, &second).unwrap();
+        assert!(std::ptr::eq(
+            in_other,
+            second.gpu("NVIDIA TITAN V").unwrap()
+        ));
+        // a name no catalog knows is the lookup's error, every time
+        for c in [&first, &second] {
+            let e = ev.source_gpu(1, c).unwrap_err().to_string();
+            assert!(e.contains("unknown GPU 'no such GPU'"), "{e}");
         }
     }
 
