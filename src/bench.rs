@@ -7,7 +7,7 @@
 //! for the asked row count — the same work is kept on every chosen GPU, so LOGO has
 //! source -> target pairs exactly as on the whole table.
 
-use crate::data::{query_on, Run};
+use crate::data::{query_into, Run};
 use crate::error::{Error, Result};
 use crate::evaluation::{evaluate, Protocol, Selection};
 use crate::models::{Context, Evidence, Fit, ModelSpec};
@@ -184,8 +184,9 @@ fn analytical_predict(runs: &[&Run], ctx: &Context) -> Result<usize> {
     let model = crate::models::analytical::Analytical.fit(&[], ctx)?;
     let evidence = Evidence::new(runs.iter().copied());
     let mut n = 0;
+    let mut q = Run::default();
     for r in runs {
-        let q = query_on(r, next[r.gpu.as_str()]);
+        query_into(&mut q, r, next[r.gpu.as_str()]);
         if model.predict(&q, &evidence, ctx)?.is_some() {
             n += 1;
         }

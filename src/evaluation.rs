@@ -13,7 +13,7 @@
 //! reported.
 
 use crate::data::validate::is_excluded;
-use crate::data::{query_of, Run};
+use crate::data::{query_into, Run};
 use crate::error::{Error, Result};
 use crate::features::Bound;
 use crate::models::{Context, Evidence, Fit, Interval, Prediction};
@@ -757,8 +757,10 @@ fn evaluate_fold(spec: &dyn Fit, name: &str, fold: &Fold, ctx: &Context) -> Resu
             continue;
         }
         let evidence = Evidence::new(runs.evidence.iter().chain(&group.extra_evidence).copied());
+        let mut query = Run::default(); // one buffer: no allocation per test run
         for run in &group.tests {
-            match model.predict(&query_of(run), &evidence, ctx)? {
+            query_into(&mut query, run, &run.gpu);
+            match model.predict(&query, &evidence, ctx)? {
                 Some(p) => out.records.push(record(&name, &mut names, run, &p)),
                 None => out.missing += 1,
             }

@@ -2,7 +2,7 @@
 //! function. One prediction per distinct work (kernel, config) among the source rows;
 //! a row with no prediction carries the reason.
 
-use crate::data::{query_on, validate::is_excluded, Run, RunsTable};
+use crate::data::{query_into, validate::is_excluded, Run, RunsTable};
 use crate::error::{Error, Result};
 use crate::models::hybrid::FittedHybrid;
 use crate::models::{Context, Evidence, Fit, ModelSpec, Predict, Prediction};
@@ -111,9 +111,13 @@ pub fn predict_table(
     // Chunks of rows on the parallel stages' threads, merged in row order.
     let chunks: Vec<&[Run]> = rows.runs.chunks(PREDICT_CHUNK_ROWS).collect();
     let predicted = crate::parallel::map(&chunks, crate::parallel::threads(), |chunk| {
+        let mut query = Run::default(); // one buffer a chunk: no allocation per row
         chunk
             .iter()
-            .map(|r| model.predict(&query_on(r, target), &evidence, ctx))
+            .map(|r| {
+                query_into(&mut query, r, target);
+                model.predict(&query, &evidence, ctx)
+            })
             .collect::<Result<Vec<_>>>()
     });
     let mut predictions = Vec::with_capacity(rows.len());

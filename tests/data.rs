@@ -840,3 +840,46 @@ fn a_query_on_another_gpu_hides_the_measurement() {
     assert!(q.time_ms.is_nan());
     assert_eq!((q.time_std_ms, q.time_median_ms), (None, None));
 }
+
+#[test]
+fn a_query_written_into_a_used_buffer_is_the_fresh_query() {
+    // SYNTHETIC runs: the buffer first holds a run with every kind of field set.
+    let full = data::Run {
+        gpu: "NVIDIA TITAN V".into(),
+        kernel: "a_longer_kernel_name".into(),
+        config: "N=1,M=2,K=3".into(),
+        time_ms: 0.25,
+        time_cv: Some(0.02),
+        category: Some("stencil".into()),
+        precision: Some("fp64".into()),
+        block_threads: Some(256.0),
+        flags: vec!["slow_warmup".into()],
+        ..data::Run::default()
+    };
+    let plain = data::Run {
+        gpu: "NVIDIA GeForce RTX 4070".into(),
+        kernel: "k".into(),
+        config: "N=9".into(),
+        time_ms: 3.0,
+        flops: 7.0,
+        ..data::Run::default()
+    };
+    let mut buffer = data::query_on(&full, "NVIDIA H100 SXM5 80GB");
+    for (run, gpu) in [(&plain, "NVIDIA TITAN V"), (&full, "NVIDIA B200")] {
+        data::query_into(&mut buffer, run, gpu);
+        let fresh = data::query_on(run, gpu);
+        // (NaN times compare unequal: compared apart)
+        assert!(buffer.time_ms.is_nan() && fresh.time_ms.is_nan());
+        let with_time = |q: &data::Run| data::Run {
+            time_ms: 0.0,
+            ..q.clone()
+        };
+        assert_eq!(with_time(&buffer), with_time(&fresh));
+        assert_eq!(buffer.gpu, gpu);
+    }
+    // clone and clone_from copy every field
+    let mut copy = plain.clone();
+    assert_eq!(copy, plain);
+    copy.clone_from(&full);
+    assert_eq!(copy, full);
+}

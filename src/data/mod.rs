@@ -84,22 +84,27 @@ pub fn work_hash(run: &Run) -> u64 {
 
 /// The query a model sees: the run without its measurement (time NaN, no spread).
 pub fn query_of(run: &Run) -> Run {
-    Run {
-        time_ms: f64::NAN,
-        time_std_ms: None,
-        time_min_ms: None,
-        time_median_ms: None,
-        time_cv: None,
-        ..run.clone()
-    }
+    query_on(run, &run.gpu)
 }
 
 /// The query for `run`'s work on another GPU (`gpu`, a catalog name).
 pub fn query_on(run: &Run, gpu: &str) -> Run {
-    Run {
-        gpu: gpu.to_string(),
-        ..query_of(run)
-    }
+    let mut query = Run::default();
+    query_into(&mut query, run, gpu);
+    query
+}
+
+/// [`query_on`] written into `query`, reusing its strings: a loop making a query per
+/// row allocates nothing per row.
+pub fn query_into(query: &mut Run, run: &Run, gpu: &str) {
+    query.clone_from(run);
+    query.gpu.clear();
+    query.gpu.push_str(gpu);
+    query.time_ms = f64::NAN;
+    query.time_std_ms = None;
+    query.time_min_ms = None;
+    query.time_median_ms = None;
+    query.time_cv = None;
 }
 
 /// A runs table: typed rows plus pass-through columns.

@@ -68,7 +68,7 @@ macro_rules! contract {
         ];
 
         /// One kernel configuration measured on one GPU.
-        #[derive(Debug, Clone, Default, PartialEq)]
+        #[derive(Debug, Default, PartialEq)]
         pub struct Run {
             $(#[doc = $rtd] pub $rt: String,)*
             $(#[doc = $rnd] pub $rn: f64,)*
@@ -82,6 +82,33 @@ macro_rules! contract {
             /// Set by validation: what is unusual about a kept row.
             pub warnings: Vec<Warning>,
             pub origin: Origin,
+        }
+
+        /// Written out so that `clone_from` reuses the target's strings (a loop that
+        /// makes one query per row into one buffer allocates nothing per row).
+        impl Clone for Run {
+            fn clone(&self) -> Run {
+                Run {
+                    $($rt: self.$rt.clone(),)*
+                    $($rn: self.$rn,)*
+                    $($num: self.$num,)*
+                    $($txt: self.$txt.clone(),)*
+                    flags: self.flags.clone(),
+                    exclusion: self.exclusion.clone(),
+                    warnings: self.warnings.clone(),
+                    origin: self.origin.clone(),
+                }
+            }
+            fn clone_from(&mut self, other: &Run) {
+                $(self.$rt.clone_from(&other.$rt);)*
+                $(self.$rn = other.$rn;)*
+                $(self.$num = other.$num;)*
+                $(self.$txt.clone_from(&other.$txt);)*
+                self.flags.clone_from(&other.flags);
+                self.exclusion.clone_from(&other.exclusion);
+                self.warnings.clone_from(&other.warnings);
+                self.origin.clone_from(&other.origin);
+            }
         }
 
         impl Run {
