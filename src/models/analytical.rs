@@ -146,16 +146,17 @@ pub fn project(
         work,
         gs,
         gt,
+        evidence.floor_ms(&src.gpu),
         &ctx.figures(gt)?,
         ctx,
-        evidence,
         &mut None,
     )
 }
 
 /// [`project`] from the source's time and work, with the projected work (`work`: None
-/// across GPUs, where it is the source's own; the query's across sizes) and the
-/// target's figures given, reusing the target's features in `target` when the
+/// across GPUs, where it is the source's own; the query's across sizes), the source
+/// GPU's fastest run (its launch floor, see [`source_features`]) and the target's
+/// figures given, reusing the target's features in `target` when the
 /// projected work is described as the last time (the sources of one work usually
 /// describe it alike: computing them once per prediction rather than per source is
 /// what [`projections`] gains).
@@ -166,12 +167,12 @@ fn project_with<'r>(
     work: Option<RunWork<'r>>,
     gs: &Gpu,
     gt: &Gpu,
+    src_fastest_ms: Option<f64>,
     ft_figs: &Figures,
     ctx: &Context,
-    evidence: &Evidence,
     target: &mut Option<(RunWork<'r>, RunFeatures)>,
 ) -> Result<Projection> {
-    let fs = source_features(&src_work, gs, ctx, evidence)?;
+    let fs = source_features(&src_work, gs, src_fastest_ms, ctx)?;
     let work = work.unwrap_or(src_work);
     let ft = match target {
         Some((d, f)) if *d == work => f.clone(),
@@ -202,21 +203,18 @@ fn ratio(a: f64, b: f64) -> f64 {
     }
 }
 
-/// The source's features on its own GPU, with its launch floor from its own
-/// fastest run when the catalog has no measured one (if that run is short enough to
-/// be a launch floor at all).
+/// The source's features on its own GPU, with its launch floor from its GPU's
+/// fastest run (`fastest_ms`, [`Evidence::floor_ms`]) when the catalog has no measured
+/// one (if that run is short enough to be a launch floor at all).
 fn source_features(
     src_work: &RunWork,
     gs: &Gpu,
+    fastest_ms: Option<f64>,
     ctx: &Context,
-    evidence: &Evidence,
 ) -> Result<RunFeatures> {
     let mut figs = ctx.figures(gs)?;
     if gs.launch_overhead_us.is_none() {
-        if let Some(f) = evidence
-            .floor_ms(&gs.name)
-            .filter(|f| *f <= MAX_LAUNCH_FLOOR_MS)
-        {
+        if let Some(f) = fastest_ms.filter(|f| *f <= MAX_LAUNCH_FLOOR_MS) {
             figs.launch_ms = f;
         }
     }
@@ -399,9 +397,9 @@ pub fn projections<'a>(
                 None,
                 gs,
                 gt,
+                Some(evidence.source_floor_ms(s.gpu)),
                 &ft_figs,
                 ctx,
-                evidence,
                 &mut target,
             )?;
             out.push((s.run, p));
@@ -423,9 +421,9 @@ pub fn projections<'a>(
         Some(work),
         gs,
         gt,
+        evidence.floor_ms(&s.gpu),
         &ft_figs,
         ctx,
-        evidence,
         &mut target,
     )?;
     Ok(vec![(s, p)])

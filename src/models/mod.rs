@@ -310,7 +310,8 @@ pub struct Evidence<'a> {
     /// evidence, not once per projection.
     catalog_gpus: std::sync::OnceLock<(usize, Vec<Option<usize>>)>,
     by_kernel: FxHashMap<(&'a str, &'a str), Vec<&'a Run>>,
-    fastest: FxHashMap<&'a str, f64>,
+    /// Each GPU's fastest run (by position, as `gpu_names`), ms.
+    fastest: Vec<f64>,
     /// Per (kernel, GPU): its typical log time relative to the kernel's anchor GPU
     /// (see [`Evidence::level`]); computed on first use.
     levels: std::sync::OnceLock<Levels<'a>>,
@@ -422,13 +423,14 @@ impl<'a> Evidence<'a> {
             if is_excluded(r) {
                 continue;
             }
-            let f = e.fastest.entry(r.gpu.as_str()).or_insert(f64::INFINITY);
-            *f = f.min(r.time_ms);
             let next_id = e.gpu_names.len() as u32;
             let gpu = *e.gpu_ids.entry(r.gpu.as_str()).or_insert(next_id);
             if gpu == next_id {
                 e.gpu_names.push(r.gpu.as_str());
+                e.fastest.push(f64::INFINITY);
             }
+            let f = &mut e.fastest[gpu as usize];
+            *f = f.min(r.time_ms);
             if !indexed(r) {
                 continue;
             }
@@ -479,7 +481,11 @@ impl<'a> Evidence<'a> {
     /// The fastest run measured on `gpu`: an upper bound of its launch floor, used as
     /// that (source) GPU's floor. Never asked for the target.
     pub fn floor_ms(&self, gpu: &str) -> Option<f64> {
-        self.fastest.get(gpu).copied()
+        self.gpu_ids.get(gpu).map(|&i| self.fastest[i as usize])
+    }
+    /// [`Evidence::floor_ms`] of the GPU a [`Source`] names by position.
+    pub fn source_floor_ms(&self, gpu: u32) -> f64 {
+        self.fastest[gpu as usize]
     }
     /// How slow `gpu` runs `kernel` typically, in log units relative to the kernel's
     /// anchor GPU (the one with the most runs of it): the median over the
@@ -562,7 +568,7 @@ impl<'a> Evidence<'a> {
     }
     /// The GPUs with runs, sorted.
     pub fn gpus(&self) -> Vec<&'a str> {
-        let mut g: Vec<&'a str> = self.fastest.keys().copied().collect();
+        let mut g = self.gpu_names.clone();
         g.sort();
         g
     }
@@ -879,6 +885,10 @@ mod tests {
             for s in ev.same_work_sources(&query, &query.gpu).into_iter().flatten() {
                 proptest::prop_assert_eq!(s.time_ms, s.run.time_ms);
                 proptest::prop_assert_eq!(ev.gpu_name(s.gpu), s.run.gpu.as_str());
+                let fastest = runs.iter().filter(|r| r.gpu == s.run.gpu).map(|r| r.time_ms);
+                let fastest = fastest.fold(f64::INFINITY, f64::min);
+                proptest::prop_assert_eq!(ev.source_floor_ms(s.gpu), fastest);
+                proptest::prop_assert_eq!(ev.floor_ms(&s.run.gpu), Some(fastest));
                 proptest::prop_assert_eq!(s.numbers, crate::features::WorkNumbers::of(s.run));
             }
         }
