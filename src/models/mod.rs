@@ -306,8 +306,8 @@ pub struct Evidence<'a> {
     gpu_names: Vec<&'a str>,
     gpu_ids: FxHashMap<&'a str, u32>,
     /// Each GPU's place in the catalog it was first resolved with (that catalog's
-    /// address; None: not in it): a source's GPU is resolved by name once per
-    /// evidence, not once per projection.
+    /// address, with the caveat of [`ContextId`]; None: not in it): a source's GPU is
+    /// resolved by name once per evidence, not once per projection.
     catalog_gpus: std::sync::OnceLock<(usize, Vec<Option<usize>>)>,
     by_kernel: FxHashMap<(&'a str, &'a str), Vec<&'a Run>>,
     /// Each GPU's fastest run (by position, as `gpu_names`), ms.
@@ -610,11 +610,12 @@ impl<'a> Evidence<'a> {
                 .collect();
             (address, places)
         });
-        match places.get(gpu as usize) {
-            Some(Some(i)) if *resolved_in == address => Ok(&ctx.catalog.gpus()[*i]),
-            // another catalog, or a name it does not know (the lookup's error)
-            _ => ctx.catalog.resolve_or_err(self.gpu_name(gpu)),
-        }
+        let place = match places.get(gpu as usize) {
+            Some(Some(i)) if *resolved_in == address => ctx.catalog.gpus().get(*i),
+            _ => None,
+        };
+        // (else another catalog, or a name it does not know: the lookup's error)
+        place.map_or_else(|| ctx.catalog.resolve_or_err(self.gpu_name(gpu)), Ok)
     }
     /// The name of the GPU a [`Source`] names by position.
     pub fn gpu_name(&self, gpu: u32) -> &'a str {
