@@ -293,10 +293,13 @@ pub fn learning_queries<'a>(train: &[&'a Run], max: usize) -> Vec<&'a Run> {
 /// Runs a model may consult, indexed by work and by (gpu, kernel).
 #[derive(Debug, Default)]
 pub struct Evidence<'a> {
-    /// Per work (kernel, configuration): its range in `sources`. (A range rather than
-    /// the records: a lookup by a query's names would otherwise tie the records'
-    /// lifetime to the query's.)
-    by_work: FxHashMap<(&'a str, &'a str), (u32, u32)>,
+    /// Per work (kernel, configuration): its range in `sources`, found by the names'
+    /// hash and compared with their copies in `work_names`. (Compact entries and one
+    /// buffer of names: a map keyed by the runs' own strings read each query's names
+    /// from wherever its first run's strings were, a cache miss per query.)
+    by_work: hashbrown::HashTable<WorkEntry>,
+    /// Every work's kernel and configuration names, back to back.
+    work_names: String,
     /// Every indexed run as a compact source record, grouped by work (in the order
     /// given within a work): one allocation, so a work's sources sit side by side and
     /// a dropped index returns its memory whole (a vector per work fragmented the
@@ -320,6 +323,26 @@ pub struct Evidence<'a> {
     /// [`analytical::kernel_log_ratio`]s computed so far, with the context they were
     /// computed in (a call with another context computes afresh).
     kernel_ratios: std::sync::Mutex<(ContextId, KernelRatios<'a>)>,
+}
+
+/// A work in [`Evidence`]'s index: where its names are in `work_names` and its
+/// records in `sources`.
+#[derive(Debug, Clone, Copy)]
+struct WorkEntry {
+    names_at: u32,
+    kernel_len: u32,
+    config_len: u32,
+    start: u32,
+    end: u32,
+}
+
+/// The index hash of a work's names.
+fn work_hash(kernel: &str, config: &str) -> u64 {
+    use std::hash::{BuildHasher, Hash, Hasher};
+    let mut h = rustc_hash::FxBuildHasher.build_hasher();
+    kernel.hash(&mut h);
+    config.hash(&mut h);
+    h.finish()
 }
 
 /// A run of the work index with what projecting it as a source reads (its GPU, time
@@ -401,6 +424,16 @@ fn levels_against<'a>(
     }
 }
 
+/// A work's (kernel, configuration) names in `names` (the evidence's `work_names`).
+fn work_names_of<'n>(names: &'n str, w: &WorkEntry) -> (&'n str, &'n str) {
+    let at = w.names_at as usize;
+    let split = at + w.kernel_len as usize;
+    (
+        &names[at..split],
+        &names[split..split + w.config_len as usize],
+    )
+}
+
 impl<'a> Evidence<'a> {
     /// Index `runs`, leaving out rows excluded by the validation rule.
     pub fn new(runs: impl IntoIterator<Item = &'a Run>) -> Self {
@@ -435,14 +468,33 @@ impl<'a> Evidence<'a> {
                 continue;
             }
             let next_work = work_sizes.len() as u32;
-            let work = e
-                .by_work
-                .entry((r.kernel.as_str(), r.config.as_str()))
-                .or_insert((next_work, 0))
-                .0;
-            if work == next_work {
-                work_sizes.push(0);
-            }
+            let (kernel, config) = (r.kernel.as_str(), r.config.as_str());
+            let names = &mut e.work_names;
+            let work = match e.by_work.entry(
+                work_hash(kernel, config),
+                |w| work_names_of(names, w) == (kernel, config),
+                |w| {
+                    let (k, c) = work_names_of(names, w);
+                    work_hash(k, c)
+                },
+            ) {
+                hashbrown::hash_table::Entry::Occupied(o) => o.get().start,
+                hashbrown::hash_table::Entry::Vacant(v) => {
+                    let names_at = names.len() as u32;
+                    names.push_str(kernel);
+                    names.push_str(config);
+                    // (`start` holds the work's number until the records are laid out)
+                    v.insert(WorkEntry {
+                        names_at,
+                        kernel_len: kernel.len() as u32,
+                        config_len: config.len() as u32,
+                        start: next_work,
+                        end: 0,
+                    });
+                    work_sizes.push(0);
+                    next_work
+                }
+            };
             work_sizes[work as usize] += 1;
             indexed_runs.push((work, gpu, r));
             e.by_kernel
@@ -457,9 +509,9 @@ impl<'a> Evidence<'a> {
             starts.push(next);
             next += n;
         }
-        for range in e.by_work.values_mut() {
-            let start = starts[range.0 as usize];
-            *range = (start, start + work_sizes[range.0 as usize]);
+        for w in e.by_work.iter_mut() {
+            let work = w.start as usize;
+            (w.start, w.end) = (starts[work], starts[work] + work_sizes[work]);
         }
         let source = |gpu, r: &'a Run| Source {
             run: r,
@@ -584,10 +636,11 @@ impl<'a> Evidence<'a> {
         query: &Run,
         target: &str,
     ) -> Option<impl Iterator<Item = &'e Source<'a>> + use<'e, 'a>> {
-        let (start, end) = *self
-            .by_work
-            .get(&(query.kernel.as_str(), query.config.as_str()))?;
-        let sources = &self.sources[start as usize..end as usize];
+        let (kernel, config) = (query.kernel.as_str(), query.config.as_str());
+        let w = self.by_work.find(work_hash(kernel, config), |w| {
+            work_names_of(&self.work_names, w) == (kernel, config)
+        })?;
+        let sources = &self.sources[w.start as usize..w.end as usize];
         // The target by position: filtering compares numbers, not each run's name.
         let target = self.gpu_ids.get(target).copied();
         Some(sources.iter().filter(move |s| Some(s.gpu) != target))
