@@ -326,7 +326,7 @@ pub fn records_table(eval: &Evaluation) -> Table {
             r.model.to_string(),
             r.target.to_string(),
             r.kernel.to_string(),
-            r.config.clone(),
+            r.config.to_string(),
             format!("{:.6}", r.measured_ms),
             format!("{:.6}", r.pred_ms),
             format!("{:.6}", r.pred_lo_ms),
