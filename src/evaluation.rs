@@ -795,11 +795,11 @@ pub fn fold_count(runs: &[Run], protocol: &Protocol, sel: &Selection) -> usize {
 /// source, and its configuration, which recurs once per GPU. Built once per evaluation
 /// and read by every fold (a String per record's configuration was 40 MB more at 1M
 /// records, and names interned per fold were copied once per fold).
-struct Names<'a>(HashMap<&'a str, Arc<str>>);
+struct Names<'a>(rustc_hash::FxHashMap<&'a str, Arc<str>>);
 
 impl<'a> Names<'a> {
     fn of(runs: &[&'a Run]) -> Names<'a> {
-        let mut names: HashMap<&'a str, Arc<str>> = HashMap::new();
+        let mut names = rustc_hash::FxHashMap::default();
         for r in runs {
             let labels = [r.category.as_deref(), r.source.as_deref()];
             for n in [&r.gpu, &r.kernel, &r.config].map(|n| n.as_str()) {
