@@ -85,7 +85,9 @@ macro_rules! contract {
         }
 
         /// Written out so that `clone_from` reuses the target's strings (a loop that
-        /// makes one query per row into one buffer allocates nothing per row).
+        /// makes one query per row into one buffer allocates nothing per row). A field
+        /// added to `Run` must be added to both: `clone` fails to compile without it,
+        /// `clone_from` would not (the crate's test compares the two).
         impl Clone for Run {
             fn clone(&self) -> Run {
                 Run {
@@ -269,6 +271,53 @@ mod tests {
         for c in COLUMNS {
             assert!(!c.description.is_empty() && !c.description.contains('\n'));
         }
+    }
+
+    #[test]
+    fn clone_and_clone_from_copy_every_field() {
+        // SYNTHETIC values: every column set (a field clone_from forgot would keep the
+        // buffer's value, which differs from the source's everywhere).
+        let filled = |tag: f64| {
+            let mut r = Run::default();
+            for (i, name) in OPTIONAL_NUMERIC.iter().enumerate() {
+                *r.numeric_mut(name).unwrap() = Some(i as f64 + tag);
+            }
+            for name in OPTIONAL_TEXT {
+                *r.text_mut(name).unwrap() = Some(format!("{tag}-{name}"));
+            }
+            for c in COLUMNS.iter().filter(|c| c.kind == ColumnKind::Required) {
+                if c.numeric {
+                    *r.required_numeric_mut(c.name).unwrap() = tag;
+                } else {
+                    *r.required_text_mut(c.name).unwrap() = format!("{tag}-{}", c.name);
+                }
+            }
+            r.flags = vec![format!("flag-{tag}")];
+            r.exclusion = Some(crate::run::Exclusion::SmPartition {
+                sm_count: tag as u32,
+                gpu_sms: 132,
+            });
+            r.warnings = vec![crate::run::Warning::FlatTime {
+                work_ratio: tag,
+                time_ratio: 1.0,
+                disagreeing: 1,
+                comparable: 2,
+            }];
+            r.origin = crate::run::Origin {
+                file: format!("f{tag}.csv").into(),
+                row: tag as usize,
+                line: Some(tag as usize + 1),
+            };
+            r
+        };
+        let (source, mut buffer) = (filled(1.0), filled(2.0));
+        assert_ne!(buffer, source);
+        assert_eq!(source.clone(), source);
+        buffer.clone_from(&source);
+        assert_eq!(buffer, source);
+        // and back to a row with nothing optional
+        buffer.clone_from(&Run::default());
+        assert_eq!(buffer, Run::default());
     }
 
     #[test]
