@@ -694,12 +694,13 @@ pub fn evaluate_on<'r>(
     let names = Names::of(&kept);
     for spec in models {
         let name = &spec.name();
+        let shared_name: Arc<str> = name.as_str().into(); // one copy for every record
         let mut missing = 0;
         let mut recs = Vec::new();
         // Folds are independent: fitted and scored in parallel, merged in fold order
         // (the output does not depend on the thread count).
         let outcomes = crate::parallel::map(&folds, threads, |fold| {
-            let outcome = evaluate_fold(*spec, name, fold, &names, ctx);
+            let outcome = evaluate_fold(*spec, &shared_name, fold, &names, ctx);
             progress();
             outcome
         })
@@ -744,14 +745,13 @@ struct FoldOutcome {
 
 fn evaluate_fold(
     spec: &dyn Fit,
-    name: &str,
+    name: &Arc<str>,
     fold: &Fold,
     names: &Names,
     ctx: &Context,
 ) -> Result<FoldOutcome> {
     let runs = (fold.runs)();
     let model = spec.fit(&runs.fit, ctx)?;
-    let name: Arc<str> = name.into();
     let mut out = FoldOutcome {
         summary: model.fit_summary(),
         records: Vec::new(),
@@ -767,7 +767,7 @@ fn evaluate_fold(
         for run in &group.tests {
             query_into(&mut query, run, &run.gpu);
             match model.predict(&query, &evidence, ctx)? {
-                Some(p) => out.records.push(record(&name, names, run, &p)),
+                Some(p) => out.records.push(record(name, names, run, &p)),
                 None => out.missing += 1,
             }
         }

@@ -273,25 +273,31 @@ mod tests {
         }
     }
 
+    /// Set every column through its slot: optional numeric column i to i + `offset`,
+    /// required numeric ones to `required`, text to "`tag`-column".
+    fn set_every_column(r: &mut Run, offset: f64, required: f64, tag: &str) {
+        for (i, name) in OPTIONAL_NUMERIC.iter().enumerate() {
+            *r.numeric_mut(name).unwrap() = Some(i as f64 + offset);
+        }
+        for name in OPTIONAL_TEXT {
+            *r.text_mut(name).unwrap() = Some(format!("{tag}-{name}"));
+        }
+        for c in COLUMNS.iter().filter(|c| c.kind == ColumnKind::Required) {
+            if c.numeric {
+                *r.required_numeric_mut(c.name).unwrap() = required;
+            } else {
+                *r.required_text_mut(c.name).unwrap() = format!("{tag}-{}", c.name);
+            }
+        }
+    }
+
     #[test]
     fn clone_and_clone_from_copy_every_field() {
         // SYNTHETIC values: every column set (a field clone_from forgot would keep the
         // buffer's value, which differs from the source's everywhere).
         let filled = |tag: f64| {
             let mut r = Run::default();
-            for (i, name) in OPTIONAL_NUMERIC.iter().enumerate() {
-                *r.numeric_mut(name).unwrap() = Some(i as f64 + tag);
-            }
-            for name in OPTIONAL_TEXT {
-                *r.text_mut(name).unwrap() = Some(format!("{tag}-{name}"));
-            }
-            for c in COLUMNS.iter().filter(|c| c.kind == ColumnKind::Required) {
-                if c.numeric {
-                    *r.required_numeric_mut(c.name).unwrap() = tag;
-                } else {
-                    *r.required_text_mut(c.name).unwrap() = format!("{tag}-{}", c.name);
-                }
-            }
+            set_every_column(&mut r, tag, tag, &tag.to_string());
             r.flags = vec![format!("flag-{tag}")];
             r.exclusion = Some(crate::run::Exclusion::SmPartition {
                 sm_count: tag as u32,
@@ -324,19 +330,7 @@ mod tests {
     fn every_record_column_has_an_accessor() {
         // SYNTHETIC values: set every field through its slot and read it back.
         let mut r = Run::default();
-        for (i, name) in OPTIONAL_NUMERIC.iter().enumerate() {
-            *r.numeric_mut(name).unwrap() = Some(i as f64 + 0.5);
-        }
-        for name in OPTIONAL_TEXT {
-            *r.text_mut(name).unwrap() = Some(format!("v-{name}"));
-        }
-        for c in COLUMNS.iter().filter(|c| c.kind == ColumnKind::Required) {
-            if c.numeric {
-                *r.required_numeric_mut(c.name).unwrap() = 7.0;
-            } else {
-                *r.required_text_mut(c.name).unwrap() = format!("v-{}", c.name);
-            }
-        }
+        set_every_column(&mut r, 0.5, 7.0, "v");
         for (i, name) in OPTIONAL_NUMERIC.iter().enumerate() {
             assert_eq!(r.numeric(name), Some(i as f64 + 0.5), "{name}");
             assert!(r.text(name).is_none());
