@@ -389,7 +389,10 @@ const MAX_SOURCES_PER_RUN: usize = 4;
 pub const DEFAULT_TRAINING_QUERIES: usize = 4_000;
 /// Groups of training GPUs held out in turn to choose the correction share. 4 groups
 /// took 34.6 s against 32.2 s in the benchmark above, and their pooled MAPE was lower
-/// only on Kernel Tuner GEMM (21.1 against 21.2 %).
+/// only on Kernel Tuner GEMM (21.1 against 21.2 %). Holding out every training GPU
+/// alone (no bound) did not help either: pooled LOGO MAPE on the GEMM tables 12.2 ->
+/// 12.3 %, on the reference study with the Hopper GPUs 20.6 -> 21.0 % (RTX 2080 Ti
+/// 25.4 -> 27.3 %), Kernel Tuner's corpora unchanged.
 const MAX_INNER_FOLDS: usize = 3;
 /// Training runs held out (in all) to choose the shape transfer's strength and
 /// calibrate the interval.
