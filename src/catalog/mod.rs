@@ -522,7 +522,7 @@ impl Catalog {
 
     /// The position of `gpu` in this catalog when it is one of its own entries (found
     /// from its address: no name lookup), else None.
-    fn index_of(&self, gpu: &Gpu) -> Option<usize> {
+    pub(crate) fn index_of(&self, gpu: &Gpu) -> Option<usize> {
         let offset = (gpu as *const Gpu as usize).checked_sub(self.gpus.as_ptr() as usize)?;
         let i = offset / std::mem::size_of::<Gpu>();
         self.gpus

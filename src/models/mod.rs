@@ -661,7 +661,7 @@ impl<'a> Evidence<'a> {
                 .iter()
                 .map(|name| {
                     let g = ctx.catalog.resolve_or_err(name).ok()?;
-                    ctx.catalog.gpus().iter().position(|c| std::ptr::eq(c, g))
+                    ctx.catalog.index_of(g)
                 })
                 .collect();
             (address, places)
