@@ -88,7 +88,7 @@ fn bad_files_exit_nonzero_with_one_line() {
 
 #[test]
 fn validate_reference_data_reports_flagged_rows() {
-    let Some(dir) = reference_data() else { return };
+    let dir = reference_data();
     let out = gpucast_ok(&["data", "validate", dir.to_str().unwrap()]);
     assert!(out.contains("NVIDIA GeForce GTX TITAN X"));
     assert!(out.contains("flat_time="), "{out}");
@@ -100,7 +100,7 @@ fn validate_reference_data_reports_flagged_rows() {
 
 #[test]
 fn evaluate_json_follows_the_contract() {
-    let Some(dir) = reference_data() else { return };
+    let dir = reference_data();
     let printed = gpucast_ok(&[
         "evaluate",
         "--protocol",
@@ -141,7 +141,7 @@ fn evaluate_json_follows_the_contract() {
 
 #[test]
 fn train_then_predict_and_reject_bad_model_files() {
-    let Some(dir) = reference_data() else { return };
+    let dir = reference_data();
     let tmp = tempfile::tempdir().unwrap();
     let model = tmp.path().join("h.json");
     gpucast_ok(&[
@@ -245,7 +245,7 @@ fn train_then_predict_and_reject_bad_model_files() {
 
 #[test]
 fn a_user_catalog_adds_a_gpu_that_does_not_exist_yet() {
-    let Some(dir) = reference_data() else { return };
+    let dir = reference_data();
     // SYNTHETIC catalog entry: a GPU that does not exist.
     let toml = r#"
 [[gpu]]
@@ -316,7 +316,7 @@ smem_carveout_kb = [0, 100, 228]
 
 #[test]
 fn a_partial_calibration_file_lays_measured_figures_over_a_known_gpu() {
-    let Some(dir) = reference_data() else { return };
+    let dir = reference_data();
     // The shape `gpucast-bench calibrate` writes; figures from the study's own
     // device_calibration_titanv.json (measured on the TITAN V, outside its runs).
     let toml = r#"
@@ -359,7 +359,7 @@ measured_source = "reference study calibration/device_calibration_titanv.json"
 
 #[test]
 fn evaluate_says_what_the_hybrid_fit_decided() {
-    let Some(dir) = reference_data() else { return };
+    let dir = reference_data();
     let out = gpucast_ok(&[
         "evaluate",
         "--model",
@@ -418,29 +418,27 @@ fn a_closed_stdout_ends_quietly() {
             "csv".into(),
         ],
     ];
-    if let Some(dir) = reference_data() {
-        let d = dir.to_str().unwrap().to_string();
-        let out = tempfile::tempdir().unwrap();
-        let o = out.path().join("r").to_str().unwrap().to_string();
-        for args in [
-            vec!["reproduce", "--data", &d, "--out", &o, "--no-plots"],
-            vec![
-                "explain", "--runs", &d, "--row", "12", "--target", "TITAN V",
-            ],
-            vec![
-                "predict",
-                "--runs",
-                &d,
-                "--target",
-                "H100 SXM5 80GB",
-                "--format",
-                "csv",
-            ],
-            vec!["data", "show", &d, "--limit", "0"],
-            vec!["data", "validate", &d, "--format", "json"],
-        ] {
-            cases.push(args.into_iter().map(String::from).collect());
-        }
+    let d = reference_data().to_str().unwrap().to_string();
+    let out = tempfile::tempdir().unwrap();
+    let o = out.path().join("r").to_str().unwrap().to_string();
+    for args in [
+        vec!["reproduce", "--data", &d, "--out", &o, "--no-plots"],
+        vec![
+            "explain", "--runs", &d, "--row", "12", "--target", "TITAN V",
+        ],
+        vec![
+            "predict",
+            "--runs",
+            &d,
+            "--target",
+            "H100 SXM5 80GB",
+            "--format",
+            "csv",
+        ],
+        vec!["data", "show", &d, "--limit", "0"],
+        vec!["data", "validate", &d, "--format", "json"],
+    ] {
+        cases.push(args.into_iter().map(String::from).collect());
     }
     for args in cases {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
@@ -486,7 +484,7 @@ fn bad_usage_exits_2_and_bad_input_exits_1() {
 
 #[test]
 fn validate_lists_flagged_rows_with_reasons() {
-    let Some(dir) = reference_data() else { return };
+    let dir = reference_data();
     let csv = gpucast_ok(&[
         "data",
         "validate",
@@ -533,7 +531,7 @@ fn the_shipped_pretrained_model_loads_and_predicts() {
         m.state().training_gpus
     );
     assert_eq!(m.state().data_hash.len(), 16);
-    let Some(dir) = reference_data() else { return };
+    let dir = reference_data();
     let csv = gpucast_ok(&[
         "predict",
         "--runs",

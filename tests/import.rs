@@ -1,7 +1,7 @@
 //! Importers on real files: Kernel Tuner caches (both layouts, .json and .json.gz),
 //! GEMM latency tables (CSV and Parquet), format detection and the CLI. Fixtures are
 //! slices of MIT / Apache-2.0 sources (tests/fixtures/*/README.md says which and how);
-//! tests on the full public files in ../shared report SKIPPED when it is absent.
+//! tests on the full public files in ../shared are ignored when it is absent.
 
 use gpucast::data::importers::{self, Format, ImportOptions, Imported};
 use gpucast::data::workload::Workloads;
@@ -29,19 +29,14 @@ fn find<'a>(runs: &'a [Run], config: &str) -> &'a Run {
         .unwrap_or_else(|| panic!("no row with config {config}"))
 }
 
-fn shared(rel: &str) -> Option<PathBuf> {
+/// A public file in ../shared. Its tests are ignored without ../shared (see
+/// build.rs); with it, a missing file fails the test.
+fn shared(rel: &str) -> PathBuf {
     let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../shared/external")
         .join(rel);
-    if p.exists() {
-        Some(p)
-    } else {
-        println!(
-            "SKIPPED: {} not found (public data beside the repository)",
-            p.display()
-        );
-        None
-    }
+    assert!(p.exists(), "{} is missing from ../shared", p.display());
+    p
 }
 
 const PNPOLY_NEW: &str = "kernel_tuner/pnpoly_RTX_3090_subset.json.gz";
@@ -339,17 +334,16 @@ fn cli_imports_prints_the_report_and_writes_zstd_parquet() {
 /// have none and are the slowest to read): row and failure counts, and the same
 /// configurations keyed in different parameter orders by the two sources.
 #[test]
+#[cfg_attr(
+    not(shared_data),
+    ignore = "needs the public data in ../shared beside the repository"
+)]
 fn public_kernel_tuner_caches() {
     let hub: Vec<PathBuf> = ["convolution", "convolution_milo", "pnpoly"]
         .iter()
-        .filter_map(|k| shared(&format!("kernel-tuner/benchmark_hub/{k}")))
+        .map(|k| shared(&format!("kernel-tuner/benchmark_hub/{k}")))
         .collect();
-    let Some(paper) = shared("kernel-tuner/gpu_benchmarking_paper/convolution") else {
-        return;
-    };
-    if hub.len() < 3 {
-        return;
-    }
+    let paper = shared("kernel-tuner/gpu_benchmarking_paper/convolution");
     let kt = |p: &[PathBuf], source: &str| {
         let opts = ImportOptions {
             source: Some(source.into()),
@@ -391,17 +385,18 @@ fn public_kernel_tuner_caches() {
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_data),
+    ignore = "needs the public data in ../shared beside the repository"
+)]
 fn public_gemm_tables() {
     let files: Vec<PathBuf> = [
         "a100_sxm__trtllm-1.0.0.parquet",
         "l40s__trtllm-1.3.0rc20.parquet",
     ]
     .iter()
-    .filter_map(|f| shared(&format!("aiconfigurator/gemm/{f}")))
+    .map(|f| shared(&format!("aiconfigurator/gemm/{f}")))
     .collect();
-    if files.len() < 2 {
-        return;
-    }
     let imp = importers::import_paths(&files, Format::Auto, &ImportOptions::default()).unwrap();
     assert_eq!(imp.report.rows(), 27_384 + 100_668);
     assert_eq!(imp.report.failed_total(), 0);

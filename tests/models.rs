@@ -20,18 +20,17 @@ fn resources() -> KernelResources {
     .unwrap()
 }
 
-fn reference() -> Option<(Vec<Run>, Catalog)> {
-    let dir = reference_data()?;
+fn reference() -> (Vec<Run>, Catalog) {
+    let dir = reference_data();
     let catalog = Catalog::builtin();
     let mut t = data::load(&[dir]).unwrap();
     data::validate(&mut t, &catalog).unwrap();
-    Some((t.runs, catalog))
+    (t.runs, catalog)
 }
 
-/// LOGO of the named models on the reference data with the shipped kernel resources
-/// (None without the data).
-fn reference_logo(models: &[&str]) -> Option<evaluation::Evaluation> {
-    let (runs, catalog) = reference()?;
+/// LOGO of the named models on the reference data with the shipped kernel resources.
+fn reference_logo(models: &[&str]) -> evaluation::Evaluation {
+    let (runs, catalog) = reference();
     let res = resources();
     let ctx = Context {
         catalog: &catalog,
@@ -43,17 +42,15 @@ fn reference_logo(models: &[&str]) -> Option<evaluation::Evaluation> {
         .map(|m| ModelSpec::parse(m, 42).unwrap())
         .collect();
     let fits: Vec<&dyn Fit> = specs.iter().map(|s| s as &dyn Fit).collect();
-    Some(
-        evaluation::evaluate(
-            &runs,
-            &Protocol::Logo,
-            &Selection::default(),
-            &fits,
-            &ctx,
-            &|| {},
-        )
-        .unwrap(),
+    evaluation::evaluate(
+        &runs,
+        &Protocol::Logo,
+        &Selection::default(),
+        &fits,
+        &ctx,
+        &|| {},
     )
+    .unwrap()
 }
 
 /// Catalog-only figures, the runs' own register counts.
@@ -96,9 +93,7 @@ fn mape_by_target(
 
 #[test]
 fn analytical_logo_stays_within_40_percent_per_gpu() {
-    let Some((runs, catalog)) = reference() else {
-        return;
-    };
+    let (runs, catalog) = reference();
     let res = resources();
     let rows = mape_by_target(
         &runs,
@@ -118,9 +113,7 @@ fn analytical_logo_stays_within_40_percent_per_gpu() {
 
 #[test]
 fn hybrid_interval_covers_most_measurements() {
-    let Some(e) = reference_logo(&["hybrid"]) else {
-        return;
-    };
+    let e = reference_logo(&["hybrid"]);
     let all = e.results.iter().find(|r| r.target == "all").unwrap();
     // a 90 % interval from held-out errors of the training GPUs
     assert!(
@@ -137,10 +130,8 @@ fn hybrid_interval_covers_most_measurements() {
 
 #[test]
 fn study_algorithm_reproduces_experiment_1() {
-    let Some((runs, catalog)) = reference() else {
-        return;
-    };
-    let dir = reference_data().unwrap();
+    let (runs, catalog) = reference();
+    let dir = reference_data();
     let cal = Calibration::from_study_metrics(&dir.join("gpu_metrics.json"), &catalog).unwrap();
     let sel = Selection {
         targets: Some(vec!["NVIDIA TITAN V".into()]),
@@ -266,9 +257,7 @@ NVIDIA TITAN V,stream,N=1,2.0,0,1e9,1e9\n";
 
 #[test]
 fn analytical_interval_is_calibrated_on_the_training_gpus() {
-    let Some(e) = reference_logo(&["analytical"]) else {
-        return;
-    };
+    let e = reference_logo(&["analytical"]);
     let all = e.results.iter().find(|r| r.target == "all").unwrap();
     assert_eq!(all.metrics.interval, "90%");
     // held-out errors of three training GPUs set a 90 % interval for the fourth
@@ -282,9 +271,7 @@ fn analytical_interval_is_calibrated_on_the_training_gpus() {
 
 #[test]
 fn hybrid_is_deterministic_for_a_seed() {
-    let Some((runs, catalog)) = reference() else {
-        return;
-    };
+    let (runs, catalog) = reference();
     let ctx = spec_context(&catalog);
     let fit = |seed| {
         let h = ModelSpec::parse("hybrid", seed)
@@ -305,9 +292,7 @@ fn hybrid_is_deterministic_for_a_seed() {
 
 #[test]
 fn hybrid_residual_share_is_a_fixed_diagnostic() {
-    let Some((runs, catalog)) = reference() else {
-        return;
-    };
+    let (runs, catalog) = reference();
     let ctx = spec_context(&catalog);
     let target = "NVIDIA GeForce RTX 2080 Ti";
     let train: Vec<&Run> = runs.iter().filter(|r| r.gpu != target).collect();
@@ -360,9 +345,7 @@ fn hybrid_names_parse_or_fail_clearly() {
 /// included; where it applies one, the predictions move.
 #[test]
 fn hybrid_without_correction_is_the_analytical_model_interval_included() {
-    let Some(e) = reference_logo(&["analytical", "hybrid"]) else {
-        return;
-    };
+    let e = reference_logo(&["analytical", "hybrid"]);
     let share_zero: Vec<&str> = e
         .fit_summaries
         .iter()

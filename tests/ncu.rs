@@ -15,17 +15,14 @@ fn fixture(name: &str) -> PathBuf {
         .join(name)
 }
 
-/// An export in ../shared (no license to ship it), or None with a SKIPPED line.
-fn shared(name: &str) -> Option<PathBuf> {
+/// An export in ../shared (no license to ship it). Its tests are ignored without
+/// ../shared (see build.rs); with it, a missing export fails the test.
+fn shared(name: &str) -> PathBuf {
     let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../shared/external/nsight-compute")
         .join(name);
-    if p.is_file() {
-        Some(p)
-    } else {
-        println!("SKIPPED: ../shared absent ({name})");
-        None
-    }
+    assert!(p.is_file(), "{} is missing from ../shared", p.display());
+    p
 }
 
 fn close(a: f64, b: f64) -> bool {
@@ -309,10 +306,12 @@ fn cc80_details_with_profiler_error_lines() {
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_data),
+    ignore = "needs the public data in ../shared beside the repository"
+)]
 fn v100_thousands_separators_and_volta_tensor_flops() {
-    let Some(p) = shared("details/v100_roofline_thousands_separators.csv") else {
-        return;
-    };
+    let p = shared("details/v100_roofline_thousands_separators.csv");
     assert_needs_gpu(&p, "7.0");
     let imp = ncu::import(&p, Some("Tesla V100-PCIE-32GB")).unwrap();
     // 10 lines of program output and ==PROF== before the header.
@@ -350,10 +349,12 @@ fn v100_thousands_separators_and_volta_tensor_flops() {
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_data),
+    ignore = "needs the public data in ../shared beside the repository"
+)]
 fn h200_raw_full_set_with_units_row() {
-    let Some(p) = shared("raw/h200_full_set_2232_columns.csv") else {
-        return;
-    };
+    let p = shared("raw/h200_full_set_2232_columns.csv");
     let imp = ncu::import(&p, None).unwrap();
     assert!(imp.report.device_from_file);
     assert_eq!(imp.report.launches, 30);
@@ -390,10 +391,12 @@ fn h200_raw_full_set_with_units_row() {
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_data),
+    ignore = "needs the public data in ../shared beside the repository"
+)]
 fn b200_raw_without_flop_or_dram_counters() {
-    let Some(p) = shared("raw/b200_sdpa_flash.csv") else {
-        return;
-    };
+    let p = shared("raw/b200_sdpa_flash.csv");
     let imp = ncu::import(&p, None).unwrap();
     let rep = &imp.report;
     assert_eq!((rep.skipped_lines, rep.launches, rep.rows), (2, 16, 1));
@@ -421,10 +424,12 @@ fn b200_raw_without_flop_or_dram_counters() {
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_data),
+    ignore = "needs the public data in ../shared beside the repository"
+)]
 fn cc86_details_with_nvtx_columns_and_work_variants() {
-    let Some(p) = shared("details/cc86_rtx_nvtx_columns.csv") else {
-        return;
-    };
+    let p = shared("details/cc86_rtx_nvtx_columns.csv");
     assert_needs_gpu(&p, "8.6");
     let imp = ncu::import(&p, Some("NVIDIA GeForce RTX 3090")).unwrap();
     assert_eq!((imp.report.skipped_lines, imp.report.launches), (4, 17));

@@ -5,14 +5,14 @@ use std::path::PathBuf;
 
 /// The reference study's measurements as shipped in datasets/ (runs and the study's
 /// gpu_metrics.json): every clone has them, so no test skips for want of data.
-pub fn reference_data() -> Option<PathBuf> {
+pub fn reference_data() -> PathBuf {
     let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("datasets/public/reference_study");
     assert!(
         p.is_dir(),
         "{} is missing from the source tree",
         p.display()
     );
-    Some(p)
+    p
 }
 
 /// Write `text` to a fresh file named `name` in a temp dir (kept alive by the guard).
