@@ -55,9 +55,25 @@ pub struct Timing {
     pub peak_rss_bytes: Option<u64>,
 }
 
+/// Is a `rows`-row subset on `gpus` GPUs one a stage can time? At least one row, and
+/// two GPUs (every stage predicts a GPU from another): an empty benchmark would print
+/// a row of zeros.
+pub fn check_size(rows: usize, gpus: usize) -> Result<()> {
+    if rows == 0 {
+        return Err(Error::usage("--rows must be at least 1"));
+    }
+    if gpus < 2 {
+        return Err(Error::usage(format!(
+            "--gpu-count {gpus}: every stage predicts a GPU from another, so at least 2"
+        )));
+    }
+    Ok(())
+}
+
 /// The `rows`-row subset of `runs` on its `gpus` GPUs with the most rows (see the
 /// module doc), borrowed in the table's order. Excluded rows are left out first.
 pub fn subset(table: &[Run], rows: usize, gpus: usize) -> Result<Vec<&Run>> {
+    check_size(rows, gpus)?;
     let runs: Vec<(usize, &Run)> = table
         .iter()
         .enumerate()
@@ -237,5 +253,14 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("200 usable rows"));
+        // an empty or single-GPU benchmark is a usage error, not a row of zeros
+        assert!(subset(&all, 0, 2)
+            .unwrap_err()
+            .to_string()
+            .contains("--rows must be at least 1"));
+        assert!(subset(&all, 60, 1)
+            .unwrap_err()
+            .to_string()
+            .contains("at least 2"));
     }
 }

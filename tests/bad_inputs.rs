@@ -496,6 +496,9 @@ fn cases() -> Vec<Case> {
         // ---- data show ----
         Case::err("show --gpu not in the data", 2, "--gpu 'NVIDIA H100 SXM5 80GB' has no rows in the data", &["data", "show", "{ref}", "--gpu", "H100 SXM5 80GB"]),
         Case::err("show --kernel misspelt", 2, "--kernel 'saxpyy' is not in the data (kernels: ", &["data", "show", "{ref}", "--kernel", "saxpyy"]),
+        // ---- bench: an empty benchmark is an error, found before any data is read ----
+        Case::err("bench --rows 0", 2, "--rows must be at least 1", &["bench", "--data", "{dir}/absent", "--rows", "0"]),
+        Case::err("bench --gpu-count 1", 2, "--gpu-count 1: every stage predicts a GPU from another", &["bench", "--data", "{dir}/absent", "--gpu-count", "8,1"]),
         Case::new("show --kernel", Stdout("saxpy"), &["data", "show", "{ref}", "--kernel", "saxpy", "--gpu", "TITAN V"]),
     ]
 }

@@ -619,6 +619,12 @@ fn train(a: TrainArgs, catalog: &Catalog) -> Result<()> {
 
 fn bench(a: BenchArgs, catalog: &Catalog) -> Result<()> {
     use gpucast::bench;
+    // (before loading: a million rows take seconds to read)
+    for &gpus in &a.gpu_count {
+        for &rows in &a.rows {
+            bench::check_size(rows, gpus)?;
+        }
+    }
     let paths = if a.data.is_empty() {
         vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/public/aiconfigurator")]
     } else {
