@@ -710,3 +710,47 @@ fn prediction_threads_change_nothing_but_the_time() {
     );
     assert_eq!(one, on("3"));
 }
+
+/// `bench --format json` pipes the timings as numbers (the table's text is rounded to
+/// centiseconds): every repeat, the fastest, the rate and the peak memory.
+#[test]
+fn bench_json_gives_unrounded_numbers() {
+    let dir = reference_data();
+    let printed = gpucast_ok(&[
+        "bench",
+        "--data",
+        dir.to_str().unwrap(),
+        "--rows",
+        "100",
+        "--gpu-count",
+        "2",
+        "--stage",
+        "analytical-predict",
+        "--repeat",
+        "2",
+        "--format",
+        "json",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&printed).expect("json");
+    let stages = v.as_array().expect("an array of stages");
+    assert_eq!(stages.len(), 1);
+    let t = &stages[0];
+    assert_eq!(t["stage"], "analytical-predict");
+    assert_eq!(
+        (t["rows"].as_u64(), t["gpus"].as_u64()),
+        (Some(100), Some(2))
+    );
+    let seconds: Vec<f64> = t["seconds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_f64().unwrap())
+        .collect();
+    assert_eq!(seconds.len(), 2);
+    let min = t["min_seconds"].as_f64().unwrap();
+    assert!(min > 0.0 && seconds.iter().all(|s| *s >= min), "{t}");
+    // every row predicted (100 predictions over the fastest repeat)
+    let rate = t["rows_per_second"].as_f64().unwrap();
+    assert!(((rate * min) - 100.0).abs() < 1e-6 * 100.0, "{t}");
+    assert!(t["peak_rss_bytes"].as_u64().unwrap() > 0);
+}

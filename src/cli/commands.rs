@@ -644,6 +644,7 @@ fn bench(a: BenchArgs, catalog: &Catalog) -> Result<()> {
         calibration: &cal,
         resources: resources.as_ref(),
     };
+    let mut timings = Vec::new();
     let mut t = Table::new(&[
         "stage",
         "rows",
@@ -690,8 +691,13 @@ fn bench(a: BenchArgs, catalog: &Catalog) -> Result<()> {
                         .map(|b| format!("{:.0}", b as f64 / 1048576.0))
                         .unwrap_or_else(|| "-".into()),
                 ]);
+                timings.push(timing);
             }
         }
+    }
+    if a.format == Format::Json {
+        // Numbers, not the table's rounded text: what a script compares across runs.
+        return out(&json(&timings)?);
     }
     out_table(
         &t,

@@ -320,7 +320,8 @@ pub struct BenchArgs {
     /// Repeats of each stage; the fastest is reported
     #[arg(long, default_value_t = 3)]
     pub repeat: usize,
-    /// Output format
+    /// Output format (json: each stage's timing as numbers, every repeat's seconds,
+    /// predictions per second and peak memory in bytes, unrounded)
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
     #[command(flatten)]
