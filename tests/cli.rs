@@ -754,3 +754,34 @@ fn bench_json_gives_unrounded_numbers() {
     assert!(((rate * min) - 100.0).abs() < 1e-6 * 100.0, "{t}");
     assert!(t["peak_rss_bytes"].as_u64().unwrap() > 0);
 }
+
+/// `data show --format json|csv` carries every number as stored (the terminal table
+/// rounds a time to the nanosecond and counts to 5 digits). SYNTHETIC row.
+#[test]
+fn data_show_for_programs_keeps_every_digit() {
+    let (_dir, p) = write_tmp(
+        "runs.csv",
+        "gpu,kernel,config,time_ms,flops,dram_bytes\n\
+         NVIDIA TITAN V,saxpy,N=7,0.0000123456789,123456789012345,98765.4321\n",
+    );
+    let path = p.to_str().unwrap();
+    let printed = gpucast_ok(&["data", "show", path, "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&printed).expect("json");
+    let r = &v[0];
+    assert_eq!(r["row"].as_u64(), Some(1));
+    assert_eq!(r["time_ms"].as_f64(), Some(0.0000123456789));
+    assert_eq!(r["flops"].as_f64(), Some(123456789012345.0));
+    assert_eq!(r["dram_bytes"].as_f64(), Some(98765.4321));
+    let csv = gpucast_ok(&["data", "show", path, "--format", "csv"]);
+    let row = csv.lines().nth(1).unwrap();
+    assert!(
+        row.contains(",0.0000123456789,123456789012345,98765.4321,"),
+        "{row}"
+    );
+    // the terminal table still rounds, for reading
+    let table = gpucast_ok(&["data", "show", path]);
+    assert!(
+        table.contains("0.000012") && table.contains("1.2346e14"),
+        "{table}"
+    );
+}

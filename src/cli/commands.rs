@@ -164,11 +164,17 @@ fn data_cmd(cmd: DataCommand, catalog: &Catalog) -> Result<()> {
             } else {
                 String::new()
             };
-            out_table(
-                &report::runs_table(rows.into_iter().take(shown)),
-                format,
-                &footer,
-            )
+            let rows = rows.into_iter().take(shown);
+            match format {
+                // (every number as stored: what a program reads back)
+                Format::Json => out(&json(
+                    &rows
+                        .map(|(i, r)| report::RunView::of(i, r))
+                        .collect::<Vec<_>>(),
+                )?),
+                Format::Csv => out_table(&report::runs_table(rows, true), format, &footer),
+                Format::Table => out_table(&report::runs_table(rows, false), format, &footer),
+            }
         }
     }
 }

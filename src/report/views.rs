@@ -51,8 +51,10 @@ pub fn validation_table(rep: &ValidationReport) -> Table {
     t
 }
 
-/// Runs with their 1-based row numbers (as `explain --row` takes them).
-pub fn runs_table<'a>(rows: impl IntoIterator<Item = (usize, &'a Run)>) -> Table {
+/// Runs with their 1-based row numbers (as `explain --row` takes them): times to the
+/// nanosecond and counts to 5 digits, for reading, or, `exact`, every number as stored
+/// (CSV for a program; [`RunView`] is the same row for JSON).
+pub fn runs_table<'a>(rows: impl IntoIterator<Item = (usize, &'a Run)>, exact: bool) -> Table {
     let mut t = Table::new(&[
         "row",
         "gpu",
@@ -64,18 +66,59 @@ pub fn runs_table<'a>(rows: impl IntoIterator<Item = (usize, &'a Run)>) -> Table
         "flags",
     ]);
     for (i, r) in rows {
+        let v = RunView::of(i, r);
+        let numbers = if exact {
+            [v.time_ms, v.flops, v.dram_bytes].map(|x| x.to_string())
+        } else {
+            [
+                format!("{:.6}", v.time_ms),
+                format!("{:.4e}", v.flops),
+                format!("{:.4e}", v.dram_bytes),
+            ]
+        };
+        let [time_ms, flops, dram_bytes] = numbers;
         t.push(vec![
-            (i + 1).to_string(),
-            r.gpu.clone(),
-            r.kernel.clone(),
-            r.config.clone(),
-            format!("{:.6}", r.time_ms),
-            format!("{:.4e}", r.flops),
-            format!("{:.4e}", r.dram_bytes),
-            r.flags.join(";"),
+            v.row.to_string(),
+            v.gpu.into(),
+            v.kernel.into(),
+            v.config.into(),
+            time_ms,
+            flops,
+            dram_bytes,
+            v.flags,
         ]);
     }
     t
+}
+
+/// One run as `data show` shows it: its 1-based row, work, time and flags.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct RunView<'a> {
+    pub row: usize,
+    pub gpu: &'a str,
+    pub kernel: &'a str,
+    pub config: &'a str,
+    pub time_ms: f64,
+    pub flops: f64,
+    pub dram_bytes: f64,
+    /// The `flags` column (`;`-separated).
+    pub flags: String,
+}
+
+impl<'a> RunView<'a> {
+    /// Run `r` at 0-based position `i`.
+    pub fn of(i: usize, r: &'a Run) -> RunView<'a> {
+        RunView {
+            row: i + 1,
+            gpu: &r.gpu,
+            kernel: &r.kernel,
+            config: &r.config,
+            time_ms: r.time_ms,
+            flops: r.flops,
+            dram_bytes: r.dram_bytes,
+            flags: r.flags.join(";"),
+        }
+    }
 }
 
 /// One line per GPU of the catalog.
