@@ -651,16 +651,6 @@ fn bench(a: BenchArgs, catalog: &Catalog) -> Result<()> {
         resources: resources.as_ref(),
     };
     let mut timings = Vec::new();
-    let mut t = Table::new(&[
-        "stage",
-        "rows",
-        "gpus",
-        "threads",
-        "min s",
-        "repeats s",
-        "predictions/s",
-        "peak RSS MB",
-    ]);
     for &gpus in &a.gpu_count {
         for &rows in &a.rows {
             let runs = bench::subset(&table.runs, rows, gpus)?;
@@ -679,24 +669,6 @@ fn bench(a: BenchArgs, catalog: &Catalog) -> Result<()> {
                     timing.min_seconds,
                     timing.seconds.len()
                 );
-                t.push(vec![
-                    timing.stage.to_string(),
-                    timing.rows.to_string(),
-                    timing.gpus.to_string(),
-                    timing.threads.to_string(),
-                    format!("{:.2}", timing.min_seconds),
-                    timing
-                        .seconds
-                        .iter()
-                        .map(|s| format!("{s:.2}"))
-                        .collect::<Vec<_>>()
-                        .join(" "),
-                    format!("{:.0}", timing.rows_per_second),
-                    timing
-                        .peak_rss_bytes
-                        .map(|b| format!("{:.0}", b as f64 / 1048576.0))
-                        .unwrap_or_else(|| "-".into()),
-                ]);
                 timings.push(timing);
             }
         }
@@ -706,7 +678,7 @@ fn bench(a: BenchArgs, catalog: &Catalog) -> Result<()> {
         return out(&json(&timings)?);
     }
     out_table(
-        &t,
+        &report::timings_table(&timings),
         a.format,
         "peak RSS is the process's high-water mark so far (loading included)",
     )

@@ -339,8 +339,11 @@ struct WorkEntry {
     end: u32,
 }
 
-/// The index hash of a work's names.
-fn work_hash(kernel: &str, config: &str) -> u64 {
+/// The evidence index's hash of a work's names. Not [`crate::data::work_hash`], which
+/// is FNV-1a, fixed by its definition so that samples stay the same across Rust
+/// releases: this one only has to agree with itself within a run (FxHash, the hasher
+/// of the models' other indexes).
+fn work_index_hash(kernel: &str, config: &str) -> u64 {
     use std::hash::{BuildHasher, Hash, Hasher};
     let mut h = rustc_hash::FxBuildHasher.build_hasher();
     kernel.hash(&mut h);
@@ -474,11 +477,11 @@ impl<'a> Evidence<'a> {
             let (kernel, config) = (r.kernel.as_str(), r.config.as_str());
             let names = &mut e.work_names;
             let work = match e.by_work.entry(
-                work_hash(kernel, config),
+                work_index_hash(kernel, config),
                 |w| work_names_of(names, w) == (kernel, config),
                 |w| {
                     let (k, c) = work_names_of(names, w);
-                    work_hash(k, c)
+                    work_index_hash(k, c)
                 },
             ) {
                 hashbrown::hash_table::Entry::Occupied(o) => o.get().start,
@@ -640,7 +643,7 @@ impl<'a> Evidence<'a> {
         target: &str,
     ) -> Option<impl Iterator<Item = &'e Source<'a>> + use<'e, 'a>> {
         let (kernel, config) = (query.kernel.as_str(), query.config.as_str());
-        let w = self.by_work.find(work_hash(kernel, config), |w| {
+        let w = self.by_work.find(work_index_hash(kernel, config), |w| {
             work_names_of(&self.work_names, w) == (kernel, config)
         })?;
         let sources = &self.sources[w.start as usize..w.end as usize];

@@ -5,7 +5,7 @@ mod views;
 
 pub use views::{
     cross_source_table, explain_text, flagged_rows_table, gpus_table, import_report, runs_table,
-    validation_table, RunView,
+    timings_table, validation_table, RunView,
 };
 
 use crate::evaluation::{Evaluation, Metrics};

@@ -121,6 +121,42 @@ impl<'a> RunView<'a> {
     }
 }
 
+/// `gpucast bench`'s timings for reading: seconds to the centisecond, memory in MiB
+/// (its JSON is the [`Timing`](crate::bench::Timing)s themselves, unrounded).
+pub fn timings_table(timings: &[crate::bench::Timing]) -> Table {
+    let mut t = Table::new(&[
+        "stage",
+        "rows",
+        "gpus",
+        "threads",
+        "min s",
+        "repeats s",
+        "predictions/s",
+        "peak RSS MB",
+    ]);
+    for timing in timings {
+        t.push(vec![
+            timing.stage.to_string(),
+            timing.rows.to_string(),
+            timing.gpus.to_string(),
+            timing.threads.to_string(),
+            format!("{:.2}", timing.min_seconds),
+            timing
+                .seconds
+                .iter()
+                .map(|s| format!("{s:.2}"))
+                .collect::<Vec<_>>()
+                .join(" "),
+            format!("{:.0}", timing.rows_per_second),
+            timing
+                .peak_rss_bytes
+                .map(|b| format!("{:.0}", b as f64 / 1048576.0))
+                .unwrap_or_else(|| "-".into()),
+        ]);
+    }
+    t
+}
+
 /// One line per GPU of the catalog.
 pub fn gpus_table(catalog: &Catalog) -> Table {
     let mut t = Table::new(&[
