@@ -7,7 +7,7 @@
 //! for the asked row count — the same work is kept on every chosen GPU, so LOGO has
 //! source -> target pairs exactly as on the whole table.
 
-use crate::data::{query_into, Run};
+use crate::data::Run;
 use crate::error::{Error, Result};
 use crate::evaluation::{evaluate, Protocol, Selection};
 use crate::models::{Context, Evidence, Fit, ModelSpec};
@@ -214,8 +214,10 @@ fn analytical_predict(runs: &[&Run], queries: &[(&Run, &str)], ctx: &Context) ->
     let mut n = 0;
     let mut q = Run::default();
     for &(r, target) in queries {
-        query_into(&mut q, r, target);
-        if model.predict(&q, &evidence, ctx)?.is_some() {
+        if model
+            .predict_work(r, target, &mut q, &evidence, ctx)?
+            .is_some()
+        {
             n += 1;
         }
     }

@@ -2,7 +2,7 @@
 //! function. One prediction per distinct work (kernel, config) among the source rows;
 //! a row with no prediction carries the reason.
 
-use crate::data::{query_into, validate::is_excluded, Run, RunsTable};
+use crate::data::{validate::is_excluded, Run, RunsTable};
 use crate::error::{Error, Result};
 use crate::models::hybrid::FittedHybrid;
 use crate::models::{Context, Evidence, Fit, ModelSpec, Predict, Prediction};
@@ -114,10 +114,7 @@ pub fn predict_table(
         let mut query = Run::default(); // one buffer a chunk: no allocation per row
         chunk
             .iter()
-            .map(|r| {
-                query_into(&mut query, r, target);
-                model.predict(&query, &evidence, ctx)
-            })
+            .map(|r| model.predict_work(r, target, &mut query, &evidence, ctx))
             .collect::<Result<Vec<_>>>()
     });
     let mut predictions = Vec::with_capacity(rows.len());

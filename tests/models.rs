@@ -520,3 +520,104 @@ Tesla V100-SXM2-16GB,k,N=1,1.8,1e9,9e8,128,8192,96\n";
     // the V100's row describes more traffic: its target roof is the larger
     assert!(ps[2].1.target.roof_ms > ps[0].1.target.roof_ms);
 }
+
+#[test]
+fn analytical_predict_work_equals_predict_of_the_query() {
+    // predict_work skips the query copy; it must give exactly what predict gives, on
+    // the same-work path (every reference row on every GPU) and on the size path (a
+    // GPU's rows predicted on itself from that GPU alone: no other GPU measured them).
+    let (runs, catalog) = reference();
+    let res = resources();
+    let ctx = Context {
+        catalog: &catalog,
+        calibration: &Calibration::Spec,
+        resources: Some(&res),
+    };
+    let model = gpucast::models::analytical::Analytical
+        .fit(&runs.iter().collect::<Vec<_>>(), &ctx)
+        .unwrap();
+    let targets: Vec<&str> = runs
+        .iter()
+        .map(|r| r.gpu.as_str())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let check = |ev: &Evidence, rows: &[&Run], targets: &[&str]| {
+        let (mut buffer, mut predicted) = (Run::default(), 0);
+        for r in rows {
+            for t in targets {
+                let want = model.predict(&data::query_on(r, t), ev, &ctx).unwrap();
+                let got = model.predict_work(r, t, &mut buffer, ev, &ctx).unwrap();
+                assert_eq!(got, want, "{} {} {} on {t}", r.gpu, r.kernel, r.config);
+                predicted += got.is_some() as usize;
+            }
+        }
+        predicted
+    };
+    let all: Vec<&Run> = runs.iter().collect();
+    let n = check(&Evidence::new(runs.iter()), &all, &targets);
+    assert!(n > all.len() * 3, "{n} same-work predictions");
+    let titan_v: Vec<&Run> = all
+        .iter()
+        .copied()
+        .filter(|r| r.gpu == "NVIDIA TITAN V")
+        .collect();
+    let n = check(
+        &Evidence::new(titan_v.iter().copied()),
+        &titan_v,
+        &["NVIDIA TITAN V"],
+    );
+    assert!(n > titan_v.len() / 2, "{n} size projections");
+}
+
+#[test]
+fn combination_is_the_weighted_geometric_mean_with_the_sources_spread() {
+    // SYNTHETIC: one work on three GPUs projected onto an H100.
+    let text = "gpu,kernel,config,time_ms,flops,dram_bytes,block_threads,grid_blocks\n\
+NVIDIA TITAN V,k,N=1,2.0,1e9,4e8,256,4096\n\
+NVIDIA GeForce RTX 2080 Ti,k,N=1,2.6,1e9,4e8,256,4096\n\
+Tesla V100-SXM2-16GB,k,N=1,1.7,1e9,4e8,256,4096\n";
+    use gpucast::models::analytical::{combine, projections, Combination};
+    let catalog = Catalog::builtin();
+    let runs = synthetic_runs(text);
+    let ctx = spec_context(&catalog);
+    let ev = Evidence::new(runs.iter());
+    let mut q = query_of(&runs[0]);
+    q.gpu = "NVIDIA H100 SXM5 80GB".into();
+    let mut ps: Vec<_> = projections(&q, &ev, &ctx)
+        .unwrap()
+        .into_iter()
+        .map(|(_, p)| p)
+        .collect();
+    assert_eq!(ps.len(), 3);
+    let c = combine(&ps).unwrap();
+    let wsum: f64 = ps.iter().map(|p| p.weight).sum();
+    let mean = (ps.iter().map(|p| p.weight * p.pred_ms.ln()).sum::<f64>() / wsum).exp();
+    let floor = ps
+        .iter()
+        .map(|p| p.target.peak_floor_ms)
+        .fold(0.0, f64::max);
+    assert!((c.pred_ms - mean.max(floor)).abs() <= 1e-12 * mean);
+    let levels = ps
+        .iter()
+        .flat_map(|p| [p.pred_ms, p.pred_dram_ms, p.pred_l2_ms]);
+    let lo = levels.clone().fold(f64::INFINITY, f64::min).min(mean);
+    let hi = levels.fold(0.0, f64::max).max(mean);
+    assert_eq!((c.lo_ms, c.hi_ms), (lo.max(floor), hi.max(c.pred_ms)));
+    assert!(c.lo_ms < c.pred_ms && c.pred_ms < c.hi_ms, "{c:?}");
+    // the bound is the most similar source's; of equals, the last one's
+    let best = ps
+        .iter()
+        .max_by(|a, b| a.weight.total_cmp(&b.weight))
+        .unwrap();
+    assert_eq!(c.bound, best.target.limiting());
+    let mut twin = ps[0].clone();
+    twin.weight = best.weight;
+    twin.target.roof_ms = 0.0; // launch-bound
+    ps.push(twin);
+    let c = combine(&ps).unwrap();
+    assert_eq!(c.bound, gpucast::features::Bound::Launch);
+    // nothing to combine: no prediction
+    assert!(combine(&[]).is_none());
+    assert!(Combination::default().is_empty());
+}

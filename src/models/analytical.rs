@@ -376,42 +376,78 @@ pub fn projections<'a>(
     evidence: &Evidence<'a>,
     ctx: &Context,
 ) -> Result<Vec<(&'a Run, Projection)>> {
-    let gt = ctx.gpu(&query.gpu)?;
-    let ft_figs = ctx.figures(gt)?;
-    let mut target = None;
-    // (Two plain calls of `project_with` below: one closure for both measured 20 %
-    // slower on `gpucast bench`'s analytical predictions.)
-    if let Some(same) = evidence.same_work_sources(query, &query.gpu) {
-        // A loop into a sized vector: a projection is ~500 bytes, and collecting
-        // through `Result` adapters moved each one several times.
-        let mut out = Vec::with_capacity(evidence.gpus_count());
-        for s in same {
-            let gs = evidence.source_gpu(s.gpu, ctx)?;
-            // (the query's kernel name: the work's, read once per prediction)
-            let src_work = s
-                .numbers
-                .work(&query.kernel, s.run, ctx.catalog, ctx.resources);
-            let p = project_with(
-                s.time_ms,
-                src_work,
-                None,
-                gs,
-                gt,
-                Some(evidence.source_floor_ms(s.gpu)),
-                &ft_figs,
-                ctx,
-                &mut target,
-            )?;
-            out.push((s.run, p));
-        }
-        if !out.is_empty() {
-            return Ok(out);
-        }
+    let same = work_projections(&query.kernel, &query.config, &query.gpu, evidence, ctx)?;
+    if !same.is_empty() {
+        return Ok(same);
     }
-    // Never measured elsewhere: a size projection on the target.
+    size_projection(query, evidence, ctx)
+}
+
+/// The projections of the work named `kernel`, `config` from the other GPUs that
+/// measured it onto `target` (empty when none did). Reads only the names: no query
+/// run is needed (see [`FittedAnalytical::predict_work`]).
+fn work_projections<'a>(
+    kernel: &str,
+    config: &str,
+    target: &str,
+    evidence: &Evidence<'a>,
+    ctx: &Context,
+) -> Result<Vec<(&'a Run, Projection)>> {
+    // A loop into a sized vector: a projection is ~500 bytes, and collecting through
+    // `Result` adapters moved each one several times.
+    let mut out = Vec::with_capacity(evidence.gpus_count());
+    for_each_work_projection(kernel, config, target, evidence, ctx, |s, p| {
+        out.push((s, p))
+    })?;
+    Ok(out)
+}
+
+/// Each projection of [`work_projections`] given to `sink` as it is made.
+fn for_each_work_projection<'a>(
+    kernel: &str,
+    config: &str,
+    target: &str,
+    evidence: &Evidence<'a>,
+    ctx: &Context,
+    mut sink: impl FnMut(&'a Run, Projection),
+) -> Result<()> {
+    let Some(same) = evidence.work_sources(kernel, config, target) else {
+        return Ok(());
+    };
+    let gt = ctx.gpu(target)?;
+    let ft_figs = ctx.figures(gt)?;
+    let mut target_features = None;
+    for s in same {
+        let gs = evidence.source_gpu(s.gpu, ctx)?;
+        // (the kernel name: the work's, read once per prediction)
+        let src_work = s.numbers.work(kernel, s.run, ctx.catalog, ctx.resources);
+        let p = project_with(
+            s.time_ms,
+            src_work,
+            None,
+            gs,
+            gt,
+            Some(evidence.source_floor_ms(s.gpu)),
+            &ft_figs,
+            ctx,
+            &mut target_features,
+        )?;
+        sink(s.run, p);
+    }
+    Ok(())
+}
+
+/// A configuration never measured on another GPU: the projection from the nearest size
+/// of the same kernel on the target itself (none when there is none).
+fn size_projection<'a>(
+    query: &Run,
+    evidence: &Evidence<'a>,
+    ctx: &Context,
+) -> Result<Vec<(&'a Run, Projection)>> {
     let Some(s) = evidence.nearest_size(&query.gpu, query) else {
         return Ok(Vec::new());
     };
+    let gt = ctx.gpu(&query.gpu)?;
     let src_work = RunWork::of(s, ctx.catalog, ctx.resources);
     let work = RunWork::of(query, ctx.catalog, ctx.resources);
     let gs = ctx.gpu(&s.gpu)?;
@@ -422,9 +458,9 @@ pub fn projections<'a>(
         gs,
         gt,
         evidence.floor_ms(&s.gpu),
-        &ft_figs,
+        &ctx.figures(gt)?,
         ctx,
-        &mut target,
+        &mut None,
     )?;
     Ok(vec![(s, p)])
 }
@@ -437,34 +473,93 @@ pub fn peak_floor_ms<'p>(ps: impl IntoIterator<Item = &'p Projection>) -> f64 {
         .fold(0.0, f64::max)
 }
 
-/// Combine projections: weighted geometric mean; interval over sources and levels.
-/// (The iterator is walked a few times instead of collected: this runs per prediction.)
-pub fn combine<'p, I>(ps: I) -> Option<Prediction>
-where
-    I: IntoIterator<Item = &'p Projection>,
-    I::IntoIter: Clone,
-{
-    let ps = ps.into_iter();
-    let best = ps.clone().max_by(|a, b| a.weight.total_cmp(&b.weight))?;
-    let wsum: f64 = ps.clone().map(|p| p.weight).sum();
-    let logmean = ps.clone().map(|p| p.weight * p.pred_ms.ln()).sum::<f64>() / wsum;
-    let pred = logmean.exp();
-    let all = ps
-        .clone()
-        .flat_map(|p| [p.pred_ms, p.pred_dram_ms, p.pred_l2_ms]);
-    let lo = all.clone().fold(f64::INFINITY, f64::min).min(pred);
-    let hi = all.fold(0.0, f64::max).max(pred);
-    let bound = best.target.limiting();
-    Some(
-        Prediction {
-            pred_ms: pred,
-            lo_ms: lo,
-            hi_ms: hi,
-            interval: Interval::Spread,
-            bound,
+/// Combine projections: weighted geometric mean; interval over sources and levels
+/// (see [`Combination`]).
+pub fn combine<'p>(ps: impl IntoIterator<Item = &'p Projection>) -> Option<Prediction> {
+    let mut c = Combination::default();
+    for p in ps {
+        c.add(p);
+    }
+    c.prediction()
+}
+
+/// Projections combined as they are made, without keeping them (what a prediction
+/// needs of each: a ~500-byte projection collected into a vector and read back was 8 %
+/// of `gpucast bench`'s analytical predictions): the weighted geometric mean of the
+/// predictions, the interval over every source's prediction at each memory level, the
+/// limiting roof of the most similar source (the last of equals) and the target's peak
+/// floor, below which nothing goes.
+#[derive(Debug, Clone, Copy)]
+pub struct Combination {
+    count: usize,
+    best_weight: f64,
+    bound: Bound,
+    weight_sum: f64,
+    weighted_log_sum: f64,
+    lo_ms: f64,
+    hi_ms: f64,
+    floor_ms: f64,
+}
+
+impl Default for Combination {
+    fn default() -> Self {
+        Combination {
+            count: 0,
+            best_weight: f64::NEG_INFINITY,
+            bound: Bound::Dram,
+            weight_sum: 0.0,
+            weighted_log_sum: 0.0,
+            lo_ms: f64::INFINITY,
+            hi_ms: 0.0,
+            floor_ms: 0.0,
         }
-        .at_least(peak_floor_ms(ps)),
-    )
+    }
+}
+
+impl Combination {
+    pub fn add(&mut self, p: &Projection) {
+        if self.count == 0 || p.weight.total_cmp(&self.best_weight).is_ge() {
+            self.best_weight = p.weight;
+            self.bound = p.target.limiting();
+        }
+        self.count += 1;
+        self.weight_sum += p.weight;
+        self.weighted_log_sum += p.weight * p.pred_ms.ln();
+        for t in [p.pred_ms, p.pred_dram_ms, p.pred_l2_ms] {
+            self.lo_ms = self.lo_ms.min(t);
+            self.hi_ms = self.hi_ms.max(t);
+        }
+        self.floor_ms = self.floor_ms.max(p.target.peak_floor_ms);
+    }
+
+    /// No projection added yet.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// The shortest time the target's peaks allow for the work (see
+    /// [`peak_floor_ms`]).
+    pub fn floor_ms(&self) -> f64 {
+        self.floor_ms
+    }
+
+    /// The combined prediction; None with no projection.
+    pub fn prediction(&self) -> Option<Prediction> {
+        if self.count == 0 {
+            return None;
+        }
+        let pred = (self.weighted_log_sum / self.weight_sum).exp();
+        Some(
+            Prediction {
+                pred_ms: pred,
+                lo_ms: self.lo_ms.min(pred),
+                hi_ms: self.hi_ms.max(pred),
+                interval: Interval::Spread,
+                bound: self.bound,
+            }
+            .at_least(self.floor_ms),
+        )
+    }
 }
 
 impl Fit for Analytical {
@@ -490,8 +585,16 @@ impl FittedAnalytical {
     /// interval where there is one (never narrower than the sources' spread, never
     /// below the target's peaks).
     pub fn combined(&self, ps: &[(&Run, Projection)]) -> Option<Prediction> {
-        let projections = ps.iter().map(|(_, p)| p);
-        combine(projections.clone()).map(|p| self.calibrate(p, peak_floor_ms(projections)))
+        let mut c = Combination::default();
+        for (_, p) in ps {
+            c.add(p);
+        }
+        self.calibrated(&c)
+    }
+
+    /// The combination with the calibrated interval where there is one.
+    fn calibrated(&self, c: &Combination) -> Option<Prediction> {
+        c.prediction().map(|p| self.calibrate(p, c.floor_ms()))
     }
 
     fn calibrate(&self, p: Prediction, floor_ms: f64) -> Prediction {
@@ -519,6 +622,29 @@ impl Predict for FittedAnalytical {
         ctx: &Context,
     ) -> Result<Option<Prediction>> {
         Ok(self.combined(&projections(query, evidence, ctx)?))
+    }
+    /// [`Predict::predict`] without copying `work` into a query while another GPU
+    /// measured it (the copy is only made for a size projection on the target): the
+    /// copy read each run's fields and strings from wherever they were on the heap,
+    /// a quarter of `gpucast bench`'s analytical predictions (0.1 s of 0.39 s at 100k
+    /// rows x 8 GPUs).
+    fn predict_work(
+        &self,
+        work: &Run,
+        target: &str,
+        buffer: &mut Run,
+        evidence: &Evidence,
+        ctx: &Context,
+    ) -> Result<Option<Prediction>> {
+        let mut c = Combination::default();
+        for_each_work_projection(&work.kernel, &work.config, target, evidence, ctx, |_, p| {
+            c.add(&p)
+        })?;
+        if !c.is_empty() {
+            return Ok(self.calibrated(&c));
+        }
+        crate::data::query_into(buffer, work, target);
+        Ok(self.combined(&size_projection(buffer, evidence, ctx)?))
     }
 }
 

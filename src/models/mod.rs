@@ -642,7 +642,15 @@ impl<'a> Evidence<'a> {
         query: &Run,
         target: &str,
     ) -> Option<impl Iterator<Item = &'e Source<'a>> + use<'e, 'a>> {
-        let (kernel, config) = (query.kernel.as_str(), query.config.as_str());
+        self.work_sources(&query.kernel, &query.config, target)
+    }
+    /// [`Evidence::same_work_sources`] of the work named `kernel`, `config`.
+    pub fn work_sources<'e>(
+        &'e self,
+        kernel: &str,
+        config: &str,
+        target: &str,
+    ) -> Option<impl Iterator<Item = &'e Source<'a>> + use<'e, 'a>> {
         let w = self.by_work.find(work_index_hash(kernel, config), |w| {
             work_names_of(&self.work_names, w) == (kernel, config)
         })?;
@@ -774,6 +782,21 @@ pub trait Predict: Send + Sync {
         evidence: &Evidence,
         ctx: &Context,
     ) -> Result<Option<Prediction>>;
+    /// Predict `work` (a run measured on another GPU) on `target`: [`Predict::predict`]
+    /// of its query ([`crate::data::query_into`], written into `buffer`: one buffer
+    /// for many calls allocates nothing per call). A model that reads only the work's
+    /// names and the target overrides it to skip the copy.
+    fn predict_work(
+        &self,
+        work: &Run,
+        target: &str,
+        buffer: &mut Run,
+        evidence: &Evidence,
+        ctx: &Context,
+    ) -> Result<Option<Prediction>> {
+        crate::data::query_into(buffer, work, target);
+        self.predict(buffer, evidence, ctx)
+    }
 }
 
 /// Names accepted by `--model` (and `models = [...]` in experiment files), with what
