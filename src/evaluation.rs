@@ -13,7 +13,7 @@
 //! reported.
 
 use crate::data::validate::is_excluded;
-use crate::data::{query_into, Run};
+use crate::data::Run;
 use crate::error::{Error, Result};
 use crate::features::Bound;
 use crate::models::{Context, Evidence, Fit, Interval, Prediction};
@@ -765,8 +765,7 @@ fn evaluate_fold(
         let evidence = Evidence::new(runs.evidence.iter().chain(&group.extra_evidence).copied());
         let mut query = Run::default(); // one buffer: no allocation per test run
         for run in &group.tests {
-            query_into(&mut query, run, &run.gpu);
-            match model.predict(&query, &evidence, ctx)? {
+            match model.predict_work(run, &run.gpu, &mut query, &evidence, ctx)? {
                 Some(p) => out.records.push(record(name, names, run, &p)),
                 None => out.missing += 1,
             }

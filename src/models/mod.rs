@@ -782,10 +782,12 @@ pub trait Predict: Send + Sync {
         evidence: &Evidence,
         ctx: &Context,
     ) -> Result<Option<Prediction>>;
-    /// Predict `work` (a run measured on another GPU) on `target`: [`Predict::predict`]
-    /// of its query ([`crate::data::query_into`], written into `buffer`: one buffer
-    /// for many calls allocates nothing per call). A model that reads only the work's
-    /// names and the target overrides it to skip the copy.
+    /// Predict `work` (a measured run: its work, on any GPU, the target's own test run
+    /// included) on `target`: [`Predict::predict`] of its query
+    /// ([`crate::data::query_into`], written into `buffer`: one buffer for many calls
+    /// allocates nothing per call; the query has no measurement). A model that reads
+    /// only the work's names and the target overrides it to skip the copy; no model
+    /// reads `work`'s time.
     fn predict_work(
         &self,
         work: &Run,
