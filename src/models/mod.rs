@@ -455,7 +455,10 @@ impl<'a> Evidence<'a> {
     ) -> Self {
         let mut e = Evidence::default();
         // Each indexed run with its work's place in order of first appearance; the
-        // records are then laid out grouped by work (a counting sort).
+        // records are then laid out grouped by work (a counting sort). (Making the
+        // records in this pass and moving them into place by swaps, to read each run
+        // once, was 10 % faster at 100k rows x 8 GPUs but made LOGO on 1M rows x 12
+        // GPUs 7.7 -> 8.5-9.2 s: swaps at random over a 72 MB vector.)
         let mut indexed_runs: Vec<(u32, u32, &'a Run)> = Vec::new();
         let mut work_sizes: Vec<u32> = Vec::new();
         for r in runs {
@@ -786,8 +789,8 @@ pub trait Predict: Send + Sync {
     /// included) on `target`: [`Predict::predict`] of its query
     /// ([`crate::data::query_into`], written into `buffer`: one buffer for many calls
     /// allocates nothing per call; the query has no measurement). A model that reads
-    /// only the work's names and the target overrides it to skip the copy; no model
-    /// reads `work`'s time.
+    /// only the work's names and the target overrides it to skip the copy, giving
+    /// exactly what `predict` gives; no model reads `work`'s time.
     fn predict_work(
         &self,
         work: &Run,
