@@ -455,10 +455,13 @@ impl<'a> Evidence<'a> {
     ) -> Self {
         let mut e = Evidence::default();
         // Each indexed run with its work's place in order of first appearance; the
-        // records are then laid out grouped by work (a counting sort). (Making the
-        // records in this pass and moving them into place by swaps, to read each run
-        // once, was 10 % faster at 100k rows x 8 GPUs but made LOGO on 1M rows x 12
-        // GPUs 7.7 -> 8.5-9.2 s: swaps at random over a 72 MB vector.)
+        // records are then laid out grouped by work (a counting sort). Making the
+        // records in this pass, to read each run once, was faster on `gpucast bench`'s
+        // 100k-row subsets, whose rows lie scattered through the table, but slower on a
+        // whole table, read in order (LOGO on 1M rows x 12 GPUs, 2 threads): moved into
+        // place by swaps, +10 % at 100k x 8 but 7.7 -> 8.5-9.2 s (swaps at random over a
+        // 72 MB vector); staged in a second vector, +22 % at 100k x 8 and x 2 but 8.0 ->
+        // 9.1-9.8 s and 30-80 MiB more at the peak.
         let mut indexed_runs: Vec<(u32, u32, &'a Run)> = Vec::new();
         let mut work_sizes: Vec<u32> = Vec::new();
         for r in runs {
