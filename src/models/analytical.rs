@@ -517,6 +517,8 @@ impl Default for Combination {
 }
 
 impl Combination {
+    /// Fold in one projection (in source order: of equally similar sources, the last
+    /// one's bound is kept, as `Iterator::max_by` would).
     pub fn add(&mut self, p: &Projection) {
         if self.count == 0 || p.weight.total_cmp(&self.best_weight).is_ge() {
             self.best_weight = p.weight;
