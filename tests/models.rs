@@ -32,11 +32,7 @@ fn reference() -> (Vec<Run>, Catalog) {
 fn reference_logo(models: &[&str]) -> evaluation::Evaluation {
     let (runs, catalog) = reference();
     let res = resources();
-    let ctx = Context {
-        catalog: &catalog,
-        calibration: &Calibration::Spec,
-        resources: Some(&res),
-    };
+    let ctx = resources_context(&catalog, &res);
     let specs: Vec<ModelSpec> = models
         .iter()
         .map(|m| ModelSpec::parse(m, 42).unwrap())
@@ -51,6 +47,15 @@ fn reference_logo(models: &[&str]) -> evaluation::Evaluation {
         &|| {},
     )
     .unwrap()
+}
+
+/// Catalog-only figures, the shipped kernel resources (`res`, from [`resources`]).
+fn resources_context<'a>(catalog: &'a Catalog, res: &'a KernelResources) -> Context<'a> {
+    Context {
+        catalog,
+        calibration: &Calibration::Spec,
+        resources: Some(res),
+    }
 }
 
 /// Catalog-only figures, the runs' own register counts.
@@ -528,11 +533,7 @@ fn analytical_predict_work_equals_predict_of_the_query() {
     // GPU's rows predicted on itself from that GPU alone: no other GPU measured them).
     let (runs, catalog) = reference();
     let res = resources();
-    let ctx = Context {
-        catalog: &catalog,
-        calibration: &Calibration::Spec,
-        resources: Some(&res),
-    };
+    let ctx = resources_context(&catalog, &res);
     let model = gpucast::models::analytical::Analytical
         .fit(&runs.iter().collect::<Vec<_>>(), &ctx)
         .unwrap();
@@ -580,11 +581,8 @@ Tesla V100-SXM2-16GB,k,N=1,1.7,1e9,4e8,256,4096\n";
     use gpucast::models::analytical::{combine, projections, Combination};
     let catalog = Catalog::builtin();
     let runs = synthetic_runs(text);
-    let ctx = spec_context(&catalog);
-    let ev = Evidence::new(runs.iter());
-    let mut q = query_of(&runs[0]);
-    q.gpu = "NVIDIA H100 SXM5 80GB".into();
-    let mut ps: Vec<_> = projections(&q, &ev, &ctx)
+    let q = data::query_on(&runs[0], "NVIDIA H100 SXM5 80GB");
+    let mut ps: Vec<_> = projections(&q, &Evidence::new(runs.iter()), &spec_context(&catalog))
         .unwrap()
         .into_iter()
         .map(|(_, p)| p)

@@ -16,7 +16,7 @@
 //! for a seed.
 
 use super::analytical::{
-    combine, kernel_ratio_shift, peak_floor_ms, project, projections, similarity, to_kernel_ratio,
+    kernel_ratio_shift, project, projections, similarity, to_kernel_ratio, Combination,
 };
 use super::regressors::{make, FittedRegressor, RegressorKind};
 use super::transfer::{self, ShapeTransfer};
@@ -894,12 +894,13 @@ impl Predict for FittedHybrid {
         if let Some(shifts) = &kernel_ratio_shifts {
             to_kernel_ratio(&mut ps, shifts, state.kernel_ratio_share);
         }
-        let floor_ms = peak_floor_ms(ps.iter().map(|(_, p)| p));
+        let combination = Combination::of(ps.iter().map(|(_, p)| p));
+        let floor_ms = combination.floor_ms();
         let shift = match &state.shape {
             Some(t) => (-t.log_correction(query, &ps, evidence, ctx)?).exp(),
             None => 1.0,
         };
-        Ok(combine(ps.iter().map(|(_, p)| p)).map(|mut p| {
+        Ok(combination.prediction().map(|mut p| {
             p.pred_ms *= shift;
             p.lo_ms *= shift;
             p.hi_ms *= shift;
