@@ -288,6 +288,85 @@ fn parquet_errors_name_the_row() {
     );
 }
 
+/// Parquet's typed numeric columns are read as numbers (64-bit floats and integers
+/// directly, 32-bit floats through their text, as the file meant them), with the
+/// same checks and positions as text cells.
+#[test]
+fn parquet_numeric_columns_of_every_type_read_the_same_numbers() {
+    use polars::prelude::*;
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, mut df: DataFrame| {
+        let p = dir.path().join(name);
+        data::write_frame(&mut df, &p).unwrap();
+        p
+    };
+    // SYNTHETIC rows: time as f64, flops as i64, dram_bytes as u32, working set as
+    // f32 (0.1 is not exactly a 32-bit float), block_threads with a null.
+    let good = write(
+        "typed.parquet",
+        df!(
+            "gpu" => ["NVIDIA TITAN V", "NVIDIA TITAN V"],
+            "kernel" => ["k", "k"],
+            "config" => ["N=1", "N=2"],
+            "time_ms" => [0.25f64, 1e-3],
+            "flops" => [9_007_199_254_740_993i64, 0],
+            "dram_bytes" => [8u32, 16],
+            "working_set_bytes" => [0.1f32, 2.5],
+            "block_threads" => [Some(256i32), None],
+        )
+        .unwrap(),
+    );
+    let t = data::load(&[good]).unwrap();
+    let r = &t.runs;
+    assert_eq!((r[0].time_ms, r[1].time_ms), (0.25, 1e-3));
+    // 2^53 + 1 rounds to the nearest double, as parsing its text does
+    assert_eq!(r[0].flops, "9007199254740993".parse::<f64>().unwrap());
+    assert_eq!((r[0].dram_bytes, r[1].dram_bytes), (8.0, 16.0));
+    assert_eq!(r[0].working_set_bytes, Some(0.1));
+    assert_eq!(r[1].working_set_bytes, Some(2.5));
+    assert_eq!(
+        (r[0].block_threads, r[1].block_threads),
+        (Some(256.0), None)
+    );
+    assert!(
+        t.extra.width() == 0,
+        "every contract column is read into the runs"
+    );
+
+    let bad = |name: &str, time_ms: &[Option<f64>], flops: &[i64]| {
+        let p = write(
+            name,
+            df!(
+                "gpu" => ["NVIDIA TITAN V", "NVIDIA TITAN V"],
+                "kernel" => ["k", "k"],
+                "config" => ["N=1", "N=2"],
+                "time_ms" => time_ms,
+                "flops" => flops,
+                "dram_bytes" => [8.0, 8.0],
+            )
+            .unwrap(),
+        );
+        data::load(&[p]).unwrap_err().to_string()
+    };
+    let msg = bad("nan.parquet", &[Some(1.0), Some(f64::NAN)], &[0, 0]);
+    assert!(
+        msg.ends_with(
+            "nan.parquet: row 2: column 'time_ms': value is NaN: must be a finite number"
+        ),
+        "{msg}"
+    );
+    let msg = bad("null.parquet", &[None, Some(1.0)], &[0, 0]);
+    assert!(
+        msg.ends_with("null.parquet: row 1: column 'time_ms': missing value"),
+        "{msg}"
+    );
+    let msg = bad("negative.parquet", &[Some(1.0), Some(1.0)], &[0, -5]);
+    assert!(
+        msg.ends_with("negative.parquet: row 2: column 'flops': must be >= 0, found -5.0"),
+        "{msg}"
+    );
+}
+
 #[test]
 fn config_keys_are_canonical_on_load_and_pair_the_same_work() {
     let text = format!(
