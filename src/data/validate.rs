@@ -401,8 +401,9 @@ fn flat_time(
                 }
             })
             .collect();
-        let strong = tally(&points, FLAT_EXCLUDE_FACTOR);
-        let weak = tally(&points, FLAT_WARN_FACTOR);
+        let ranks = ScoreRanks::of(&points);
+        let strong = tally(&points, &ranks, FLAT_EXCLUDE_FACTOR);
+        let weak = tally(&points, &ranks, FLAT_WARN_FACTOR);
         for (k, p) in points.iter().enumerate() {
             let v = &mut verdicts[p.run];
             // Excluded only when the row also disagrees with most rows >= 4x apart:
@@ -454,14 +455,12 @@ fn majority(t: &Tally) -> bool {
 /// For every point (sorted by work), count the points at least `factor` apart in
 /// work on either side, and those among them that form a flat pair with it. Two
 /// sweeps with a Fenwick tree over score ranks: O(n log n).
-fn tally(points: &[Point], factor: f64) -> Vec<Tally> {
+fn tally(points: &[Point], ranks: &ScoreRanks, factor: f64) -> Vec<Tally> {
     let n = points.len();
     let gap = factor.ln() - RATIO_TOLERANCE;
-    let mut ranks: Vec<f64> = points.iter().map(|p| p.score).collect();
-    ranks.sort_by(f64::total_cmp);
-    // 1-based rank of the last score <= s
-    let rank_le = |s: f64| ranks.partition_point(|&x| x <= s);
-    let rank_of = |s: f64| ranks.partition_point(|&x| x < s) + 1;
+    // 1-based rank of the last score <= point k's, and of point k's own score
+    let rank_le = |k: usize| ranks.at_most[k];
+    let rank_of = |k: usize| ranks.below[k] + 1;
     let mut out = vec![Tally::default(); n];
 
     // As the larger row: partners are smaller rows (not floor-bound) a factor below.
@@ -472,7 +471,7 @@ fn tally(points: &[Point], factor: f64) -> Vec<Tally> {
         while next < n && points[b].ln_work - points[next].ln_work >= gap {
             let a = &points[next];
             if !a.floor_bound {
-                tree.add(rank_of(a.score));
+                tree.add(rank_of(next));
                 inserted += 1;
                 if max_score.is_none_or(|m| points[m].score < a.score) {
                     max_score = Some(next);
@@ -483,7 +482,7 @@ fn tally(points: &[Point], factor: f64) -> Vec<Tally> {
         if !points[b].can_be_larger() || inserted == 0 {
             continue;
         }
-        let higher = inserted - tree.sum(rank_le(points[b].score));
+        let higher = inserted - tree.sum(rank_le(b));
         out[b].comparable += inserted;
         out[b].disagreeing += higher;
         if higher > 0 {
@@ -499,7 +498,7 @@ fn tally(points: &[Point], factor: f64) -> Vec<Tally> {
         while next > 0 && points[next - 1].ln_work - points[a].ln_work >= gap {
             let b = &points[next - 1];
             if b.can_be_larger() {
-                tree.add(rank_of(b.score));
+                tree.add(rank_of(next - 1));
                 inserted += 1;
                 if min_score.is_none_or(|m| points[m].score > b.score) {
                     min_score = Some(next - 1);
@@ -510,7 +509,7 @@ fn tally(points: &[Point], factor: f64) -> Vec<Tally> {
         if points[a].floor_bound || inserted == 0 {
             continue;
         }
-        let lower = tree.sum(rank_of(points[a].score) - 1);
+        let lower = tree.sum(ranks.below[a]);
         out[a].comparable += inserted;
         out[a].disagreeing += lower;
         if lower > 0 {
@@ -528,6 +527,32 @@ fn tally(points: &[Point], factor: f64) -> Vec<Tally> {
         }
     }
     out
+}
+
+/// Where each point's score ranks among its group's: `below[k]` scores are lower than
+/// point k's, `at_most[k]` are lower or equal. Both tallies of a group share them:
+/// binary searches per point in each tally were most of validation's flat-time check.
+struct ScoreRanks {
+    below: Vec<usize>,
+    at_most: Vec<usize>,
+}
+
+impl ScoreRanks {
+    fn of(points: &[Point]) -> ScoreRanks {
+        let n = points.len();
+        let mut order: Vec<usize> = (0..n).collect();
+        order.sort_unstable_by(|&a, &b| points[a].score.total_cmp(&points[b].score));
+        let (mut below, mut at_most) = (vec![0; n], vec![0; n]);
+        let mut start = 0;
+        for ties in order.chunk_by(|&a, &b| points[a].score == points[b].score) {
+            let end = start + ties.len();
+            for &k in ties {
+                (below[k], at_most[k]) = (start, end);
+            }
+            start = end;
+        }
+        ScoreRanks { below, at_most }
+    }
 }
 
 /// Counts of inserted ranks, prefix sums in O(log n).
@@ -700,13 +725,22 @@ mod tests {
         rows.sort_by(|a, b| a.0.total_cmp(&b.0));
         let p = points(&rows);
         for factor in [4.0, 16.0] {
-            let fast = tally(&p, factor);
+            let fast = tally(&p, &ScoreRanks::of(&p), factor);
             let slow = brute(&p, factor);
             for (k, (t, s)) in fast.iter().zip(&slow).enumerate() {
                 assert_eq!((t.comparable, t.disagreeing), *s, "row {k} factor {factor}");
                 assert_eq!(t.witness.is_some(), s.1 > 0);
             }
         }
+    }
+
+    #[test]
+    fn score_ranks_count_lower_and_tied_scores() {
+        // SYNTHETIC: scores 2, 1, 2, 3 (work 1, time e^score)
+        let p = points(&[2.0, 1.0, 2.0, 3.0].map(|s: f64| (1.0, s.exp(), false, true)));
+        let r = ScoreRanks::of(&p);
+        assert_eq!(r.below, [1, 0, 1, 3]);
+        assert_eq!(r.at_most, [3, 1, 3, 4]);
     }
 
     #[test]
