@@ -367,6 +367,39 @@ fn parquet_numeric_columns_of_every_type_read_the_same_numbers() {
     );
 }
 
+/// The per-GPU summary counts rows, distinct kernels and distinct (kernel, config)
+/// of each GPU, two spellings of a GPU being one GPU, in order of first appearance;
+/// a work on one GPU only is flagged.
+#[test]
+fn validation_summary_counts_each_gpus_kernels_and_configs() {
+    // SYNTHETIC rows
+    // (the last row measures the same work again, from another source)
+    let text = "gpu,kernel,config,time_ms,flops,dram_bytes,source\n\
+         NVIDIA GeForce RTX 4070,k,N=1,1,0,8,\n\
+         NVIDIA TITAN V,k,N=1,1,0,8,\n\
+         TITAN V,k,N=2,1,0,8,\n\
+         NVIDIA TITAN V,j,N=1,1,0,8,\n\
+         NVIDIA TITAN V,j,N=1,1,0,8,other-source\n";
+    let (_d, p) = write_tmp("summary.csv", text);
+    let mut t = data::load(&[p]).unwrap();
+    let rep = data::validate(&mut t, &Catalog::builtin()).unwrap();
+    let counts: Vec<(&str, usize, usize, usize)> = rep
+        .per_gpu
+        .iter()
+        .map(|g| (g.gpu.as_str(), g.rows, g.kernels, g.configs))
+        .collect();
+    assert_eq!(
+        counts,
+        [
+            ("NVIDIA GeForce RTX 4070", 1, 1, 1),
+            ("NVIDIA TITAN V", 4, 2, 3)
+        ]
+    );
+    let single: Vec<bool> = t.runs.iter().map(|r| r.has_flag("single_gpu")).collect();
+    assert_eq!(single, [false, false, true, true, true]);
+    assert_eq!(rep.per_gpu[1].reasons.get("single_gpu"), Some(&3));
+}
+
 #[test]
 fn config_keys_are_canonical_on_load_and_pair_the_same_work() {
     let text = format!(
