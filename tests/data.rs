@@ -455,11 +455,55 @@ fn config_keys_are_canonical_on_load_and_pair_the_same_work() {
 fn runner_error_rows_are_skipped_and_counted() {
     let text = "gpu,kernel,config,time_ms,flops,dram_bytes,status,error\n\
 NVIDIA TITAN V,k,N=1,1.0,0,8,ok,\n\
-NVIDIA TITAN V,k,N=2,,0,8,error,launch timed out\n";
+NVIDIA TITAN V,k,N=2,,0,8,error,launch timed out\n\
+NVIDIA TITAN V,k,N=3,3.0,0,24,ok,\n";
     let (_d, p) = write_tmp("runs.csv", text);
     let t = data::load(&[p]).unwrap();
-    assert_eq!(t.len(), 1);
+    assert_eq!(t.len(), 2);
     assert_eq!(t.skipped_error_rows, 1);
+    // the rows after a skipped one keep their own cells and place
+    let kept: Vec<(&str, f64, f64, Option<usize>)> = t
+        .runs
+        .iter()
+        .map(|r| (r.config.as_str(), r.time_ms, r.dram_bytes, r.origin.line))
+        .collect();
+    assert_eq!(
+        kept,
+        [("N=1", 1.0, 8.0, Some(2)), ("N=3", 3.0, 24.0, Some(4))]
+    );
+    assert_eq!(
+        t.extra.height(),
+        2,
+        "the pass-through columns lose the row too"
+    );
+}
+
+/// Text is made into strings a chunk of rows at a time: rows on both sides of a
+/// chunk boundary (65,536 rows) keep their own cells, a skipped row included.
+#[test]
+fn rows_across_text_chunks_keep_their_cells() {
+    // SYNTHETIC rows: row r has config "m=r,n=1" written unordered, time r + 1 ms
+    let rows = 70_000;
+    let mut text = String::from("gpu,kernel,config,time_ms,flops,dram_bytes,status,category\n");
+    for r in 0..rows {
+        let status = if r == 65_535 { "error" } else { "ok" };
+        text += &format!(
+            "NVIDIA TITAN V,k{},\"n=1, m={r}\",{},0,8,{status},c{r}\n",
+            r % 3,
+            r + 1
+        );
+    }
+    let (_d, p) = write_tmp("many.csv", &text);
+    let t = data::load(&[p]).unwrap();
+    assert_eq!((t.len(), t.skipped_error_rows), (rows - 1, 1));
+    for r in t.runs.iter() {
+        let row = r.origin.row - 1;
+        assert_ne!(row, 65_535, "the error row is skipped");
+        assert_eq!(r.config, format!("m={row},n=1"));
+        assert_eq!(r.kernel, format!("k{}", row % 3));
+        assert_eq!(r.time_ms, (row + 1) as f64);
+        assert_eq!(r.category.as_deref(), Some(format!("c{row}").as_str()));
+    }
 }
 
 /// Validate a SYNTHETIC table given as (gpu, kernel, config, time_ms, flops, dram_bytes).

@@ -2,7 +2,7 @@
 
 use super::importers::ImportOptions;
 use super::{
-    canonical_config, column, import, upper_bound, ColumnKind, Origin, Run, RunsTable,
+    canonical_config, column, import, upper_bound, ColumnKind, ColumnSpec, Origin, Run, RunsTable,
     OPTIONAL_NUMERIC, OPTIONAL_TEXT, REQUIRED,
 };
 use crate::error::{Error, Position, Result};
@@ -449,14 +449,22 @@ pub fn read_file_with(path: &Path, opts: &ImportOptions) -> Result<RunsTable> {
 
 /// Column `name` as text cells (None = null or empty).
 pub(crate) fn text_cells(df: &DataFrame, name: &str) -> Option<Vec<Option<String>>> {
+    Some(text_column(df, name)?.iter().map(text_cell).collect())
+}
+
+/// Column `name` as text, whatever its type (None: no such column, or one with no
+/// text form).
+fn text_column(df: &DataFrame, name: &str) -> Option<StringChunked> {
     let col = df.column(name).ok()?;
     let s = col.as_materialized_series().cast(&DataType::String).ok()?;
-    let ca = s.str().ok()?.clone();
-    Some(
-        ca.iter()
-            .map(|v| v.map(|x| x.trim().to_string()).filter(|x| !x.is_empty()))
-            .collect(),
-    )
+    s.str().ok().cloned()
+}
+
+/// A text cell, trimmed; None when null or empty.
+fn text_cell(cell: Option<&str>) -> Option<String> {
+    cell.map(str::trim)
+        .filter(|x| !x.is_empty())
+        .map(str::to_string)
 }
 
 /// Column `name` as numbers when the file stores it as 64-bit floats or integers (a
@@ -539,17 +547,6 @@ pub(crate) fn from_frame(df: DataFrame, file: Arc<str>, lines: RowLines) -> Resu
             ));
         }
     }
-    let mut runs: Vec<Run> = (0..n)
-        .map(|i| Run {
-            origin: Origin {
-                file: file.clone(),
-                row: i + 1,
-                line: lines.line(i),
-            },
-            ..Run::default()
-        })
-        .collect();
-
     // Rows a runner marked as failed carry no time: skip them (and count them).
     let status = text_cells(&df, "status");
     let keep: Vec<bool> = (0..n)
@@ -562,85 +559,55 @@ pub(crate) fn from_frame(df: DataFrame, file: Arc<str>, lines: RowLines) -> Resu
         })
         .collect();
 
+    // The contract's columns (a runner's provenance columns pass through as extra
+    // columns), each as numbers or as text.
     let mut known: Vec<&str> = Vec::new();
-    // Each distinct config cell is made canonical once: the same configurations recur
-    // on every GPU, and canonicalizing every cell was a fifth of loading the shipped
-    // corpora.
-    let mut canonical: rustc_hash::FxHashMap<String, String> = Default::default();
+    let mut columns: Vec<(&ColumnSpec, ColumnData)> = Vec::new();
     for name in df.get_column_names() {
         let name = name.as_str();
         let Some(spec) = column(name) else { continue };
-        let required = spec.kind == ColumnKind::Required;
-        if spec.kind != ColumnKind::Runner && spec.numeric {
-            if let Some(cells) = number_cells(&df, name) {
-                known.push(name);
-                for (i, (run, cell)) in runs.iter_mut().zip(cells.iter()).enumerate() {
-                    if !keep[i] {
-                        continue;
-                    }
-                    let at = lines.at(i);
-                    let Some(v) = cell else {
-                        if required {
-                            return Err(Error::parse(&*file, at, Some(name), "missing value"));
-                        }
-                        continue;
-                    };
-                    // (Debug: `-1.0`, as the text path shows a float cell)
-                    let v = check_number(&file, at, name, v, format_args!("{v:?}"))?;
-                    set_number(run, name, v);
-                }
-                continue;
-            }
-        }
-        let Some(cells) = text_cells(&df, name) else {
+        if spec.kind == ColumnKind::Runner {
             continue;
-        };
-        match spec.kind {
-            ColumnKind::Runner => continue,
-            ColumnKind::Flags => {
-                known.push(name);
-                for (run, c) in runs.iter_mut().zip(&cells) {
-                    if let Some(c) = c {
-                        run.flags = c
-                            .split(';')
-                            .map(|s| s.trim().to_string())
-                            .filter(|s| !s.is_empty())
-                            .collect();
-                    }
-                }
-                continue;
-            }
-            ColumnKind::Required | ColumnKind::OptionalNumeric | ColumnKind::OptionalText => {}
         }
+        let data = match spec.numeric.then(|| number_cells(&df, name)).flatten() {
+            Some(numbers) => ColumnData::Numbers(numbers),
+            None => match text_column(&df, name) {
+                Some(text) if spec.numeric => ColumnData::NumberText(text),
+                Some(text) => ColumnData::Text(text),
+                None => continue,
+            },
+        };
         known.push(name);
-        for (i, (run, cell)) in runs.iter_mut().zip(cells).enumerate() {
+        columns.push((spec, data));
+    }
+    // Each run is written once, row by row: filling a million runs column by column
+    // swept the whole table once per column (60 ms per column of the 980k-row GEMM
+    // corpus, in runs of 704 bytes each). The text is made into strings column by
+    // column for a chunk of rows first: later stages read the names of every run in
+    // turn, and strings allocated row by row (a row's names side by side) made LOGO
+    // analytical on 1M rows 10 % slower; a whole column's at once took 100 MB more.
+    let (specs, data): (Vec<&ColumnSpec>, Vec<ColumnData>) = columns.into_iter().unzip();
+    let mut cells: Vec<Cells> = specs
+        .iter()
+        .zip(&data)
+        .map(|(spec, d)| d.cells(spec.name == "config"))
+        .collect();
+    // Each distinct config cell is made canonical once: the same configurations recur
+    // on every GPU, and canonicalizing every cell was a fifth of loading the shipped
+    // corpora.
+    let mut canonical: rustc_hash::FxHashMap<&str, String> = Default::default();
+    let mut runs: Vec<Run> = Vec::with_capacity(keep.iter().filter(|k| **k).count());
+    for start in (0..n).step_by(TEXT_CHUNK_ROWS) {
+        let rows = start..(start + TEXT_CHUNK_ROWS).min(n);
+        for cell in &mut cells {
+            cell.make_strings(rows.clone(), &keep, &mut canonical, &file, &lines)?;
+        }
+        for i in rows {
             if !keep[i] {
+                cells.iter_mut().for_each(Cells::skip);
                 continue;
             }
-            let at = lines.at(i);
-            let Some(cell) = cell else {
-                if required {
-                    return Err(Error::parse(&*file, at, Some(name), "missing value"));
-                }
-                continue;
-            };
-            if spec.numeric {
-                set_number(run, name, parse_number(&file, at, name, &cell)?);
-            } else if name == "config" {
-                run.config = match canonical.get(&cell) {
-                    Some(c) => c.clone(),
-                    None => {
-                        let c = canonical_config(&cell)
-                            .map_err(|e| Error::parse(&*file, at, Some(name), e.to_string()))?;
-                        canonical.insert(cell, c.clone());
-                        c
-                    }
-                };
-            } else if let Some(slot) = run.required_text_mut(name) {
-                *slot = cell;
-            } else if let Some(slot) = run.text_mut(name) {
-                *slot = Some(cell);
-            }
+            runs.push(read_row(i, &specs, &mut cells, &file, &lines)?);
         }
     }
 
@@ -658,8 +625,6 @@ pub(crate) fn from_frame(df: DataFrame, file: Arc<str>, lines: RowLines) -> Resu
         extra = extra
             .filter(&mask)
             .map_err(|e| Error::parse_file(&*file, e.to_string()))?;
-        let mut it = keep.iter();
-        runs.retain(|_| *it.next().unwrap_or(&true));
     }
     Ok(RunsTable {
         runs,
@@ -675,6 +640,168 @@ fn set_number(run: &mut Run, name: &str, v: f64) {
         *slot = v;
     } else if let Some(slot) = run.numeric_mut(name) {
         *slot = Some(v);
+    }
+}
+
+/// Rows whose text is made into strings at a time (see [`from_frame`]): 7 text
+/// columns of 64k rows hold 10 MB of cells.
+const TEXT_CHUNK_ROWS: usize = 65_536;
+
+/// A contract column of a frame, ready to be read row by row.
+enum ColumnData {
+    /// Numbers stored as numbers ([`number_cells`]).
+    Numbers(Float64Chunked),
+    /// Numbers written as text (CSV), parsed where they lie.
+    NumberText(StringChunked),
+    /// Text, made into strings a chunk of rows at a time.
+    Text(StringChunked),
+}
+
+/// A [`ColumnData`]'s cells in row order.
+enum Cells<'a> {
+    Numbers(Box<dyn Iterator<Item = Option<f64>> + 'a>),
+    NumberText(Box<dyn Iterator<Item = Option<&'a str>> + 'a>),
+    Text {
+        column: Box<dyn Iterator<Item = Option<&'a str>> + 'a>,
+        /// The `config` column: its cells are made canonical.
+        config: bool,
+        /// The current chunk's strings ([`text_cell`]; None where the row is not kept).
+        chunk: std::vec::IntoIter<Option<String>>,
+    },
+}
+
+impl ColumnData {
+    fn cells(&self, config: bool) -> Cells<'_> {
+        match self {
+            ColumnData::Numbers(c) => Cells::Numbers(Box::new(c.iter())),
+            ColumnData::NumberText(c) => Cells::NumberText(Box::new(c.iter())),
+            ColumnData::Text(c) => Cells::Text {
+                column: Box::new(c.iter()),
+                config,
+                chunk: Vec::new().into_iter(),
+            },
+        }
+    }
+}
+
+impl<'a> Cells<'a> {
+    /// Make a text column's strings for `rows` (configs canonical, each distinct
+    /// cell once through `canonical`).
+    fn make_strings(
+        &mut self,
+        rows: std::ops::Range<usize>,
+        keep: &[bool],
+        canonical: &mut rustc_hash::FxHashMap<&'a str, String>,
+        file: &str,
+        lines: &RowLines,
+    ) -> Result<()> {
+        let Cells::Text {
+            column,
+            config,
+            chunk,
+        } = self
+        else {
+            return Ok(());
+        };
+        let mut strings = Vec::with_capacity(rows.len());
+        for i in rows {
+            let cell = column.next().flatten();
+            strings.push(match (keep[i], *config) {
+                (false, _) => None,
+                (true, false) => text_cell(cell),
+                (true, true) => match cell.map(str::trim).filter(|c| !c.is_empty()) {
+                    None => None,
+                    Some(c) => Some(match canonical.get(c) {
+                        Some(known) => known.clone(),
+                        None => {
+                            let made = canonical_config(c).map_err(|e| {
+                                Error::parse(file, lines.at(i), Some("config"), e.to_string())
+                            })?;
+                            canonical.insert(c, made.clone());
+                            made
+                        }
+                    }),
+                },
+            });
+        }
+        *chunk = strings.into_iter();
+        Ok(())
+    }
+
+    /// Pass over a skipped row's cell.
+    fn skip(&mut self) {
+        match self {
+            Cells::Numbers(it) => _ = it.next(),
+            Cells::NumberText(it) => _ = it.next(),
+            Cells::Text { chunk, .. } => _ = chunk.next(),
+        }
+    }
+}
+
+/// The run of row `i` (0-based), its cells read from `cells` (one per column of
+/// `specs`), each checked.
+fn read_row(
+    i: usize,
+    specs: &[&ColumnSpec],
+    cells: &mut [Cells],
+    file: &Arc<str>,
+    lines: &RowLines,
+) -> Result<Run> {
+    let at = lines.at(i);
+    let mut run = Run {
+        origin: Origin {
+            file: file.clone(),
+            row: i + 1,
+            line: lines.line(i),
+        },
+        ..Run::default()
+    };
+    for (spec, cell) in specs.iter().zip(cells.iter_mut()) {
+        let name = spec.name;
+        let present: Option<Result<()>> = match cell {
+            // (Debug: `-1.0`, as the text path shows a float cell)
+            Cells::Numbers(it) => it.next().flatten().map(|v| {
+                let v = check_number(file, at, name, v, format_args!("{v:?}"))?;
+                set_number(&mut run, name, v);
+                Ok(())
+            }),
+            Cells::NumberText(it) => it
+                .next()
+                .flatten()
+                .map(str::trim)
+                .filter(|t| !t.is_empty())
+                .map(|t| {
+                    set_number(&mut run, name, parse_number(file, at, name, t)?);
+                    Ok(())
+                }),
+            Cells::Text { chunk, .. } => chunk.next().flatten().map(|t| {
+                set_text(&mut run, spec, t);
+                Ok(())
+            }),
+        };
+        match present {
+            Some(done) => done?,
+            None if spec.kind == ColumnKind::Required => {
+                return Err(Error::parse(&**file, at, Some(name), "missing value"))
+            }
+            None => {}
+        }
+    }
+    Ok(run)
+}
+
+/// Store a text cell of column `spec` in `run`: the flags, or a text field.
+fn set_text(run: &mut Run, spec: &ColumnSpec, text: String) {
+    if spec.kind == ColumnKind::Flags {
+        run.flags = text
+            .split(';')
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+            .collect();
+    } else if let Some(slot) = run.required_text_mut(spec.name) {
+        *slot = text;
+    } else if let Some(slot) = run.text_mut(spec.name) {
+        *slot = Some(text);
     }
 }
 
