@@ -7,17 +7,22 @@
 //! for the asked row count — the same work is kept on every chosen GPU, so LOGO has
 //! source -> target pairs exactly as on the whole table.
 
-use crate::data::Run;
+use crate::catalog::Catalog;
+use crate::data::{Run, RunsTable};
 use crate::error::{Error, Result};
 use crate::evaluation::{evaluate, Protocol, Selection};
 use crate::models::{Context, Evidence, Fit, ModelSpec};
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::time::Instant;
 
 /// A stage `gpucast bench` times.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Stage {
+    /// Loading and validating the whole --data table, as every command does first (rows
+    /// per second; each repeat reads the files again)
+    Load,
     /// Analytical predictions of every row's work on another GPU (rows per second)
     AnalyticalPredict,
     /// Leave-one-GPU-out evaluation of the analytical model (fit + predict per fold)
@@ -29,6 +34,7 @@ pub enum Stage {
 impl Stage {
     pub fn name(self) -> &'static str {
         match self {
+            Stage::Load => "load",
             Stage::AnalyticalPredict => "analytical-predict",
             Stage::LogoAnalytical => "logo-analytical",
             Stage::LogoHybrid => "logo-hybrid",
@@ -49,7 +55,8 @@ pub struct Timing {
     pub seconds: Vec<f64>,
     /// The fastest repeat (what is compared across versions).
     pub min_seconds: f64,
-    /// Rows predicted per second in the fastest repeat.
+    /// Rows predicted (loaded and validated, for `load`) per second in the fastest
+    /// repeat.
     pub rows_per_second: f64,
     /// Peak resident memory of the process so far, bytes (None off Linux).
     pub peak_rss_bytes: Option<u64>,
@@ -132,8 +139,37 @@ pub fn peak_rss_bytes() -> Option<u64> {
     Some(kb * 1024)
 }
 
-/// Time `stage` on `runs` `repeats` times.
+/// Load and validate the runs tables `paths` once: the table and the seconds it took.
+pub fn time_load(paths: &[PathBuf], catalog: &Catalog) -> Result<(RunsTable, f64)> {
+    let t0 = Instant::now();
+    let (table, _) = crate::data::load_validated(paths, catalog)?;
+    Ok((table, t0.elapsed().as_secs_f64()))
+}
+
+/// The [`Stage::Load`] timing of a table of `rows` rows on `gpus` GPUs, loaded and
+/// validated in each of `seconds` ([`time_load`]).
+pub fn load_timing(rows: usize, gpus: usize, seconds: Vec<f64>) -> Timing {
+    let min_seconds = seconds.iter().copied().fold(f64::INFINITY, f64::min);
+    Timing {
+        stage: Stage::Load.name(),
+        rows,
+        gpus,
+        threads: 1,
+        seconds,
+        min_seconds,
+        rows_per_second: rows as f64 / min_seconds.max(1e-9),
+        peak_rss_bytes: peak_rss_bytes(),
+    }
+}
+
+/// Time `stage` on `runs` `repeats` times ([`Stage::Load`] times whole files: see
+/// [`time_load`]).
 pub fn time_stage(stage: Stage, runs: &[&Run], repeats: usize, ctx: &Context) -> Result<Timing> {
+    if stage == Stage::Load {
+        return Err(Error::usage(
+            "the load stage times whole files (bench::time_load), not a subset of runs",
+        ));
+    }
     let gpus = runs
         .iter()
         .map(|r| r.gpu.as_str())
@@ -141,13 +177,14 @@ pub fn time_stage(stage: Stage, runs: &[&Run], repeats: usize, ctx: &Context) ->
         .len();
     let queries = match stage {
         Stage::AnalyticalPredict => next_gpu_queries(runs),
-        Stage::LogoAnalytical | Stage::LogoHybrid => Vec::new(),
+        Stage::Load | Stage::LogoAnalytical | Stage::LogoHybrid => Vec::new(),
     };
     let mut seconds = Vec::new();
     let mut predicted = 0;
     for _ in 0..repeats.max(1) {
         let t0 = Instant::now();
         predicted = match stage {
+            Stage::Load => 0, // (refused above)
             Stage::AnalyticalPredict => analytical_predict(runs, &queries, ctx)?,
             Stage::LogoAnalytical | Stage::LogoHybrid => {
                 let name = if stage == Stage::LogoHybrid {
@@ -175,7 +212,7 @@ pub fn time_stage(stage: Stage, runs: &[&Run], repeats: usize, ctx: &Context) ->
         rows: runs.len(),
         gpus,
         threads: match stage {
-            Stage::AnalyticalPredict => 1,
+            Stage::Load | Stage::AnalyticalPredict => 1,
             Stage::LogoAnalytical | Stage::LogoHybrid => crate::parallel::threads().min(gpus),
         },
         seconds,
@@ -264,6 +301,9 @@ mod tests {
         let t = time_stage(Stage::AnalyticalPredict, &refs, 2, &ctx).unwrap();
         assert_eq!((t.rows, t.gpus, t.threads, t.seconds.len()), (100, 2, 1, 2));
         assert_eq!((t.rows_per_second * t.min_seconds).round(), 100.0);
+        // loading is timed on whole files, never on a subset of runs
+        let err = time_stage(Stage::Load, &refs, 1, &ctx).unwrap_err();
+        assert!(err.to_string().contains("times whole files"), "{err}");
     }
 
     #[test]

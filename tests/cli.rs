@@ -755,6 +755,47 @@ fn bench_json_gives_unrounded_numbers() {
     assert!(t["peak_rss_bytes"].as_u64().unwrap() > 0);
 }
 
+/// `bench --stage load` times loading and validating the whole table, first among
+/// the stages: each repeat, its rows and GPUs, rows per second over the fastest.
+#[test]
+fn bench_times_loading_as_a_stage() {
+    let dir = reference_data();
+    let printed = gpucast_ok(&[
+        "bench",
+        "--data",
+        dir.to_str().unwrap(),
+        "--rows",
+        "100",
+        "--gpu-count",
+        "2",
+        "--stage",
+        "analytical-predict,load",
+        "--repeat",
+        "2",
+        "--format",
+        "json",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&printed).expect("json");
+    let stages: Vec<&str> = v
+        .as_array()
+        .expect("an array of stages")
+        .iter()
+        .map(|t| t["stage"].as_str().unwrap())
+        .collect();
+    assert_eq!(stages, ["load", "analytical-predict"]);
+    let t = &v[0];
+    let (table, _) =
+        gpucast::data::load_validated(&[dir], &gpucast::catalog::Catalog::builtin()).unwrap();
+    assert_eq!(
+        (t["rows"].as_u64(), t["gpus"].as_u64()),
+        (Some(table.len() as u64), Some(table.gpus().len() as u64))
+    );
+    assert_eq!(t["seconds"].as_array().unwrap().len(), 2);
+    let min = t["min_seconds"].as_f64().unwrap();
+    let rate = t["rows_per_second"].as_f64().unwrap();
+    assert!(min > 0.0 && ((rate * min) - table.len() as f64).abs() < 1e-6 * rate * min);
+}
+
 /// `data show --format json|csv` carries every number as stored (the terminal table
 /// rounds a time to the nanosecond and counts to 5 digits). SYNTHETIC row.
 #[test]

@@ -314,14 +314,14 @@ pub struct BenchArgs {
         long,
         value_enum,
         value_delimiter = ',',
-        default_value = "analytical-predict,logo-analytical,logo-hybrid"
+        default_value = "load,analytical-predict,logo-analytical,logo-hybrid"
     )]
     pub stage: Vec<gpucast::bench::Stage>,
     /// Repeats of each stage; the fastest is reported
     #[arg(long, default_value_t = 3)]
     pub repeat: usize,
     /// Output format (json: each stage's timing as numbers, every repeat's seconds,
-    /// predictions per second and peak memory in bytes, unrounded)
+    /// rows per second and peak memory in bytes, unrounded)
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
     #[command(flatten)]

@@ -131,7 +131,7 @@ pub fn timings_table(timings: &[crate::bench::Timing]) -> Table {
         "threads",
         "min s",
         "repeats s",
-        "predictions/s",
+        "rows/s",
         "peak RSS MB",
     ]);
     for timing in timings {
