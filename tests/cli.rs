@@ -711,10 +711,8 @@ fn prediction_threads_change_nothing_but_the_time() {
     assert_eq!(one, on("3"));
 }
 
-/// `bench --format json` pipes the timings as numbers (the table's text is rounded to
-/// centiseconds): every repeat, the fastest, the rate and the peak memory.
-#[test]
-fn bench_json_gives_unrounded_numbers() {
+/// `bench --stage STAGES --format json` on 100 reference rows of 2 GPUs, 2 repeats.
+fn bench_json(stages: &str) -> serde_json::Value {
     let dir = reference_data();
     let printed = gpucast_ok(&[
         "bench",
@@ -725,13 +723,20 @@ fn bench_json_gives_unrounded_numbers() {
         "--gpu-count",
         "2",
         "--stage",
-        "analytical-predict",
+        stages,
         "--repeat",
         "2",
         "--format",
         "json",
     ]);
-    let v: serde_json::Value = serde_json::from_str(&printed).expect("json");
+    serde_json::from_str(&printed).expect("json")
+}
+
+/// `bench --format json` pipes the timings as numbers (the table's text is rounded to
+/// centiseconds): every repeat, the fastest, the rate and the peak memory.
+#[test]
+fn bench_json_gives_unrounded_numbers() {
+    let v = bench_json("analytical-predict");
     let stages = v.as_array().expect("an array of stages");
     assert_eq!(stages.len(), 1);
     let t = &stages[0];
@@ -759,23 +764,7 @@ fn bench_json_gives_unrounded_numbers() {
 /// the stages: each repeat, its rows and GPUs, rows per second over the fastest.
 #[test]
 fn bench_times_loading_as_a_stage() {
-    let dir = reference_data();
-    let printed = gpucast_ok(&[
-        "bench",
-        "--data",
-        dir.to_str().unwrap(),
-        "--rows",
-        "100",
-        "--gpu-count",
-        "2",
-        "--stage",
-        "analytical-predict,load",
-        "--repeat",
-        "2",
-        "--format",
-        "json",
-    ]);
-    let v: serde_json::Value = serde_json::from_str(&printed).expect("json");
+    let v = bench_json("analytical-predict,load");
     let stages: Vec<&str> = v
         .as_array()
         .expect("an array of stages")
@@ -785,7 +774,8 @@ fn bench_times_loading_as_a_stage() {
     assert_eq!(stages, ["load", "analytical-predict"]);
     let t = &v[0];
     let (table, _) =
-        gpucast::data::load_validated(&[dir], &gpucast::catalog::Catalog::builtin()).unwrap();
+        gpucast::data::load_validated(&[reference_data()], &gpucast::catalog::Catalog::builtin())
+            .unwrap();
     assert_eq!(
         (t["rows"].as_u64(), t["gpus"].as_u64()),
         (Some(table.len() as u64), Some(table.gpus().len() as u64))
