@@ -930,16 +930,22 @@ fn own_measurements_validate_with_partitions_set_apart() {
     );
     for gpu in ["NVIDIA H100 SXM5 80GB", "NVIDIA H200 SXM 141GB"] {
         let rows: Vec<_> = t.runs.iter().filter(|r| r.gpu == gpu).collect();
-        let whole: Vec<_> = rows.iter().filter(|r| r.sm_count == Some(132.0)).collect();
+        let whole: Vec<_> = rows
+            .iter()
+            .filter(|r| r.details().sm_count == Some(132.0))
+            .collect();
         assert_eq!((rows.len(), whole.len()), (775, 155), "{gpu}");
         assert!(
             whole.iter().all(|r| !data::validate::is_excluded(r)),
             "{gpu}"
         );
-        assert!(rows.iter().filter(|r| r.sm_count != Some(132.0)).all(|r| r
-            .exclusion
-            .as_ref()
-            .is_some_and(|e| e.name() == "sm_partition")));
+        assert!(rows
+            .iter()
+            .filter(|r| r.details().sm_count != Some(132.0))
+            .all(|r| r
+                .exclusion
+                .as_ref()
+                .is_some_and(|e| e.name() == "sm_partition")));
     }
 }
 
@@ -960,7 +966,7 @@ fn partition_runs_become_gpus_of_their_own() {
     assert_eq!(rows.len(), 155);
     assert!(rows
         .iter()
-        .all(|r| r.sm_count == Some(16.0) && r.exclusion.is_none()));
+        .all(|r| r.details().sm_count == Some(16.0) && r.exclusion.is_none()));
     // the whole GPUs keep their own rows
     assert_eq!(
         moved
@@ -983,7 +989,12 @@ fn a_query_on_another_gpu_hides_the_measurement() {
         config: "N=1".into(),
         time_ms: 0.25,
         time_std_ms: Some(0.01),
-        time_median_ms: Some(0.25),
+        details: data::RunDetails {
+            time_median_ms: Some(0.25),
+            inst_warp: Some(64.0),
+            ..Default::default()
+        }
+        .boxed(),
         flops: 2.0,
         ..data::Run::default()
     };
@@ -994,7 +1005,9 @@ fn a_query_on_another_gpu_hides_the_measurement() {
         ("saxpy", "N=1", 2.0)
     );
     assert!(q.time_ms.is_nan());
-    assert_eq!((q.time_std_ms, q.time_median_ms), (None, None));
+    assert_eq!((q.time_std_ms, q.details().time_median_ms), (None, None));
+    // (what is not a measurement of time is kept)
+    assert_eq!(q.details().inst_warp, Some(64.0));
 }
 
 #[test]
@@ -1005,7 +1018,11 @@ fn a_query_written_into_a_used_buffer_is_the_fresh_query() {
         kernel: "a_longer_kernel_name".into(),
         config: "N=1,M=2,K=3".into(),
         time_ms: 0.25,
-        time_cv: Some(0.02),
+        details: data::RunDetails {
+            time_cv: Some(0.02),
+            ..Default::default()
+        }
+        .boxed(),
         category: Some("stencil".into()),
         precision: Some("fp64".into()),
         block_threads: Some(256.0),

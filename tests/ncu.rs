@@ -94,8 +94,8 @@ fn gtx1080_raw_with_legacy_metric_names() {
     assert_close(r.dram_bytes, 13_888.0 / 3.0);
     assert_eq!(r.regs_per_thread, Some(8.0));
     assert_eq!(r.smem_per_block, Some(0.0));
-    assert_eq!(r.inst_warp, Some(344.0)); // smsp__inst_executed_sum
-    assert_eq!(r.sm_count, Some(20.0));
+    assert_eq!(r.details().inst_warp, Some(344.0)); // smsp__inst_executed_sum
+    assert_eq!(r.details().sm_count, Some(20.0));
     assert_eq!(r.l2_bytes, None, "absent, never 0");
     // No FLOP counters: the documented rule.
     assert_eq!((r.flops, r.precision.as_deref()), (0.0, Some("unknown")));
@@ -174,7 +174,7 @@ fn rtx5090_details_units_rule_rows_and_missing_gpu() {
         assert_eq!(r.config, config, "{name}");
         assert_close(r.flops, flops);
         assert_eq!(r.precision.as_deref(), Some(precision), "{name}");
-        assert_eq!(r.flops_fma, None, "{name}: no CUDA-core counters");
+        assert_eq!(r.details().flops_fma, None, "{name}: no CUDA-core counters");
         assert!(
             imp.report
                 .missing
@@ -213,9 +213,9 @@ fn a100_details_nersc_metrics_and_repeated_launches() {
     assert_close(r.time_std_ms.unwrap(), sd);
     // NERSC: fadd 196,608 + fmul 262,144 + 2 x ffma 4,194,304.
     assert_close(r.flops, 8_847_360.0);
-    assert_eq!(r.flops_fma, Some(8_388_608.0));
-    assert_eq!(r.flops_add, Some(196_608.0));
-    assert_eq!(r.flops_mul, Some(262_144.0));
+    assert_eq!(r.details().flops_fma, Some(8_388_608.0));
+    assert_eq!(r.details().flops_add, Some(196_608.0));
+    assert_eq!(r.details().flops_mul, Some(262_144.0));
     assert_eq!(r.precision.as_deref(), Some("fp32"));
     assert_close(r.dram_bytes, (303_360.0 + 303_488.0 + 303_488.0) / 3.0);
     assert_close(
@@ -371,7 +371,10 @@ fn h200_raw_full_set_with_units_row() {
         r.l2_bytes.unwrap(),
         (12_484.0 + 12_446.0 + 12_494.0) / 3.0 * 32.0,
     );
-    assert_eq!((r.inst_warp, r.inst_thread), (Some(202.0), Some(5036.0)));
+    assert_eq!(
+        (r.details().inst_warp, r.details().inst_thread),
+        (Some(202.0), Some(5036.0))
+    );
     assert_eq!(r.smem_per_block, Some(0.0)); // Kbyte/block
     let occupancy = (5.842876 + 4.961609 + 4.894371) / 300.0;
     assert_close(r.achieved_occupancy.unwrap(), occupancy);
@@ -420,7 +423,7 @@ fn b200_raw_without_flop_or_dram_counters() {
         (r.regs_per_thread, r.smem_per_block),
         (Some(255.0), Some(65_536.0))
     );
-    assert_eq!(r.sm_count, Some(148.0));
+    assert_eq!(r.details().sm_count, Some(148.0));
 }
 
 #[test]
@@ -748,7 +751,7 @@ fn own_hopper_exports_import_one_row_per_configuration() {
         r.l2_bytes.unwrap(),
         (6_133_728.0 + 6_173_824.0 + 6_141_312.0) / 3.0,
     );
-    assert_eq!(r.inst_warp, Some(163_840.0));
+    assert_eq!(r.details().inst_warp, Some(163_840.0));
     assert_close(
         r.achieved_occupancy.unwrap(),
         (67.59 + 66.98 + 67.40) / 300.0,

@@ -18,7 +18,7 @@ use polars::prelude::DataFrame;
 
 pub use gpucast_runs::{
     canonical_config, column, config_key, upper_bound, ColumnKind, ColumnSpec, Exclusion, KeyError,
-    Origin, Run, Warning, COLUMNS, OPTIONAL_NUMERIC, OPTIONAL_TEXT, REQUIRED,
+    Origin, Run, RunDetails, Warning, COLUMNS, OPTIONAL_NUMERIC, OPTIONAL_TEXT, REQUIRED,
 };
 pub use table_io::{
     is_parquet_output, load, load_files, load_with, read_file, read_file_with, runs_files_in,
@@ -102,9 +102,9 @@ pub fn query_into(query: &mut Run, run: &Run, gpu: &str) {
     query.gpu.push_str(gpu);
     query.time_ms = f64::NAN;
     query.time_std_ms = None;
-    query.time_min_ms = None;
-    query.time_median_ms = None;
-    query.time_cv = None;
+    if let Some(d) = &mut query.details {
+        (d.time_min_ms, d.time_median_ms, d.time_cv) = (None, None, None);
+    }
 }
 
 /// A runs table: typed rows plus pass-through columns.

@@ -585,7 +585,7 @@ pub(crate) fn from_frame(df: DataFrame, file: Arc<str>, lines: RowLines) -> Resu
     }
     // Each run is written once, row by row: filling a million runs column by column
     // swept the whole table once per column (60 ms per column of the 980k-row GEMM
-    // corpus, in runs of 704 bytes each). The text is made into strings column by
+    // corpus, in runs of then 704 bytes each). The text is made into strings column by
     // column for a chunk of rows first: later stages read the names of every run in
     // turn, and strings allocated row by row (a row's names side by side) made LOGO
     // analytical on 1M rows 10 % slower; a whole column's at once took 100 MB more.

@@ -246,7 +246,7 @@ fn is_validation_flag(flag: &str) -> bool {
 /// SMs of the partition a run was restricted to, when fewer than the whole GPU's; an
 /// `sm_count` that no partition of the GPU can have is an error.
 fn partition_sms(r: &Run, gpu: &Gpu) -> Result<Option<u32>> {
-    let Some(n) = r.sm_count else {
+    let Some(n) = r.details().sm_count else {
         return Ok(None);
     };
     if !(n >= 1.0 && n.fract() == 0.0 && n <= gpu.sm_count as f64) {
@@ -344,7 +344,7 @@ fn throughput_bound(r: &Run, gpu: &Gpu, roof_s: f64) -> bool {
         (Some(grid), Some(threads)) if threads >= 1.0 && grid >= 1.0 => {
             let by_threads = (gpu.max_threads_per_sm as f64 / threads).floor();
             let per_sm = by_threads.min(gpu.max_blocks_per_sm as f64).max(1.0);
-            let sms = r.sm_count.unwrap_or(gpu.sm_count as f64);
+            let sms = r.details().sm_count.unwrap_or(gpu.sm_count as f64);
             grid > sms * per_sm
         }
         _ => roof_s >= MIN_ROOF_FRACTION * r.time_ms * 1e-3,

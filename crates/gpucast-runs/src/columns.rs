@@ -36,6 +36,7 @@ macro_rules! contract {
         required_text: [$($rt:ident = $rtd:literal),* $(,)?],
         required_numeric: [$($rn:ident = $rnd:literal),* $(,)?],
         numeric: [$($num:ident = $numd:literal),* $(,)?],
+        details: [$($det:ident = $detd:literal),* $(,)?],
         text: [$($txt:ident = $txtd:literal),* $(,)?],
         runner_numeric: [$($un:ident = $und:literal),* $(,)?],
         runner_text: [$($ut:ident = $utd:literal),* $(,)?],
@@ -46,6 +47,7 @@ macro_rules! contract {
             $(ColumnSpec { name: stringify!($rt), kind: ColumnKind::Required, numeric: false, description: $rtd },)*
             $(ColumnSpec { name: stringify!($rn), kind: ColumnKind::Required, numeric: true, description: $rnd },)*
             $(ColumnSpec { name: stringify!($num), kind: ColumnKind::OptionalNumeric, numeric: true, description: $numd },)*
+            $(ColumnSpec { name: stringify!($det), kind: ColumnKind::OptionalNumeric, numeric: true, description: $detd },)*
             $(ColumnSpec { name: stringify!($txt), kind: ColumnKind::OptionalText, numeric: false, description: $txtd },)*
             $(ColumnSpec { name: stringify!($un), kind: ColumnKind::Runner, numeric: true, description: $und },)*
             $(ColumnSpec { name: stringify!($ut), kind: ColumnKind::Runner, numeric: false, description: $utd },)*
@@ -54,8 +56,8 @@ macro_rules! contract {
 
         /// Required columns, in the contract's order.
         pub const REQUIRED: &[&str] = &[$(stringify!($rt),)* $(stringify!($rn),)*];
-        /// Optional numeric columns (fields of [`Run`]).
-        pub const OPTIONAL_NUMERIC: &[&str] = &[$(stringify!($num)),*];
+        /// Optional numeric columns (fields of [`Run`] or of its [`RunDetails`]).
+        pub const OPTIONAL_NUMERIC: &[&str] = &[$(stringify!($num),)* $(stringify!($det),)*];
         /// Optional text columns (fields of [`Run`]).
         pub const OPTIONAL_TEXT: &[&str] = &[$(stringify!($txt)),*];
         /// Provenance columns a runner writes (passed through by gpucast).
@@ -64,15 +66,18 @@ macro_rules! contract {
         /// which only validation writes.
         pub const RUNNER_HEADER: &[&str] = &[
             $(stringify!($rt),)* $(stringify!($rn),)* $(stringify!($num),)*
-            $(stringify!($txt),)* $(stringify!($un),)* $(stringify!($ut),)*
+            $(stringify!($det),)* $(stringify!($txt),)* $(stringify!($un),)* $(stringify!($ut),)*
         ];
 
         /// One kernel configuration measured on one GPU.
-        #[derive(Debug, Default, PartialEq)]
+        #[derive(Debug, Default)]
         pub struct Run {
             $(#[doc = $rtd] pub $rt: String,)*
             $(#[doc = $rnd] pub $rn: f64,)*
             $(#[doc = $numd] pub $num: Option<f64>,)*
+            /// The optional numbers few producers write (see [`RunDetails`]); None
+            /// when the row has none of them.
+            pub details: Option<Box<RunDetails>>,
             $(#[doc = $txtd] pub $txt: Option<String>,)*
             /// The `flags` column: after validation, the serialized [`Run::warnings`]
             /// and [`Run::exclusion`] plus any flags of other tools read from the file.
@@ -94,6 +99,7 @@ macro_rules! contract {
                     $($rt: self.$rt.clone(),)*
                     $($rn: self.$rn,)*
                     $($num: self.$num,)*
+                    details: self.details.clone(),
                     $($txt: self.$txt.clone(),)*
                     flags: self.flags.clone(),
                     exclusion: self.exclusion.clone(),
@@ -105,11 +111,49 @@ macro_rules! contract {
                 $(self.$rt.clone_from(&other.$rt);)*
                 $(self.$rn = other.$rn;)*
                 $(self.$num = other.$num;)*
+                self.details.clone_from(&other.details);
                 $(self.$txt.clone_from(&other.$txt);)*
                 self.flags.clone_from(&other.flags);
                 self.exclusion.clone_from(&other.exclusion);
                 self.warnings.clone_from(&other.warnings);
                 self.origin.clone_from(&other.origin);
+            }
+        }
+
+        /// The optional numbers of a run that only some producers write: a runner's
+        /// trial statistics, a profiler's instruction counters and the SMs a kernel
+        /// was confined to. Boxed apart from [`Run`] so that a row without them costs
+        /// one pointer, not 11 optional numbers. No public corpus has them: a run went
+        /// from 704 to 536 bytes, and `predict` on the 980k-row GEMM corpus from a
+        /// 1,220 to a 1,041 MiB peak (`data validate` of every corpus 1,446 -> 1,236).
+        #[derive(Debug, Default, Clone, PartialEq)]
+        pub struct RunDetails {
+            $(#[doc = $detd] pub $det: Option<f64>,)*
+        }
+
+        impl RunDetails {
+            /// No number set: the details of a run that has none.
+            pub const NONE: RunDetails = RunDetails { $($det: None,)* };
+            /// These details as a run holds them ([`Run::details`]): none when no
+            /// number is set.
+            pub fn boxed(self) -> Option<Box<RunDetails>> {
+                (self != RunDetails::NONE).then(|| Box::new(self))
+            }
+        }
+
+        /// Field by field, a run's details by value: details made and then emptied
+        /// equal none at all.
+        impl PartialEq for Run {
+            fn eq(&self, other: &Run) -> bool {
+                $(self.$rt == other.$rt &&)*
+                $(self.$rn == other.$rn &&)*
+                $(self.$num == other.$num &&)*
+                self.details() == other.details() &&
+                $(self.$txt == other.$txt &&)*
+                self.flags == other.flags
+                    && self.exclusion == other.exclusion
+                    && self.warnings == other.warnings
+                    && self.origin == other.origin
             }
         }
 
@@ -119,13 +163,17 @@ macro_rules! contract {
                 match column {
                     $(stringify!($rn) => Some(self.$rn),)*
                     $(stringify!($num) => self.$num,)*
+                    $(stringify!($det) => self.details().$det,)*
                     _ => None,
                 }
             }
-            /// The slot of an optional numeric column by name (for loaders).
+            /// The slot of an optional numeric column by name (for loaders). A slot
+            /// of the run's details makes them, empty, when the run has none: a
+            /// loader asks only for the slot of a value it has.
             pub fn numeric_mut(&mut self, column: &str) -> Option<&mut Option<f64>> {
                 match column {
                     $(stringify!($num) => Some(&mut self.$num),)*
+                    $(stringify!($det) => Some(&mut self.details_mut().$det),)*
                     _ => None,
                 }
             }
@@ -187,6 +235,8 @@ contract! {
         l2_bytes = "traffic between L1 and L2, bytes (e.g. from Nsight Compute)",
         l1_bytes = "traffic at L1, bytes (e.g. from Nsight Compute)",
         shared_bytes = "shared-memory traffic, bytes (e.g. from Nsight Compute)",
+    ],
+    details: [
         inst_warp = "warp-level instructions executed",
         inst_thread = "thread-level instructions executed",
         flops_fma = "FMA floating-point instructions executed",
@@ -289,6 +339,31 @@ mod tests {
                 *r.required_text_mut(c.name).unwrap() = format!("{tag}-{}", c.name);
             }
         }
+    }
+
+    #[test]
+    fn details_are_made_only_for_a_value_and_compare_by_value() {
+        // SYNTHETIC values.
+        let mut r = Run::default();
+        assert!(r.details.is_none() && r.numeric("inst_warp").is_none());
+        assert!(r.numeric_mut("time_std_ms").is_some() && r.details.is_none());
+        *r.numeric_mut("sm_count").unwrap() = Some(66.0);
+        assert_eq!(r.details().sm_count, Some(66.0));
+        assert_eq!(r.numeric("sm_count"), Some(66.0));
+        // emptied details equal none at all, a set number does not
+        let mut emptied = r.clone();
+        emptied.details_mut().sm_count = None;
+        assert!(emptied.details.is_some());
+        assert_eq!(emptied, Run::default());
+        assert_ne!(r, Run::default());
+        assert_eq!(RunDetails::default().boxed(), None);
+        // the point of boxing them: a run without details holds a pointer, not 11 numbers
+        let inline = 11 * std::mem::size_of::<Option<f64>>();
+        assert_eq!(
+            std::mem::size_of::<Option<Box<RunDetails>>>(),
+            std::mem::size_of::<usize>()
+        );
+        assert_eq!(std::mem::size_of::<RunDetails>(), inline);
     }
 
     #[test]

@@ -9,8 +9,8 @@ mod key;
 mod run;
 
 pub use columns::{
-    column, upper_bound, ColumnKind, ColumnSpec, Run, COLUMNS, OPTIONAL_NUMERIC, OPTIONAL_TEXT,
-    REQUIRED, RUNNER, RUNNER_HEADER,
+    column, upper_bound, ColumnKind, ColumnSpec, Run, RunDetails, COLUMNS, OPTIONAL_NUMERIC,
+    OPTIONAL_TEXT, REQUIRED, RUNNER, RUNNER_HEADER,
 };
 pub use key::{canonical_config, config_key, KeyError, ParamValue};
 pub use run::{Exclusion, Origin, Warning, VALIDATION_FLAGS};

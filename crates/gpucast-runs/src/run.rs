@@ -1,7 +1,7 @@
 //! The run record's companions: where a row came from, and the typed verdicts
 //! validation attaches to it (the `flags` column is their serialized form).
 
-use crate::Run;
+use crate::{Run, RunDetails};
 use std::fmt;
 use std::sync::Arc;
 
@@ -234,6 +234,14 @@ impl fmt::Display for Warning {
 }
 
 impl Run {
+    /// The run's [`RunDetails`] (every number None when it has none).
+    pub fn details(&self) -> &RunDetails {
+        self.details.as_deref().unwrap_or(&RunDetails::NONE)
+    }
+    /// The run's details to write into, made empty when it has none.
+    pub fn details_mut(&mut self) -> &mut RunDetails {
+        self.details.get_or_insert_with(Default::default)
+    }
     /// Floating-point precision of the run; fp32 when the column is absent.
     pub fn precision(&self) -> &str {
         self.precision.as_deref().unwrap_or("fp32")

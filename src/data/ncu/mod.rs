@@ -54,7 +54,7 @@ mod units;
 
 pub use launch::NcuLayout;
 
-use super::{Origin, Run, RunsTable};
+use super::{Origin, Run, RunDetails, RunsTable};
 use crate::error::{Error, Result};
 use measure::Measured;
 use polars::prelude::{Column, DataFrame};
@@ -417,12 +417,16 @@ fn group(
             l2_bytes: mean(&|m| m.l2_bytes),
             l1_bytes: mean(&|m| m.l1_bytes),
             shared_bytes: mean(&|m| m.shared_bytes),
-            inst_warp: mean(&|m| m.inst_warp),
-            inst_thread: mean(&|m| m.inst_thread),
-            flops_fma: mean(&|m| m.flops.cuda_core.then_some(m.flops.fma)),
-            flops_add: mean(&|m| m.flops.cuda_core.then_some(m.flops.add)),
-            flops_mul: mean(&|m| m.flops.cuda_core.then_some(m.flops.mul)),
-            sm_count: mean(&|m| m.sm_count),
+            details: RunDetails {
+                inst_warp: mean(&|m| m.inst_warp),
+                inst_thread: mean(&|m| m.inst_thread),
+                flops_fma: mean(&|m| m.flops.cuda_core.then_some(m.flops.fma)),
+                flops_add: mean(&|m| m.flops.cuda_core.then_some(m.flops.add)),
+                flops_mul: mean(&|m| m.flops.cuda_core.then_some(m.flops.mul)),
+                sm_count: mean(&|m| m.sm_count),
+                ..RunDetails::default()
+            }
+            .boxed(),
             achieved_occupancy: mean(&|m| m.achieved_occupancy),
             precision,
             source: Some(source.clone()),
@@ -532,9 +536,9 @@ fn report(
         ("grid_blocks", none(&|r| r.grid_blocks)),
         ("regs_per_thread", none(&|r| r.regs_per_thread)),
         ("smem_per_block", none(&|r| r.smem_per_block)),
-        ("inst_warp", none(&|r| r.inst_warp)),
-        ("inst_thread", none(&|r| r.inst_thread)),
-        ("sm_count", none(&|r| r.sm_count)),
+        ("inst_warp", none(&|r| r.details().inst_warp)),
+        ("inst_thread", none(&|r| r.details().inst_thread)),
+        ("sm_count", none(&|r| r.details().sm_count)),
         (
             "achieved_occupancy",
             measured.iter().all(|(_, m)| m.achieved_occupancy.is_none()),
