@@ -506,6 +506,30 @@ fn rows_across_text_chunks_keep_their_cells() {
     }
 }
 
+/// The optional text columns are labels shared between the rows that repeat them, in a
+/// CSV and in a Parquet file; an empty or blank cell is no label.
+#[test]
+fn repeated_labels_are_one_shared_string() {
+    // SYNTHETIC rows.
+    let text = "gpu,kernel,config,time_ms,flops,dram_bytes,precision,source\n\
+                NVIDIA TITAN V,k,n=1,1,0,8,bf16, lab \n\
+                NVIDIA TITAN V,k,n=2,2,0,8,bf16,lab\n\
+                NVIDIA TITAN V,k,n=3,3,0,8,fp64,  \n";
+    let (d, p) = write_tmp("labels.csv", text);
+    let parquet = d.path().join("labels.parquet");
+    let csv = data::load(&[p]).unwrap();
+    data::write(&csv, &parquet).unwrap();
+    for t in [csv, data::load(&[parquet]).unwrap()] {
+        let r = &t.runs;
+        let label = |i: usize| r[i].source.clone().unwrap();
+        assert_eq!(&*label(0), "lab");
+        assert!(std::sync::Arc::ptr_eq(&label(0), &label(1)));
+        let precision = |i: usize| r[i].precision.clone().unwrap();
+        assert!(std::sync::Arc::ptr_eq(&precision(0), &precision(1)));
+        assert_eq!((&*precision(2), r[2].source.as_deref()), ("fp64", None));
+    }
+}
+
 /// Validate a SYNTHETIC table given as (gpu, kernel, config, time_ms, flops, dram_bytes).
 fn validated(
     rows: &[(&str, &str, String, f64, f64, f64)],

@@ -159,6 +159,7 @@ pub fn import_frame(df: &DataFrame, file: &str, source: &str) -> Result<Imported
     let mut runs = Vec::new();
     let mut kept_rows = Vec::new();
     let mut seen: HashSet<(String, String, String)> = HashSet::new();
+    let mut labels = super::Labels::default();
     for i in 0..n_rows {
         let row = i + 1;
         let text = |v: &Option<String>, name: &str| -> Result<String> {
@@ -224,10 +225,10 @@ pub fn import_frame(df: &DataFrame, file: &str, source: &str) -> Result<Imported
             flops: gemm_flops(m, n, k),
             dram_bytes: gemm_dram_bytes(m, n, k, &facts),
             working_set_bytes: Some(gemm_dram_bytes(m, n, k, &facts)),
-            precision: Some(facts.precision.to_string()),
-            suite: Some("library-gemm".to_string()),
-            category: Some("matmul_library".to_string()),
-            source: Some(source.to_string()),
+            precision: Some(labels.get(facts.precision)),
+            suite: Some(labels.get("library-gemm")),
+            category: Some(labels.get("matmul_library")),
+            source: Some(labels.get(source)),
             origin: Origin {
                 file: file_arc.clone(),
                 row,

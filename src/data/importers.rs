@@ -302,8 +302,9 @@ fn one_file(
     complete: impl FnOnce(FileReport) -> FileReport,
 ) -> Imported {
     if let Some(s) = &opts.source {
+        let source: std::sync::Arc<str> = s.as_str().into();
         for r in &mut table.runs {
-            r.source = Some(s.clone());
+            r.source = Some(source.clone());
         }
     }
     let mut gpus = table.gpus();

@@ -219,6 +219,7 @@ pub fn import_text(
     let mut runs: Vec<Run> = Vec::new();
     let mut work_from: Vec<Option<String>> = Vec::new();
     let mut seen: HashSet<String> = HashSet::new();
+    let mut labels = super::Labels::default();
     let mut tally = Tally::default();
 
     for (key, entry) in cache {
@@ -265,7 +266,7 @@ pub fn import_text(
             gpu: device.to_string(),
             config,
             time_ms,
-            source: Some(source.to_string()),
+            source: Some(labels.get(source)),
             origin: Origin {
                 file: file_arc.clone(),
                 row: runs.len() + 1,
@@ -290,7 +291,7 @@ pub fn import_text(
             }
             None => {
                 run.kernel = kernel_name.to_string();
-                run.suite = Some("kernel-tuner".to_string());
+                run.suite = Some(labels.get("kernel-tuner"));
                 match work_from_metrics(&mut run, entry, &mut tally) {
                     Some(from) => from,
                     None => {

@@ -82,6 +82,24 @@ pub fn work_hash(run: &Run) -> u64 {
     h
 }
 
+/// One shared string per distinct label: the optional text fields of [`Run`] (its
+/// precision, suite, category and source) are `Arc<str>`, and a table's rows mostly
+/// repeat a few labels, so loaders and importers make each label once.
+#[derive(Debug, Default)]
+pub struct Labels(rustc_hash::FxHashSet<std::sync::Arc<str>>);
+
+impl Labels {
+    /// The shared string of `label`, made on first sight.
+    pub fn get(&mut self, label: &str) -> std::sync::Arc<str> {
+        if let Some(known) = self.0.get(label) {
+            return known.clone();
+        }
+        let made: std::sync::Arc<str> = label.into();
+        self.0.insert(made.clone());
+        made
+    }
+}
+
 /// The query a model sees: the run without its measurement (time NaN, no spread).
 pub fn query_of(run: &Run) -> Run {
     query_on(run, &run.gpu)

@@ -593,8 +593,9 @@ pub(crate) fn from_frame(df: DataFrame, file: Arc<str>, lines: RowLines) -> Resu
     let mut cells: Vec<Cells> = specs
         .iter()
         .zip(&data)
-        .map(|(spec, d)| d.cells(spec.name == "config"))
+        .map(|(spec, d)| d.cells(spec))
         .collect();
+    let mut labels = super::Labels::default();
     // Each distinct config cell is made canonical once: the same configurations recur
     // on every GPU, and canonicalizing every cell was a fifth of loading the shipped
     // corpora.
@@ -610,7 +611,7 @@ pub(crate) fn from_frame(df: DataFrame, file: Arc<str>, lines: RowLines) -> Resu
                 cells.iter_mut().for_each(Cells::skip);
                 continue;
             }
-            runs.push(read_row(i, &specs, &mut cells, &file, &lines)?);
+            runs.push(read_row(i, &specs, &mut cells, &mut labels, &file, &lines)?);
         }
     }
 
@@ -671,16 +672,23 @@ enum Cells<'a> {
         /// The current chunk's strings ([`text_cell`]; None where the row is not kept).
         chunk: std::vec::IntoIter<Option<String>>,
     },
+    /// An optional text column: its cells are shared labels ([`super::Labels`]), made
+    /// as each row is read (no string per row to place).
+    Label(Box<dyn Iterator<Item = Option<&'a str>> + 'a>),
 }
 
 impl ColumnData {
-    fn cells(&self, config: bool) -> Cells<'_> {
+    /// The column's cells, read as `spec`'s kind of column says.
+    fn cells(&self, spec: &ColumnSpec) -> Cells<'_> {
         match self {
             ColumnData::Numbers(c) => Cells::Numbers(Box::new(c.iter())),
             ColumnData::NumberText(c) => Cells::NumberText(Box::new(c.iter())),
+            ColumnData::Text(c) if spec.kind == ColumnKind::OptionalText => {
+                Cells::Label(Box::new(c.iter()))
+            }
             ColumnData::Text(c) => Cells::Text {
                 column: Box::new(c.iter()),
-                config,
+                config: spec.name == "config",
                 chunk: Vec::new().into_iter(),
             },
         }
@@ -732,7 +740,7 @@ impl<'a> Cells<'a> {
     fn skip(&mut self) {
         match self {
             Cells::Numbers(it) => _ = it.next(),
-            Cells::NumberText(it) => _ = it.next(),
+            Cells::NumberText(it) | Cells::Label(it) => _ = it.next(),
             Cells::Text { chunk, .. } => _ = chunk.next(),
         }
     }
@@ -744,6 +752,7 @@ fn read_row(
     i: usize,
     specs: &[&ColumnSpec],
     cells: &mut [Cells],
+    labels: &mut super::Labels,
     file: &Arc<str>,
     lines: &RowLines,
 ) -> Result<Run> {
@@ -773,6 +782,12 @@ fn read_row(
                 set_text(&mut run, spec, t);
                 Ok(())
             }),
+            Cells::Label(it) => trimmed(it.next().flatten()).map(|t| {
+                if let Some(slot) = run.text_mut(name) {
+                    *slot = Some(labels.get(t));
+                }
+                Ok(())
+            }),
         };
         match present {
             Some(done) => done?,
@@ -785,7 +800,8 @@ fn read_row(
     Ok(run)
 }
 
-/// Store a text cell of column `spec` in `run`: the flags, or a text field.
+/// Store a text cell of column `spec` in `run`: the flags, or a required text field
+/// (an optional one is a shared label: see [`Cells::Label`]).
 fn set_text(run: &mut Run, spec: &ColumnSpec, text: String) {
     if spec.kind == ColumnKind::Flags {
         run.flags = text
@@ -795,8 +811,6 @@ fn set_text(run: &mut Run, spec: &ColumnSpec, text: String) {
             .collect();
     } else if let Some(slot) = run.required_text_mut(spec.name) {
         *slot = text;
-    } else if let Some(slot) = run.text_mut(spec.name) {
-        *slot = Some(text);
     }
 }
 

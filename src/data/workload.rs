@@ -82,12 +82,13 @@ pub struct Workload {
     pub name: String,
     #[serde(default)]
     pub description: Option<String>,
+    // (the runs' own labels: shared by every row imported with this workload)
     #[serde(default)]
-    pub suite: Option<String>,
+    pub suite: Option<std::sync::Arc<str>>,
     #[serde(default)]
-    pub category: Option<String>,
+    pub category: Option<std::sync::Arc<str>>,
     #[serde(default)]
-    pub precision: Option<String>,
+    pub precision: Option<std::sync::Arc<str>>,
     #[serde(rename = "match")]
     pub matcher: Match,
     #[serde(default)]

@@ -702,9 +702,10 @@ impl HybridParams {
     pub fn fit_hybrid(&self, train: &[&Run], ctx: &Context) -> Result<FittedHybrid> {
         let params = self.check()?;
         let evidence = Evidence::new(train.iter().copied());
-        let mut categories: Vec<String> = train.iter().filter_map(|r| r.category.clone()).collect();
-        categories.sort();
-        categories.dedup();
+        let mut labels: Vec<&str> = train.iter().filter_map(|r| r.category.as_deref()).collect();
+        labels.sort_unstable();
+        labels.dedup();
+        let categories: Vec<String> = labels.into_iter().map(str::to_string).collect();
         let mut gpus: Vec<String> = train.iter().map(|r| r.gpu.clone()).collect();
         gpus.sort();
         gpus.dedup();

@@ -372,12 +372,13 @@ fn group(
         }
     }
     let file_arc: Arc<str> = Arc::from(file);
-    let source = format!(
+    let source: Arc<str> = format!(
         "nsight-compute import of {}",
         Path::new(file)
             .file_name()
             .map_or_else(|| file.to_string(), |n| n.to_string_lossy().into_owned())
-    );
+    )
+    .into();
     let mut runs = Vec::with_capacity(keys.len());
     let n = keys.len();
     let mut ids = Vec::with_capacity(n);
@@ -428,7 +429,7 @@ fn group(
             }
             .boxed(),
             achieved_occupancy: mean(&|m| m.achieved_occupancy),
-            precision,
+            precision: precision.map(Into::into),
             source: Some(source.clone()),
             origin: Origin {
                 file: file_arc.clone(),
