@@ -270,9 +270,9 @@ mod tests {
         gpus.iter()
             .flat_map(|g| {
                 (0..works).map(move |i| Run {
-                    gpu: g.to_string(),
+                    gpu: (*g).into(),
                     kernel: "k".into(),
-                    config: format!("n={i}"),
+                    config: format!("n={i}").into(),
                     time_ms: 1.0,
                     ..Run::default()
                 })

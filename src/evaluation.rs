@@ -561,7 +561,7 @@ fn folds<'a>(runs: &'a [&'a Run], protocol: &Protocol, sel: &Selection) -> Vec<F
             smallest_only,
             known,
         } => {
-            let is_test = |r: &Run| test_kernels.contains(&r.kernel);
+            let is_test = |r: &Run| test_kernels.iter().any(|k| r.kernel == *k);
             let train: Arc<[&Run]> = runs.iter().copied().filter(|r| !is_test(r)).collect();
             let fit: Arc<[&Run]> = train
                 .iter()
@@ -860,9 +860,9 @@ mod tests {
                     let bytes = 1e6 * 2f64.powi(n);
                     let wobble = 1.0 + 0.05 * (((g * 7 + k * 3 + n as usize) % 5) as f64 - 2.0);
                     runs.push(Run {
-                        gpu: gpu.to_string(),
-                        kernel: format!("k{k}"),
-                        config: format!("n={n}"),
+                        gpu: gpu.to_string().into(),
+                        kernel: format!("k{k}").into(),
+                        config: format!("n={n}").into(),
                         flops: bytes * (k as f64 + 0.5),
                         dram_bytes: bytes,
                         time_ms: (0.005 + bytes / (2e8 * (g + 2) as f64))

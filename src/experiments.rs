@@ -478,7 +478,7 @@ pub fn roofline_plots(runs: &[Run], catalog: &Catalog, out: &Path) -> Result<Vec
             .iter()
             .filter(|r| r.gpu == g && !is_excluded(r))
             .map(|r| plots::RoofPoint {
-                kernel: r.kernel.clone(),
+                kernel: r.kernel.to_string(),
                 flops: r.flops,
                 dram_bytes: r.dram_bytes,
                 time_ms: r.time_ms,
@@ -715,7 +715,11 @@ pub fn reproduce(
                 .table
                 .runs
                 .iter()
-                .filter(|r| e.kernels.as_ref().is_none_or(|k| k.contains(&r.kernel)))
+                .filter(|r| {
+                    e.kernels
+                        .as_ref()
+                        .is_none_or(|k| k.iter().any(|k| r.kernel == *k))
+                })
                 .filter(|r| e.sample.is_none_or(|f| in_sample(r, f)))
                 .cloned()
                 .collect();

@@ -186,7 +186,8 @@ impl Predictions {
             .zip(&self.predictions)
             .zip(&self.reasons)
             .map(|((r, p), why)| {
-                serde_json::json!({"kernel": r.kernel, "config": r.config, "source_gpu": r.gpu,
+                serde_json::json!({"kernel": r.kernel.as_str(), "config": r.config.as_str(),
+                    "source_gpu": r.gpu.as_str(),
                     "source_ms": r.time_ms, "target_gpu": self.target, "model": self.model,
                     "pred_ms": p.map(|p| p.pred_ms), "pred_lo_ms": p.map(|p| p.lo_ms),
                     "pred_hi_ms": p.map(|p| p.hi_ms), "interval": p.map(|p| p.interval.label()),
@@ -217,8 +218,8 @@ impl Predictions {
         {
             let f = |v: Option<f64>| v.map(|x| format!("{x:.6}")).unwrap_or_else(|| "-".into());
             t.push(vec![
-                r.kernel.clone(),
-                r.config.clone(),
+                r.kernel.to_string(),
+                r.config.to_string(),
                 f(p.map(|p| p.pred_ms)),
                 f(p.map(|p| p.lo_ms)),
                 f(p.map(|p| p.hi_ms)),
@@ -270,7 +271,7 @@ impl Predictions {
                     k.to_string(),
                     (i + 1).to_string(),
                     n.to_string(),
-                    r.config.clone(),
+                    r.config.to_string(),
                     format!("{:.6}", p.pred_ms),
                     format!("{:.6}", p.lo_ms),
                     format!("{:.6}", p.hi_ms),

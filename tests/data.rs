@@ -478,8 +478,8 @@ NVIDIA TITAN V,k,N=3,3.0,0,24,ok,\n";
     );
 }
 
-/// Text is made into strings a chunk of rows at a time: rows on both sides of a
-/// chunk boundary (65,536 rows) keep their own cells, a skipped row included.
+/// 70,000 rows with a skipped one at 65,536 (where text was once made into strings a
+/// chunk of rows at a time): every row keeps its own cells.
 #[test]
 fn rows_across_text_chunks_keep_their_cells() {
     // SYNTHETIC rows: row r has config "m=r,n=1" written unordered, time r + 1 ms
@@ -506,27 +506,35 @@ fn rows_across_text_chunks_keep_their_cells() {
     }
 }
 
-/// The optional text columns are labels shared between the rows that repeat them, in a
-/// CSV and in a Parquet file; an empty or blank cell is no label.
+/// A run's names and labels are strings shared between the rows that repeat them (a
+/// configuration in any spelling), in a CSV and in a Parquet file; an empty or blank
+/// optional cell is no label.
 #[test]
-fn repeated_labels_are_one_shared_string() {
+fn repeated_names_and_labels_are_one_shared_string() {
     // SYNTHETIC rows.
     let text = "gpu,kernel,config,time_ms,flops,dram_bytes,precision,source\n\
-                NVIDIA TITAN V,k,n=1,1,0,8,bf16, lab \n\
+                NVIDIA TITAN V,k,\"n=1, m=2\",1,0,8,bf16, lab \n\
                 NVIDIA TITAN V,k,n=2,2,0,8,bf16,lab\n\
-                NVIDIA TITAN V,k,n=3,3,0,8,fp64,  \n";
+                NVIDIA A100,k2,\"n=1,m=2.0\",3,0,8,fp64,  \n";
     let (d, p) = write_tmp("labels.csv", text);
     let parquet = d.path().join("labels.parquet");
     let csv = data::load(&[p]).unwrap();
     data::write(&csv, &parquet).unwrap();
     for t in [csv, data::load(&[parquet]).unwrap()] {
         let r = &t.runs;
+        let shared = |a: &data::Name, b: &data::Name| data::Name::ptr_eq(a, b);
         let label = |i: usize| r[i].source.clone().unwrap();
-        assert_eq!(&*label(0), "lab");
-        assert!(std::sync::Arc::ptr_eq(&label(0), &label(1)));
+        assert_eq!(label(0), "lab");
+        assert!(shared(&label(0), &label(1)));
         let precision = |i: usize| r[i].precision.clone().unwrap();
-        assert!(std::sync::Arc::ptr_eq(&precision(0), &precision(1)));
-        assert_eq!((&*precision(2), r[2].source.as_deref()), ("fp64", None));
+        assert!(shared(&precision(0), &precision(1)));
+        assert_eq!(
+            (precision(2).as_str(), r[2].source.as_deref()),
+            ("fp64", None)
+        );
+        assert!(shared(&r[0].gpu, &r[1].gpu) && shared(&r[0].kernel, &r[1].kernel));
+        assert_eq!(r[0].config, "m=2,n=1");
+        assert!(shared(&r[0].config, &r[2].config) && r[2].gpu == "NVIDIA A100");
     }
 }
 

@@ -366,7 +366,7 @@ fn public_kernel_tuner_caches() {
             .runs
             .iter()
             .filter(|r| r.gpu == gpu && r.kernel == "convolution")
-            .map(|r| r.config.clone())
+            .map(|r| r.config.to_string())
             .collect()
     };
     let a = conv(&h, "NVIDIA TITAN RTX");

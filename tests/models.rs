@@ -159,7 +159,7 @@ impl Fit for Spy {
         "spy".into()
     }
     fn fit(&self, train: &[&Run], _: &Context) -> Result<Box<dyn Predict>> {
-        let mut g: Vec<String> = train.iter().map(|r| r.gpu.clone()).collect();
+        let mut g: Vec<String> = train.iter().map(|r| r.gpu.to_string()).collect();
         g.sort();
         g.dedup();
         self.0.lock().unwrap().push(g);

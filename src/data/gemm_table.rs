@@ -218,9 +218,9 @@ pub fn import_frame(df: &DataFrame, file: &str, source: &str) -> Result<Imported
             continue;
         }
         runs.push(Run {
-            gpu,
-            kernel,
-            config,
+            gpu: labels.get(&gpu),
+            kernel: labels.get(&kernel),
+            config: labels.get(&config),
             time_ms,
             flops: gemm_flops(m, n, k),
             dram_bytes: gemm_dram_bytes(m, n, k, &facts),
@@ -243,10 +243,10 @@ pub fn import_frame(df: &DataFrame, file: &str, source: &str) -> Result<Imported
         .into_iter()
         .map(|(name, cells)| (name, kept_rows.iter().map(|&i| cells[i].clone()).collect()))
         .collect();
-    let mut gpus: Vec<String> = runs.iter().map(|r| r.gpu.clone()).collect();
+    let mut gpus: Vec<String> = runs.iter().map(|r| r.gpu.to_string()).collect();
     gpus.sort();
     gpus.dedup();
-    let mut kernels: Vec<String> = runs.iter().map(|r| r.kernel.clone()).collect();
+    let mut kernels: Vec<String> = runs.iter().map(|r| r.kernel.to_string()).collect();
     kernels.sort();
     kernels.dedup();
     report.rows = runs.len();

@@ -302,14 +302,14 @@ fn one_file(
     complete: impl FnOnce(FileReport) -> FileReport,
 ) -> Imported {
     if let Some(s) = &opts.source {
-        let source: std::sync::Arc<str> = s.as_str().into();
+        let source = super::Name::from(s);
         for r in &mut table.runs {
             r.source = Some(source.clone());
         }
     }
     let mut gpus = table.gpus();
     gpus.sort();
-    let mut kernels: Vec<String> = table.runs.iter().map(|r| r.kernel.clone()).collect();
+    let mut kernels: Vec<String> = table.runs.iter().map(|r| r.kernel.to_string()).collect();
     kernels.sort();
     kernels.dedup();
     let report = complete(FileReport {

@@ -34,7 +34,7 @@
 
 use super::importers::{FileReport, Imported, Missing};
 use super::workload::{line_col, Env, Matched, Workload, Workloads};
-use super::{Origin, Run};
+use super::{Name, Origin, Run};
 use crate::error::{Error, Result};
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, HashSet};
@@ -263,8 +263,8 @@ pub fn import_text(
             continue;
         }
         let mut run = Run {
-            gpu: device.to_string(),
-            config,
+            gpu: labels.get(device),
+            config: config.into(),
             time_ms,
             source: Some(labels.get(source)),
             origin: Origin {
@@ -290,7 +290,7 @@ pub fn import_text(
                 format!("workload:{}", w.name)
             }
             None => {
-                run.kernel = kernel_name.to_string();
+                run.kernel = labels.get(kernel_name);
                 run.suite = Some(labels.get("kernel-tuner"));
                 match work_from_metrics(&mut run, entry, &mut tally) {
                     Some(from) => from,
@@ -307,7 +307,7 @@ pub fn import_text(
 
     report.rows = runs.len();
     report.gpus = vec![device.to_string()];
-    report.kernels = vec![workload.map_or(kernel_name.to_string(), |w| w.name.clone())];
+    report.kernels = vec![workload.map_or(kernel_name.to_string(), |w| w.name.to_string())];
     report.missing = tally.missing(workload, runs.len(), &runs);
     let extra = vec![("work_from", work_from)];
     let table = super::importers::table_from(runs, extra, file)?;
@@ -402,10 +402,10 @@ fn apply_workload(
             ParamValue::Text(_) => None,
         })
         .collect();
-    run.kernel = w.name.clone();
-    run.suite = w.suite.clone();
-    run.category = w.category.clone();
-    run.precision = w.precision.clone();
+    run.kernel = Name::from(w.name.clone());
+    run.suite = w.suite.clone().map(Name::from);
+    run.category = w.category.clone().map(Name::from);
+    run.precision = w.precision.clone().map(Name::from);
     for (column, value) in w.evaluate(&env) {
         match (column.as_str(), value) {
             ("flops", Ok(v)) if v >= 0.0 => run.flops = v,

@@ -18,7 +18,7 @@ use polars::prelude::DataFrame;
 
 pub use gpucast_runs::{
     canonical_config, column, config_key, upper_bound, ColumnKind, ColumnSpec, Exclusion, KeyError,
-    Origin, Run, RunDetails, Warning, COLUMNS, OPTIONAL_NUMERIC, OPTIONAL_TEXT, REQUIRED,
+    Name, Origin, Run, RunDetails, Warning, COLUMNS, OPTIONAL_NUMERIC, OPTIONAL_TEXT, REQUIRED,
 };
 pub use table_io::{
     is_parquet_output, load, load_files, load_with, read_file, read_file_with, runs_files_in,
@@ -60,9 +60,9 @@ pub fn partitions_as_gpus(
     for run in &mut moved.runs {
         if let Some(Exclusion::SmPartition { sm_count, .. }) = run.exclusion {
             if !parts.iter().any(|(g, n)| *g == run.gpu && *n == sm_count) {
-                parts.push((run.gpu.clone(), sm_count));
+                parts.push((run.gpu.to_string(), sm_count));
             }
-            run.gpu = crate::catalog::partition_name(&run.gpu, sm_count);
+            run.gpu = crate::catalog::partition_name(&run.gpu, sm_count).into();
         }
     }
     let catalog = catalog.with_partitions(&parts)?;
@@ -82,19 +82,19 @@ pub fn work_hash(run: &Run) -> u64 {
     h
 }
 
-/// One shared string per distinct label: the optional text fields of [`Run`] (its
-/// precision, suite, category and source) are `Arc<str>`, and a table's rows mostly
-/// repeat a few labels, so loaders and importers make each label once.
+/// One shared [`Name`] per distinct text: a run's names and labels are shared
+/// strings, and a table's rows mostly repeat a few GPUs, kernels, precisions and
+/// sources, so loaders and importers make each once.
 #[derive(Debug, Default)]
-pub struct Labels(rustc_hash::FxHashSet<std::sync::Arc<str>>);
+pub struct Labels(rustc_hash::FxHashSet<Name>);
 
 impl Labels {
     /// The shared string of `label`, made on first sight.
-    pub fn get(&mut self, label: &str) -> std::sync::Arc<str> {
+    pub fn get(&mut self, label: &str) -> Name {
         if let Some(known) = self.0.get(label) {
             return known.clone();
         }
-        let made: std::sync::Arc<str> = label.into();
+        let made = Name::from(label);
         self.0.insert(made.clone());
         made
     }
@@ -115,9 +115,13 @@ pub fn query_on(run: &Run, gpu: &str) -> Run {
 /// [`query_on`] written into `query`, reusing its strings: a loop making a query per
 /// row allocates nothing per row.
 pub fn query_into(query: &mut Run, run: &Run, gpu: &str) {
+    // (the buffer's target name is kept when it is this one: a loop over one target
+    // makes its name once)
+    let kept = (query.gpu == gpu).then(|| std::mem::replace(&mut query.gpu, run.gpu.clone()));
     query.clone_from(run);
-    query.gpu.clear();
-    query.gpu.push_str(gpu);
+    if query.gpu != gpu {
+        query.gpu = kept.unwrap_or_else(|| gpu.into());
+    }
     query.time_ms = f64::NAN;
     query.time_std_ms = None;
     if let Some(d) = &mut query.details {
@@ -150,7 +154,7 @@ impl RunsTable {
         let mut out: Vec<String> = Vec::new();
         for r in &self.runs {
             if seen.insert(r.gpu.as_str()) {
-                out.push(r.gpu.clone());
+                out.push(r.gpu.to_string());
             }
         }
         out

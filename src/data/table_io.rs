@@ -2,8 +2,8 @@
 
 use super::importers::ImportOptions;
 use super::{
-    canonical_config, column, import, upper_bound, ColumnKind, ColumnSpec, Origin, Run, RunsTable,
-    OPTIONAL_NUMERIC, OPTIONAL_TEXT, REQUIRED,
+    canonical_config, column, import, upper_bound, ColumnKind, ColumnSpec, Name, Origin, Run,
+    RunsTable, OPTIONAL_NUMERIC, OPTIONAL_TEXT, REQUIRED,
 };
 use crate::error::{Error, Position, Result};
 use polars::prelude::*;
@@ -585,34 +585,18 @@ pub(crate) fn from_frame(df: DataFrame, file: Arc<str>, lines: RowLines) -> Resu
     }
     // Each run is written once, row by row: filling a million runs column by column
     // swept the whole table once per column (60 ms per column of the 980k-row GEMM
-    // corpus, in runs of then 704 bytes each). The text is made into strings column by
-    // column for a chunk of rows first: later stages read the names of every run in
-    // turn, and strings allocated row by row (a row's names side by side) made LOGO
-    // analytical on 1M rows 10 % slower; a whole column's at once took 100 MB more.
+    // corpus, in runs of then 704 bytes each). Its names and labels are shared
+    // strings ([`Shared`]), so no string is made per row (but a flagged row's flags).
     let (specs, data): (Vec<&ColumnSpec>, Vec<ColumnData>) = columns.into_iter().unzip();
-    let mut cells: Vec<Cells> = specs
-        .iter()
-        .zip(&data)
-        .map(|(spec, d)| d.cells(spec))
-        .collect();
-    let mut labels = super::Labels::default();
-    // Each distinct config cell is made canonical once: the same configurations recur
-    // on every GPU, and canonicalizing every cell was a fifth of loading the shipped
-    // corpora.
-    let mut canonical: rustc_hash::FxHashMap<&str, String> = Default::default();
+    let mut cells: Vec<Cells> = data.iter().map(ColumnData::cells).collect();
+    let mut shared = Shared::default();
     let mut runs: Vec<Run> = Vec::with_capacity(keep.iter().filter(|k| **k).count());
-    for start in (0..n).step_by(TEXT_CHUNK_ROWS) {
-        let rows = start..(start + TEXT_CHUNK_ROWS).min(n);
-        for cell in &mut cells {
-            cell.make_strings(rows.clone(), &keep, &mut canonical, &file, &lines)?;
+    for (i, kept) in keep.iter().enumerate() {
+        if !kept {
+            cells.iter_mut().for_each(Cells::skip);
+            continue;
         }
-        for i in rows {
-            if !keep[i] {
-                cells.iter_mut().for_each(Cells::skip);
-                continue;
-            }
-            runs.push(read_row(i, &specs, &mut cells, &mut labels, &file, &lines)?);
-        }
+        runs.push(read_row(i, &specs, &mut cells, &mut shared, &file, &lines)?);
     }
 
     let extra_cols: Vec<Column> = df
@@ -647,17 +631,13 @@ fn set_number(run: &mut Run, name: &str, v: f64) {
     }
 }
 
-/// Rows whose text is made into strings at a time (see [`from_frame`]): 7 text
-/// columns of 64k rows are 11 MB of 24-byte cells besides the strings themselves.
-const TEXT_CHUNK_ROWS: usize = 65_536;
-
 /// A contract column of a frame, ready to be read row by row.
 enum ColumnData {
     /// Numbers stored as numbers ([`number_cells`]).
     Numbers(Float64Chunked),
     /// Numbers written as text (CSV), parsed where they lie.
     NumberText(StringChunked),
-    /// Text, made into strings a chunk of rows at a time.
+    /// Text.
     Text(StringChunked),
 }
 
@@ -665,94 +645,59 @@ enum ColumnData {
 enum Cells<'a> {
     Numbers(Box<dyn Iterator<Item = Option<f64>> + 'a>),
     NumberText(Box<dyn Iterator<Item = Option<&'a str>> + 'a>),
-    Text {
-        column: Box<dyn Iterator<Item = Option<&'a str>> + 'a>,
-        /// The `config` column: its cells are made canonical.
-        config: bool,
-        /// The current chunk's strings ([`text_cell`]; None where the row is not kept).
-        chunk: std::vec::IntoIter<Option<String>>,
-    },
-    /// An optional text column: its cells are shared labels ([`super::Labels`]), made
-    /// as each row is read (no string per row to place).
-    Label(Box<dyn Iterator<Item = Option<&'a str>> + 'a>),
+    Text(Box<dyn Iterator<Item = Option<&'a str>> + 'a>),
 }
 
 impl ColumnData {
-    /// The column's cells, read as `spec`'s kind of column says.
-    fn cells(&self, spec: &ColumnSpec) -> Cells<'_> {
+    fn cells(&self) -> Cells<'_> {
         match self {
             ColumnData::Numbers(c) => Cells::Numbers(Box::new(c.iter())),
             ColumnData::NumberText(c) => Cells::NumberText(Box::new(c.iter())),
-            ColumnData::Text(c) if spec.kind == ColumnKind::OptionalText => {
-                Cells::Label(Box::new(c.iter()))
-            }
-            ColumnData::Text(c) => Cells::Text {
-                column: Box::new(c.iter()),
-                config: spec.name == "config",
-                chunk: Vec::new().into_iter(),
-            },
+            ColumnData::Text(c) => Cells::Text(Box::new(c.iter())),
         }
     }
 }
 
-impl<'a> Cells<'a> {
-    /// Make a text column's strings for `rows` (configs canonical, each distinct
-    /// cell once through `canonical`).
-    fn make_strings(
-        &mut self,
-        rows: std::ops::Range<usize>,
-        keep: &[bool],
-        canonical: &mut rustc_hash::FxHashMap<&'a str, String>,
-        file: &str,
-        lines: &RowLines,
-    ) -> Result<()> {
-        let Cells::Text {
-            column,
-            config,
-            chunk,
-        } = self
-        else {
-            return Ok(());
-        };
-        let mut strings = Vec::with_capacity(rows.len());
-        for i in rows {
-            let cell = trimmed(column.next().flatten()).filter(|_| keep[i]);
-            strings.push(match cell {
-                Some(c) if *config => Some(match canonical.get(c) {
-                    Some(known) => known.clone(),
-                    None => {
-                        let made = canonical_config(c).map_err(|e| {
-                            Error::parse(file, lines.at(i), Some("config"), e.to_string())
-                        })?;
-                        canonical.insert(c, made.clone());
-                        made
-                    }
-                }),
-                Some(c) => Some(c.to_string()),
-                None => None,
-            });
-        }
-        *chunk = strings.into_iter();
-        Ok(())
-    }
-
+impl Cells<'_> {
     /// Pass over a skipped row's cell.
     fn skip(&mut self) {
         match self {
             Cells::Numbers(it) => _ = it.next(),
-            Cells::NumberText(it) | Cells::Label(it) => _ = it.next(),
-            Cells::Text { chunk, .. } => _ = chunk.next(),
+            Cells::NumberText(it) | Cells::Text(it) => _ = it.next(),
         }
+    }
+}
+
+/// What a file's rows share: one [`Name`] per distinct text (GPU, kernel, label, and
+/// configuration as made canonical), and each distinct config cell made canonical once
+/// (the same configurations recur on every GPU, and canonicalizing every cell was a
+/// fifth of loading the shipped corpora).
+#[derive(Default)]
+struct Shared<'a> {
+    names: super::Labels,
+    canonical: rustc_hash::FxHashMap<&'a str, Name>,
+}
+
+impl<'a> Shared<'a> {
+    /// The canonical configuration of cell `cell`, shared with every cell that reads
+    /// the same.
+    fn config(&mut self, cell: &'a str) -> std::result::Result<Name, super::KeyError> {
+        if let Some(known) = self.canonical.get(cell) {
+            return Ok(known.clone());
+        }
+        let made = self.names.get(&canonical_config(cell)?);
+        self.canonical.insert(cell, made.clone());
+        Ok(made)
     }
 }
 
 /// The run of row `i` (0-based), its cells read from `cells` (one per column of
 /// `specs`), each checked.
-fn read_row(
+fn read_row<'a>(
     i: usize,
     specs: &[&ColumnSpec],
-    cells: &mut [Cells],
-    labels: &mut super::Labels,
+    cells: &mut [Cells<'a>],
+    shared: &mut Shared<'a>,
     file: &Arc<str>,
     lines: &RowLines,
 ) -> Result<Run> {
@@ -778,13 +723,21 @@ fn read_row(
                 set_number(&mut run, name, parse_number(file, at, name, t)?);
                 Ok(())
             }),
-            Cells::Text { chunk, .. } => chunk.next().flatten().map(|t| {
-                set_text(&mut run, spec, t);
-                Ok(())
-            }),
-            Cells::Label(it) => trimmed(it.next().flatten()).map(|t| {
-                if let Some(slot) = run.text_mut(name) {
-                    *slot = Some(labels.get(t));
+            Cells::Text(it) => trimmed(it.next().flatten()).map(|t| {
+                if spec.kind == ColumnKind::Flags {
+                    run.flags = t
+                        .split(';')
+                        .map(|s| s.trim().to_string())
+                        .filter(|s| !s.is_empty())
+                        .collect();
+                } else if name == "config" {
+                    run.config = shared
+                        .config(t)
+                        .map_err(|e| Error::parse(&**file, at, Some(name), e.to_string()))?;
+                } else if let Some(slot) = run.required_text_mut(name) {
+                    *slot = shared.names.get(t);
+                } else if let Some(slot) = run.text_mut(name) {
+                    *slot = Some(shared.names.get(t));
                 }
                 Ok(())
             }),
@@ -798,20 +751,6 @@ fn read_row(
         }
     }
     Ok(run)
-}
-
-/// Store a text cell of column `spec` in `run`: the flags, or a required text field
-/// (an optional one is a shared label: see [`Cells::Label`]).
-fn set_text(run: &mut Run, spec: &ColumnSpec, text: String) {
-    if spec.kind == ColumnKind::Flags {
-        run.flags = text
-            .split(';')
-            .map(|s| s.trim().to_string())
-            .filter(|s| !s.is_empty())
-            .collect();
-    } else if let Some(slot) = run.required_text_mut(spec.name) {
-        *slot = text;
-    }
 }
 
 /// Build the output frame: required columns, the optional ones any row has, flags,

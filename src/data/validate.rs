@@ -115,6 +115,8 @@ pub fn validate(table: &mut RunsTable, catalog: &Catalog) -> Result<ValidationRe
     // catalog is asked once per distinct name.
     let mut resolved: HashMap<String, u32> = HashMap::default();
     let mut gpus: Vec<&Gpu> = Vec::new();
+    // (each GPU's canonical name, shared by its rows)
+    let mut names: Vec<super::Name> = Vec::new();
     let mut gpu_of: Vec<u32> = Vec::with_capacity(table.runs.len());
     for run in &mut table.runs {
         let id = match resolved.get(run.gpu.as_str()) {
@@ -122,7 +124,7 @@ pub fn validate(table: &mut RunsTable, catalog: &Catalog) -> Result<ValidationRe
             None => {
                 let Some(gpu) = catalog.resolve(&run.gpu) else {
                     return Err(Error::unknown_gpu(
-                        run.gpu.clone(),
+                        run.gpu.to_string(),
                         &*run.origin.file,
                         Position::of(&run.origin),
                         catalog.unresolved_hint(&run.gpu),
@@ -133,15 +135,16 @@ pub fn validate(table: &mut RunsTable, catalog: &Catalog) -> Result<ValidationRe
                     Some(i) => i as u32,
                     None => {
                         gpus.push(gpu);
+                        names.push(gpu.name.as_str().into());
                         gpus.len() as u32 - 1
                     }
                 };
-                resolved.insert(run.gpu.clone(), id);
+                resolved.insert(run.gpu.to_string(), id);
                 id
             }
         };
         gpu_of.push(id);
-        run.gpu.clone_from(&gpus[id as usize].name);
+        run.gpu = names[id as usize].clone();
         run.flags.retain(|f| !is_validation_flag(f));
         run.exclusion = None;
         run.warnings.clear();
@@ -690,9 +693,9 @@ fn summarize(table: &RunsTable, ids: &RowIds) -> ValidationReport {
             flagged_rows.push(FlaggedRow {
                 index,
                 place: r.origin.to_string(),
-                gpu: r.gpu.clone(),
-                kernel: r.kernel.clone(),
-                config: r.config.clone(),
+                gpu: r.gpu.to_string(),
+                kernel: r.kernel.to_string(),
+                config: r.config.to_string(),
                 excluded: is_excluded(r),
                 reasons: r.reasons(),
             });

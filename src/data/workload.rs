@@ -78,8 +78,8 @@ pub struct Match {
 #[derive(Debug, Clone, PartialEq, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Workload {
-    /// Kernel name given to the imported rows.
-    pub name: String,
+    /// Kernel name given to the imported rows (shared by them).
+    pub name: std::sync::Arc<str>,
     #[serde(default)]
     pub description: Option<String>,
     // (the runs' own labels: shared by every row imported with this workload)
@@ -271,7 +271,7 @@ impl Workloads {
     }
 
     pub fn get(&self, name: &str) -> Option<&Workload> {
-        self.list.iter().find(|w| w.name == name)
+        self.list.iter().find(|w| *w.name == *name)
     }
 
     /// The workload describing a cache of `kernel_name` with these tuning parameters
@@ -376,7 +376,7 @@ mod tests {
     #[test]
     fn builtin_workloads_parse_and_name_their_kernels() {
         let w = Workloads::builtin();
-        let names: Vec<&str> = w.list.iter().map(|w| w.name.as_str()).collect();
+        let names: Vec<&str> = w.list.iter().map(|w| &*w.name).collect();
         assert_eq!(
             names,
             [
@@ -463,7 +463,7 @@ mod tests {
             "use_shmem",
         ]);
         let name_of = |m: Matched| match m {
-            Matched::Found(w) => w.name.clone(),
+            Matched::Found(w) => w.name.to_string(),
             Matched::NotFound(why) => format!("none: {why}"),
         };
         assert_eq!(

@@ -706,7 +706,7 @@ impl HybridParams {
         labels.sort_unstable();
         labels.dedup();
         let categories: Vec<String> = labels.into_iter().map(str::to_string).collect();
-        let mut gpus: Vec<String> = train.iter().map(|r| r.gpu.clone()).collect();
+        let mut gpus: Vec<String> = train.iter().map(|r| r.gpu.to_string()).collect();
         gpus.sort();
         gpus.dedup();
         let index = |g: &str| gpus.binary_search_by(|x| x.as_str().cmp(g)).unwrap_or(0);

@@ -909,14 +909,14 @@ mod tests {
                 .map(|(i, &w)| Run {
                     gpu: "G".into(),
                     kernel: "k".into(),
-                    config: format!("c{}", i % 25),
+                    config: format!("c{}", i % 25).into(),
                     flops: 10f64.powi(w as i32 + 3) * if w % 2 == 0 { 1.0 } else { 3.0 },
                     time_ms: 1.0,
                     ..Default::default()
                 })
                 .collect();
             let query = Run {
-                config: format!("c{query_config}"),
+                config: format!("c{query_config}").into(),
                 flops: 10f64.powi(query_work as i32 + 3),
                 ..runs[0].clone()
             };
@@ -946,18 +946,18 @@ mod tests {
             let runs: Vec<Run> = rows
                 .iter()
                 .map(|&(gpu, kernel, config)| Run {
-                    gpu: format!("G{gpu}"),
-                    kernel: format!("k{kernel}"),
-                    config: format!("c{config}"),
+                    gpu: format!("G{gpu}").into(),
+                    kernel: format!("k{kernel}").into(),
+                    config: format!("c{config}").into(),
                     time_ms: 1.0 + gpu as f64,
                     flops: 1e6 * (1 + config) as f64,
                     ..Default::default()
                 })
                 .collect();
             let query = Run {
-                gpu: format!("G{target}"),
+                gpu: format!("G{target}").into(),
                 kernel: "k1".into(),
-                config: format!("c{query_config}"),
+                config: format!("c{query_config}").into(),
                 ..Default::default()
             };
             let scan: Vec<*const Run> = runs

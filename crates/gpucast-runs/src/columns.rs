@@ -3,7 +3,6 @@
 //! `contract!` invocation below.
 
 use crate::run::{Exclusion, Origin, Warning};
-use std::sync::Arc;
 
 /// What a column holds and who must provide it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -12,8 +11,8 @@ pub enum ColumnKind {
     Required,
     /// A number a row may leave empty; a field of [`Run`].
     OptionalNumeric,
-    /// A text a row may leave empty; a field of [`Run`], shared (`Arc<str>`) between
-    /// the rows with the same label: a table repeats a few precisions, suites,
+    /// A text a row may leave empty; a field of [`Run`], shared ([`crate::Name`])
+    /// between the rows with the same label: a table repeats a few precisions, suites,
     /// categories and sources, and a string per row made `predict` on the 980k-row
     /// GEMM corpus peak at 1,040 MiB instead of 870.
     OptionalText,
@@ -76,13 +75,13 @@ macro_rules! contract {
         /// One kernel configuration measured on one GPU.
         #[derive(Debug, Default)]
         pub struct Run {
-            $(#[doc = $rtd] pub $rt: String,)*
+            $(#[doc = $rtd] pub $rt: crate::Name,)*
             $(#[doc = $rnd] pub $rn: f64,)*
             $(#[doc = $numd] pub $num: Option<f64>,)*
             /// The optional numbers few producers write (see [`RunDetails`]); None
             /// when the row has none of them.
             pub details: Option<Box<RunDetails>>,
-            $(#[doc = $txtd] pub $txt: Option<Arc<str>>,)*
+            $(#[doc = $txtd] pub $txt: Option<crate::Name>,)*
             /// The `flags` column: after validation, the serialized [`Run::warnings`]
             /// and [`Run::exclusion`] plus any flags of other tools read from the file.
             pub flags: Vec<String>,
@@ -93,8 +92,9 @@ macro_rules! contract {
             pub origin: Origin,
         }
 
-        /// Written out so that `clone_from` reuses the target's strings (a loop that
-        /// makes one query per row into one buffer allocates nothing per row). A field
+        /// Written out so that `clone_from` reuses what the target holds (its details'
+        /// box, its flags' buffers; names are shared): a loop that makes one query per
+        /// row into one buffer allocates nothing per row. A field
         /// added to `Run` must be added to both: `clone` fails to compile without it,
         /// `clone_from` would not (the crate's test compares the two).
         impl Clone for Run {
@@ -197,14 +197,14 @@ macro_rules! contract {
                 }
             }
             /// The slot of an optional text column by name (for loaders).
-            pub fn text_mut(&mut self, column: &str) -> Option<&mut Option<Arc<str>>> {
+            pub fn text_mut(&mut self, column: &str) -> Option<&mut Option<crate::Name>> {
                 match column {
                     $(stringify!($txt) => Some(&mut self.$txt),)*
                     _ => None,
                 }
             }
             /// The slot of a required text column by name (for loaders).
-            pub fn required_text_mut(&mut self, column: &str) -> Option<&mut String> {
+            pub fn required_text_mut(&mut self, column: &str) -> Option<&mut crate::Name> {
                 match column {
                     $(stringify!($rt) => Some(&mut self.$rt),)*
                     _ => None,
@@ -340,7 +340,7 @@ mod tests {
             if c.numeric {
                 *r.required_numeric_mut(c.name).unwrap() = required;
             } else {
-                *r.required_text_mut(c.name).unwrap() = format!("{tag}-{}", c.name);
+                *r.required_text_mut(c.name).unwrap() = format!("{tag}-{}", c.name).into();
             }
         }
     }

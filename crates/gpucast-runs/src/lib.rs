@@ -6,6 +6,7 @@
 mod columns;
 pub mod expr;
 mod key;
+mod name;
 mod run;
 
 pub use columns::{
@@ -13,4 +14,5 @@ pub use columns::{
     OPTIONAL_TEXT, REQUIRED, RUNNER, RUNNER_HEADER,
 };
 pub use key::{canonical_config, config_key, KeyError, ParamValue};
+pub use name::Name;
 pub use run::{Exclusion, Origin, Warning, VALIDATION_FLAGS};

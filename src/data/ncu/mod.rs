@@ -54,7 +54,7 @@ mod units;
 
 pub use launch::NcuLayout;
 
-use super::{Origin, Run, RunDetails, RunsTable};
+use super::{Name, Origin, Run, RunDetails, RunsTable};
 use crate::error::{Error, Result};
 use measure::Measured;
 use polars::prelude::{Column, DataFrame};
@@ -372,7 +372,7 @@ fn group(
         }
     }
     let file_arc: Arc<str> = Arc::from(file);
-    let source: Arc<str> = format!(
+    let source: Name = format!(
         "nsight-compute import of {}",
         Path::new(file)
             .file_name()
@@ -403,9 +403,9 @@ fn group(
         let precision = precision_of(&ms, flops_counted, cuda_core);
         let first = ms[0];
         runs.push(Run {
-            gpu,
-            kernel,
-            config,
+            gpu: gpu.into(),
+            kernel: kernel.into(),
+            config: config.into(),
             time_ms,
             flops,
             dram_bytes: mean(&|m| m.dram_bytes).unwrap_or(0.0),
