@@ -159,7 +159,7 @@ pub fn import_frame(df: &DataFrame, file: &str, source: &str) -> Result<Imported
     let mut runs = Vec::new();
     let mut kept_rows = Vec::new();
     let mut seen: HashSet<(String, String, String)> = HashSet::new();
-    let mut labels = super::Labels::default();
+    let mut names = super::SharedNames::default();
     for i in 0..n_rows {
         let row = i + 1;
         let text = |v: &Option<String>, name: &str| -> Result<String> {
@@ -218,17 +218,17 @@ pub fn import_frame(df: &DataFrame, file: &str, source: &str) -> Result<Imported
             continue;
         }
         runs.push(Run {
-            gpu: labels.get(&gpu),
-            kernel: labels.get(&kernel),
-            config: labels.get(&config),
+            gpu: names.get(&gpu),
+            kernel: names.get(&kernel),
+            config: names.get(&config),
             time_ms,
             flops: gemm_flops(m, n, k),
             dram_bytes: gemm_dram_bytes(m, n, k, &facts),
             working_set_bytes: Some(gemm_dram_bytes(m, n, k, &facts)),
-            precision: Some(labels.get(facts.precision)),
-            suite: Some(labels.get("library-gemm")),
-            category: Some(labels.get("matmul_library")),
-            source: Some(labels.get(source)),
+            precision: Some(names.get(facts.precision)),
+            suite: Some(names.get("library-gemm")),
+            category: Some(names.get("matmul_library")),
+            source: Some(names.get(source)),
             origin: Origin {
                 file: file_arc.clone(),
                 row,

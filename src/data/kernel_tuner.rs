@@ -219,7 +219,7 @@ pub fn import_text(
     let mut runs: Vec<Run> = Vec::new();
     let mut work_from: Vec<Option<String>> = Vec::new();
     let mut seen: HashSet<String> = HashSet::new();
-    let mut labels = super::Labels::default();
+    let mut names = super::SharedNames::default();
     let mut tally = Tally::default();
 
     for (key, entry) in cache {
@@ -263,10 +263,10 @@ pub fn import_text(
             continue;
         }
         let mut run = Run {
-            gpu: labels.get(device),
+            gpu: names.get(device),
             config: config.into(),
             time_ms,
-            source: Some(labels.get(source)),
+            source: Some(names.get(source)),
             origin: Origin {
                 file: file_arc.clone(),
                 row: runs.len() + 1,
@@ -290,8 +290,8 @@ pub fn import_text(
                 format!("workload:{}", w.name)
             }
             None => {
-                run.kernel = labels.get(kernel_name);
-                run.suite = Some(labels.get("kernel-tuner"));
+                run.kernel = names.get(kernel_name);
+                run.suite = Some(names.get("kernel-tuner"));
                 match work_from_metrics(&mut run, entry, &mut tally) {
                     Some(from) => from,
                     None => {

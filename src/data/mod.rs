@@ -86,15 +86,15 @@ pub fn work_hash(run: &Run) -> u64 {
 /// strings, and a table's rows mostly repeat a few GPUs, kernels, precisions and
 /// sources, so loaders and importers make each once.
 #[derive(Debug, Default)]
-pub struct Labels(rustc_hash::FxHashSet<Name>);
+pub struct SharedNames(rustc_hash::FxHashSet<Name>);
 
-impl Labels {
-    /// The shared string of `label`, made on first sight.
-    pub fn get(&mut self, label: &str) -> Name {
-        if let Some(known) = self.0.get(label) {
+impl SharedNames {
+    /// The shared name of `text`, made on first sight.
+    pub fn get(&mut self, text: &str) -> Name {
+        if let Some(known) = self.0.get(text) {
             return known.clone();
         }
-        let made = Name::from(label);
+        let made = Name::from(text);
         self.0.insert(made.clone());
         made
     }
@@ -112,7 +112,7 @@ pub fn query_on(run: &Run, gpu: &str) -> Run {
     query
 }
 
-/// [`query_on`] written into `query`, reusing its strings: a loop making a query per
+/// [`query_on`] written into `query`, reusing what it holds: a loop making a query per
 /// row allocates nothing per row.
 pub fn query_into(query: &mut Run, run: &Run, gpu: &str) {
     // (the buffer's target name is kept when it is this one: a loop over one target

@@ -674,7 +674,7 @@ impl Cells<'_> {
 /// fifth of loading the shipped corpora).
 #[derive(Default)]
 struct Shared<'a> {
-    names: super::Labels,
+    names: super::SharedNames,
     canonical: rustc_hash::FxHashMap<&'a str, Name>,
 }
 

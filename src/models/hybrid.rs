@@ -702,13 +702,15 @@ impl HybridParams {
     pub fn fit_hybrid(&self, train: &[&Run], ctx: &Context) -> Result<FittedHybrid> {
         let params = self.check()?;
         let evidence = Evidence::new(train.iter().copied());
-        let mut labels: Vec<&str> = train.iter().filter_map(|r| r.category.as_deref()).collect();
-        labels.sort_unstable();
-        labels.dedup();
-        let categories: Vec<String> = labels.into_iter().map(str::to_string).collect();
-        let mut gpus: Vec<String> = train.iter().map(|r| r.gpu.to_string()).collect();
-        gpus.sort();
-        gpus.dedup();
+        // (a string per distinct name, not per run)
+        let distinct = |names: &mut Vec<&str>| -> Vec<String> {
+            names.sort_unstable();
+            names.dedup();
+            names.iter().map(|s| s.to_string()).collect()
+        };
+        let categories =
+            distinct(&mut train.iter().filter_map(|r| r.category.as_deref()).collect());
+        let gpus = distinct(&mut train.iter().map(|r| r.gpu.as_str()).collect());
         let index = |g: &str| gpus.binary_search_by(|x| x.as_str().cmp(g)).unwrap_or(0);
         let families: Vec<String> = train
             .iter()
