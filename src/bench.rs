@@ -149,16 +149,32 @@ pub fn time_load(paths: &[PathBuf], catalog: &Catalog) -> Result<(RunsTable, f64
 /// The [`Stage::Load`] timing of a table of `rows` rows on `gpus` GPUs, loaded and
 /// validated in each of `seconds` ([`time_load`]).
 pub fn load_timing(rows: usize, gpus: usize, seconds: Vec<f64>) -> Timing {
-    let min_seconds = seconds.iter().copied().fold(f64::INFINITY, f64::min);
-    Timing {
-        stage: Stage::Load.name(),
-        rows,
-        gpus,
-        threads: 1,
-        seconds,
-        min_seconds,
-        rows_per_second: rows as f64 / min_seconds.max(1e-9),
-        peak_rss_bytes: peak_rss_bytes(),
+    Timing::of(Stage::Load, rows, gpus, 1, seconds, rows)
+}
+
+impl Timing {
+    /// `stage`'s timing on `rows` rows of `gpus` GPUs over `threads`, from each
+    /// repeat's `seconds` and the rows each repeat processed (`done`), with the
+    /// process's peak memory so far.
+    fn of(
+        stage: Stage,
+        rows: usize,
+        gpus: usize,
+        threads: usize,
+        seconds: Vec<f64>,
+        done: usize,
+    ) -> Timing {
+        let min_seconds = seconds.iter().copied().fold(f64::INFINITY, f64::min);
+        Timing {
+            stage: stage.name(),
+            rows,
+            gpus,
+            threads,
+            seconds,
+            min_seconds,
+            rows_per_second: done as f64 / min_seconds.max(1e-9),
+            peak_rss_bytes: peak_rss_bytes(),
+        }
     }
 }
 
@@ -206,20 +222,18 @@ pub fn time_stage(stage: Stage, runs: &[&Run], repeats: usize, ctx: &Context) ->
         };
         seconds.push(t0.elapsed().as_secs_f64());
     }
-    let min_seconds = seconds.iter().copied().fold(f64::INFINITY, f64::min);
-    Ok(Timing {
-        stage: stage.name(),
-        rows: runs.len(),
+    let threads = match stage {
+        Stage::Load | Stage::AnalyticalPredict => 1,
+        Stage::LogoAnalytical | Stage::LogoHybrid => crate::parallel::threads().min(gpus),
+    };
+    Ok(Timing::of(
+        stage,
+        runs.len(),
         gpus,
-        threads: match stage {
-            Stage::Load | Stage::AnalyticalPredict => 1,
-            Stage::LogoAnalytical | Stage::LogoHybrid => crate::parallel::threads().min(gpus),
-        },
+        threads,
         seconds,
-        min_seconds,
-        rows_per_second: predicted as f64 / min_seconds.max(1e-9),
-        peak_rss_bytes: peak_rss_bytes(),
-    })
+        predicted,
+    ))
 }
 
 /// Each row with the GPU its work is predicted on: the next GPU in name order. The

@@ -449,7 +449,12 @@ pub fn read_file_with(path: &Path, opts: &ImportOptions) -> Result<RunsTable> {
 
 /// Column `name` as text cells (None = null or empty).
 pub(crate) fn text_cells(df: &DataFrame, name: &str) -> Option<Vec<Option<String>>> {
-    Some(text_column(df, name)?.iter().map(text_cell).collect())
+    Some(
+        text_column(df, name)?
+            .iter()
+            .map(|c| trimmed(c).map(str::to_string))
+            .collect(),
+    )
 }
 
 /// Column `name` as text, whatever its type (None: no such column, or one with no
@@ -458,11 +463,6 @@ fn text_column(df: &DataFrame, name: &str) -> Option<StringChunked> {
     let col = df.column(name).ok()?;
     let s = col.as_materialized_series().cast(&DataType::String).ok()?;
     s.str().ok().cloned()
-}
-
-/// A text cell, trimmed; None when null or empty.
-fn text_cell(cell: Option<&str>) -> Option<String> {
-    trimmed(cell).map(str::to_string)
 }
 
 /// A cell trimmed; None when null or empty.
@@ -585,8 +585,8 @@ pub(crate) fn from_frame(df: DataFrame, file: Arc<str>, lines: RowLines) -> Resu
     }
     // Each run is written once, row by row: filling a million runs column by column
     // swept the whole table once per column (60 ms per column of the 980k-row GEMM
-    // corpus, in runs of then 704 bytes each). Its names and labels are shared
-    // strings ([`Shared`]), so no string is made per row (but a flagged row's flags).
+    // corpus, when a run was 704 bytes). Its names and labels are shared strings
+    // ([`Shared`]): no string is made per row, except a flagged row's flags.
     let (specs, data): (Vec<&ColumnSpec>, Vec<ColumnData>) = columns.into_iter().unzip();
     let mut cells: Vec<Cells> = data.iter().map(ColumnData::cells).collect();
     let mut shared = Shared::default();
