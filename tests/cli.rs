@@ -713,23 +713,48 @@ fn prediction_threads_change_nothing_but_the_time() {
 
 /// `bench --stage STAGES --format json` on 100 reference rows of 2 GPUs, 2 repeats.
 fn bench_json(stages: &str) -> serde_json::Value {
+    bench_json_with(stages, &["--rows", "100", "--repeat", "2"])
+}
+
+/// `bench --stage STAGES --format json` on 2 GPUs of the reference data, with `args`.
+fn bench_json_with(stages: &str, args: &[&str]) -> serde_json::Value {
     let dir = reference_data();
-    let printed = gpucast_ok(&[
+    let mut all = vec![
         "bench",
         "--data",
         dir.to_str().unwrap(),
-        "--rows",
-        "100",
         "--gpu-count",
         "2",
         "--stage",
         stages,
-        "--repeat",
-        "2",
         "--format",
         "json",
-    ]);
+    ];
+    all.extend_from_slice(args);
+    let printed = gpucast_ok(&all);
     serde_json::from_str(&printed).expect("json")
+}
+
+/// Each subset is timed laid out as asked: a table of its own by default (a copy, and
+/// for the last subset the whole table cut down to it), or where its rows lie in the
+/// whole table. Either way every row of each size is predicted.
+#[test]
+fn bench_lays_each_subset_out_as_asked() {
+    for layout in ["table", "in-place"] {
+        let v = bench_json_with(
+            "analytical-predict",
+            &["--rows", "50,100", "--repeat", "1", "--layout", layout],
+        );
+        let stages = v.as_array().expect("an array of stages");
+        assert_eq!(stages.len(), 2, "{v}");
+        for (t, rows) in stages.iter().zip([50.0, 100.0]) {
+            assert_eq!(t["layout"], layout, "{t}");
+            let rate = t["rows_per_second"].as_f64().unwrap();
+            let min = t["min_seconds"].as_f64().unwrap();
+            assert!(t["rows"].as_f64().unwrap() >= rows, "{t}");
+            assert_eq!((rate * min).round(), t["rows"].as_f64().unwrap(), "{t}");
+        }
+    }
 }
 
 /// `bench --format json` pipes the timings as numbers (the table's text is rounded to
@@ -745,6 +770,7 @@ fn bench_json_gives_unrounded_numbers() {
         (t["rows"].as_u64(), t["gpus"].as_u64()),
         (Some(100), Some(2))
     );
+    assert_eq!(t["layout"], "table");
     let seconds: Vec<f64> = t["seconds"]
         .as_array()
         .unwrap()
@@ -773,6 +799,8 @@ fn bench_times_loading_as_a_stage() {
         .collect();
     assert_eq!(stages, ["load", "analytical-predict"]);
     let t = &v[0];
+    // (whole files: no subset, so no layout)
+    assert!(t["layout"].is_null(), "{t}");
     let (table, _) =
         gpucast::data::load_validated(&[reference_data()], &gpucast::catalog::Catalog::builtin())
             .unwrap();

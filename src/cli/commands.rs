@@ -639,8 +639,9 @@ fn bench(a: BenchArgs, catalog: &Catalog) -> Result<()> {
     // Loading and validating: what every command pays first, its own stage. Its
     // repeats come after the other stages, so their peak memory is that of one table.
     let timed_load = a.stage.contains(&bench::Stage::Load);
-    let (table, load_s) = bench::time_load(&paths, catalog)?;
-    eprintln!("loaded and validated {} rows in {load_s:.2} s", table.len());
+    let (mut table, load_s) = bench::time_load(&paths, catalog)?;
+    let (table_rows, table_gpus) = (table.len(), table.gpus().len());
+    eprintln!("loaded and validated {table_rows} rows in {load_s:.2} s");
     let cal = calibration(&a.figures, false, &paths, catalog)?;
     let resources = a.figures.kernel_resources()?;
     let ctx = Context {
@@ -655,39 +656,55 @@ fn bench(a: BenchArgs, catalog: &Catalog) -> Result<()> {
         .copied()
         .filter(|s| *s != bench::Stage::Load)
         .collect();
-    for &gpus in &a.gpu_count {
-        for &rows in &a.rows {
-            if subset_stages.is_empty() {
-                break;
+    let sizes: Vec<(usize, usize)> = a
+        .gpu_count
+        .iter()
+        .flat_map(|&gpus| a.rows.iter().map(move |&rows| (rows, gpus)))
+        .collect();
+    for (n, &(rows, gpus)) in sizes.iter().enumerate() {
+        if subset_stages.is_empty() {
+            break;
+        }
+        let picked = bench::subset_rows(&table.runs, rows, gpus)?;
+        // A table of its own: a copy, or, for the last subset, the whole table cut
+        // down to it (the load stage's repeats read the files again).
+        let copy: Vec<data::Run>;
+        let runs: Vec<&data::Run> = match a.layout {
+            bench::Layout::InPlace => picked.iter().map(|&i| &table.runs[i]).collect(),
+            bench::Layout::Table if n + 1 == sizes.len() => {
+                bench::keep_rows(&mut table.runs, &picked);
+                table.runs.iter().collect()
             }
-            let runs = bench::subset(&table.runs, rows, gpus)?;
-            for &stage in &subset_stages {
-                let pb = indicatif::ProgressBar::new_spinner()
-                    .with_message(format!("{} on {rows} rows x {gpus} GPUs", stage.name()));
-                pb.enable_steady_tick(std::time::Duration::from_millis(200));
-                let timing = bench::time_stage(stage, &runs, a.repeat, &ctx)?;
-                pb.finish_and_clear();
-                eprintln!(
-                    "{} on {} rows x {} GPUs, {} threads: {:.2} s (min of {})",
-                    timing.stage,
-                    timing.rows,
-                    timing.gpus,
-                    timing.threads,
-                    timing.min_seconds,
-                    timing.seconds.len()
-                );
-                timings.push(timing);
+            bench::Layout::Table => {
+                copy = picked.iter().map(|&i| table.runs[i].clone()).collect();
+                copy.iter().collect()
             }
+        };
+        for &stage in &subset_stages {
+            let pb = indicatif::ProgressBar::new_spinner()
+                .with_message(format!("{} on {rows} rows x {gpus} GPUs", stage.name()));
+            pb.enable_steady_tick(std::time::Duration::from_millis(200));
+            let timing = bench::time_stage(stage, &runs, a.layout, a.repeat, &ctx)?;
+            pb.finish_and_clear();
+            eprintln!(
+                "{} on {} rows x {} GPUs, {} threads: {:.2} s (min of {})",
+                timing.stage,
+                timing.rows,
+                timing.gpus,
+                timing.threads,
+                timing.min_seconds,
+                timing.seconds.len()
+            );
+            timings.push(timing);
         }
     }
     if timed_load {
-        let (rows, gpus) = (table.len(), table.gpus().len());
         drop(table);
         let mut seconds = vec![load_s];
         for _ in 1..a.repeat {
             seconds.push(bench::time_load(&paths, catalog)?.1); // (each table dropped)
         }
-        timings.insert(0, bench::load_timing(rows, gpus, seconds));
+        timings.insert(0, bench::load_timing(table_rows, table_gpus, seconds));
     }
     if a.format == Format::Json {
         // Numbers, not the table's rounded text: what a script compares across runs.
@@ -696,7 +713,11 @@ fn bench(a: BenchArgs, catalog: &Catalog) -> Result<()> {
     out_table(
         &report::timings_table(&timings),
         a.format,
-        "peak RSS is the process's high-water mark so far (loading included)",
+        &format!(
+            "peak RSS is the process's high-water mark so far (loading included); \
+             subsets laid out as --layout {}",
+            a.layout.name()
+        ),
     )
 }
 

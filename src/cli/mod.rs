@@ -320,6 +320,9 @@ pub struct BenchArgs {
     /// Repeats of each stage; the fastest is reported
     #[arg(long, default_value_t = 3)]
     pub repeat: usize,
+    /// Where each subset's rows lie while it is timed
+    #[arg(long, value_enum, default_value_t = gpucast::bench::Layout::Table)]
+    pub layout: gpucast::bench::Layout,
     /// Output format (json: each stage's timing as numbers, every repeat's seconds,
     /// rows per second and peak memory in bytes, unrounded)
     #[arg(long, value_enum, default_value_t = Format::Table)]
