@@ -166,8 +166,7 @@ pub fn subset_rows(table: &[Run], rows: usize, gpus: usize) -> Result<Vec<usize>
 }
 
 /// Keep only the rows of `table` at the ascending positions `picked`, in order and in
-/// place: the last subset of a `bench` becomes a table of its own without a second
-/// copy of its rows at the peak (a copy of 1M rows is ~480 MB).
+/// place (see [`lay_out`]).
 pub fn keep_rows(table: &mut Vec<Run>, picked: &[usize]) {
     let mut keep = vec![false; table.len()];
     for &i in picked {
@@ -179,6 +178,48 @@ pub fn keep_rows(table: &mut Vec<Run>, picked: &[usize]) {
         keep[at - 1]
     });
     table.shrink_to_fit();
+}
+
+/// A subset's rows laid out for timing ([`lay_out`]).
+pub enum LaidOut<'t> {
+    /// Where they lie in the whole table.
+    InPlace(Vec<&'t Run>),
+    /// Copied into a table of their own.
+    Copied(Vec<Run>),
+    /// The whole table, cut down to them.
+    Cut(&'t [Run]),
+}
+
+impl LaidOut<'_> {
+    /// The rows, in the whole table's order.
+    pub fn runs(&self) -> Vec<&Run> {
+        match self {
+            LaidOut::InPlace(runs) => runs.clone(),
+            LaidOut::Copied(runs) => runs.iter().collect(),
+            LaidOut::Cut(runs) => runs.iter().collect(),
+        }
+    }
+}
+
+/// The rows of `table` at the ascending positions `picked` ([`subset_rows`]) laid out
+/// as `layout` says. A table of its own is a copy, except for the `last` subset timed:
+/// the whole table is cut down to it in place, so no second copy of its rows is in the
+/// peak memory (a copy of 1M rows is ~480 MB; `bench`'s load stage reads the files
+/// again).
+pub fn lay_out<'t>(
+    table: &'t mut Vec<Run>,
+    picked: &[usize],
+    layout: Layout,
+    last: bool,
+) -> LaidOut<'t> {
+    match layout {
+        Layout::InPlace => LaidOut::InPlace(picked.iter().map(|&i| &table[i]).collect()),
+        Layout::Table if last => {
+            keep_rows(table, picked);
+            LaidOut::Cut(table)
+        }
+        Layout::Table => LaidOut::Copied(picked.iter().map(|&i| table[i].clone()).collect()),
+    }
 }
 
 /// Peak resident set size of this process (`VmHWM`), bytes; None where /proc is not.
@@ -373,14 +414,33 @@ mod tests {
         assert!(err.to_string().contains("times whole files"), "{err}");
     }
 
-    /// The last subset becomes a table of its own in place: the picked rows, in order.
+    /// A subset is laid out as asked, its rows in the whole table's order each way: in
+    /// place, copied, or (the last one timed) the whole table cut down to them.
     #[test]
-    fn keep_rows_leaves_the_picked_rows_in_order() {
+    fn a_subset_is_laid_out_as_asked() {
         let mut all = runs(&["a", "b"], 5);
         let picked = [1, 3, 6, 9];
         let want: Vec<Run> = picked.iter().map(|&i| all[i].clone()).collect();
-        keep_rows(&mut all, &picked);
-        assert_eq!(all, want);
+        let whole = all.as_ptr_range();
+        let in_table = |r: &Run| whole.contains(&(r as *const Run));
+        {
+            let laid_out = lay_out(&mut all, &picked, Layout::InPlace, true);
+            let runs = laid_out.runs();
+            assert!(runs.iter().all(|r| in_table(r)));
+            assert!(runs.iter().copied().eq(want.iter()));
+        }
+        {
+            let laid_out = lay_out(&mut all, &picked, Layout::Table, false);
+            let runs = laid_out.runs();
+            assert!(runs.iter().all(|r| !in_table(r)));
+            assert!(runs.iter().copied().eq(want.iter()));
+        }
+        assert_eq!(all.len(), 10, "a copy leaves the whole table");
+        {
+            let laid_out = lay_out(&mut all, &picked, Layout::Table, true);
+            assert!(laid_out.runs().iter().copied().eq(want.iter()));
+        }
+        assert_eq!(all, want, "the last subset cuts the table down to its rows");
         // positions of the subset, ascending, as subset borrows them
         let all = runs(&["a", "b", "c"], 100);
         let at = subset_rows(&all, 60, 2).unwrap();

@@ -666,20 +666,8 @@ fn bench(a: BenchArgs, catalog: &Catalog) -> Result<()> {
             break;
         }
         let picked = bench::subset_rows(&table.runs, rows, gpus)?;
-        // A table of its own: a copy, or, for the last subset, the whole table cut
-        // down to it (the load stage's repeats read the files again).
-        let copy: Vec<data::Run>;
-        let runs: Vec<&data::Run> = match a.layout {
-            bench::Layout::InPlace => picked.iter().map(|&i| &table.runs[i]).collect(),
-            bench::Layout::Table if n + 1 == sizes.len() => {
-                bench::keep_rows(&mut table.runs, &picked);
-                table.runs.iter().collect()
-            }
-            bench::Layout::Table => {
-                copy = picked.iter().map(|&i| table.runs[i].clone()).collect();
-                copy.iter().collect()
-            }
-        };
+        let laid_out = bench::lay_out(&mut table.runs, &picked, a.layout, n + 1 == sizes.len());
+        let runs = laid_out.runs();
         for &stage in &subset_stages {
             let pb = indicatif::ProgressBar::new_spinner()
                 .with_message(format!("{} on {rows} rows x {gpus} GPUs", stage.name()));
