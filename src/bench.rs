@@ -401,11 +401,7 @@ mod tests {
         let queries = next_gpu_queries(&refs);
         assert!(queries.iter().all(|(r, target)| r.gpu != *target));
         let catalog = crate::catalog::Catalog::builtin();
-        let ctx = Context {
-            catalog: &catalog,
-            calibration: &crate::features::Calibration::Spec,
-            resources: None,
-        };
+        let ctx = Context::new(&catalog, &crate::features::Calibration::Spec, None);
         let t = time_stage(Stage::AnalyticalPredict, &refs, Layout::Table, 2, &ctx).unwrap();
         assert_eq!((t.rows, t.gpus, t.threads, t.seconds.len()), (100, 2, 1, 2));
         assert_eq!((t.rows_per_second * t.min_seconds).round(), 100.0);

@@ -874,11 +874,7 @@ mod tests {
             }
         }
         let catalog = crate::catalog::Catalog::builtin();
-        let ctx = Context {
-            catalog: &catalog,
-            calibration: &crate::features::Calibration::Spec,
-            resources: None,
-        };
+        let ctx = Context::new(&catalog, &crate::features::Calibration::Spec, None);
         let specs: Vec<crate::models::ModelSpec> = ["analytical", "hybrid"]
             .iter()
             .map(|m| crate::models::ModelSpec::parse(m, 7).unwrap())

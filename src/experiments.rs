@@ -221,11 +221,11 @@ pub fn evaluate_models(
         if group.is_empty() {
             continue;
         }
-        let ctx = Context {
-            catalog: setup.catalog,
-            calibration: if is_study { setup.study } else { setup.ours },
-            resources: if is_study { None } else { setup.resources },
-        };
+        let ctx = Context::new(
+            setup.catalog,
+            if is_study { setup.study } else { setup.ours },
+            if is_study { None } else { setup.resources },
+        );
         let e = evaluation::evaluate(runs, protocol, selection, &group, &ctx, progress)?;
         evaluation.protocol = e.protocol;
         evaluation.excluded_rows = e.excluded_rows;

@@ -26,7 +26,7 @@
 //!     NVIDIA GeForce RTX 2080 Ti,saxpy,N=16777216,0.36,33554432,201326592\n")?;
 //! let catalog = Catalog::builtin();
 //! let (runs, _report) = gpucast::data::load_validated(&[runs_csv], &catalog)?;
-//! let ctx = Context { catalog: &catalog, calibration: &Calibration::Spec, resources: None };
+//! let ctx = Context::new(&catalog, &Calibration::Spec, None);
 //! let train: Vec<&gpucast::data::Run> = runs.runs.iter().collect();
 //! let hybrid = ModelSpec::parse("hybrid", 42)?.fit(&train, &ctx)?;
 //! let target = catalog.resolve_or_err("H100 SXM5 80GB")?.name.clone();

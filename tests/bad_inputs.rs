@@ -436,6 +436,7 @@ fn cases() -> Vec<Case> {
         model_file("new-family share above 1", model_json(|v| v["new_family_share"] = 1.5.into()), "m.json: new_family_share 1.5 is outside 0..1"),
         model_file("negative kernel-ratio share", model_json(|v| v["kernel_ratio_share"] = (-0.25).into()), "m.json: kernel_ratio_share -0.25 is outside 0..1"),
         model_file("a model file of the previous version", model_json(|v| { v["version"] = 6.into(); v.as_object_mut().unwrap().remove("kernel_ratio_share"); }), "m.json: model file format version 6 (written by gpucast 0.1.0), this gpucast reads version 7: retrain it"),
+        model_file("similarity power not offered", model_json(|v| v["similarity_power"] = 0.into()), "m.json: similarity_power 0 is not one of [1, 2, 4]"),
         model_file("unsorted families", model_json(|v| v["families"] = serde_json::json!(["stencil", "matmul"])), "m.json: families must be sorted, each named once"),
         model_file("swapped interval", model_json(|v| v["interval_log"] = serde_json::json!([0.9, -0.4])), "m.json: interval_log (0.9, -0.4) must be finite with lo <= hi"),
         model_file("negative shape coefficient", model_json(|v| v["shape"] = shape(&[-1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0], 1.0)), "m.json: shape.coefficients must be 7 finite numbers >= 0"),

@@ -218,8 +218,13 @@ fn train_then_predict_and_reject_bad_model_files() {
     assert!(saved.get("x").is_none() && saved.get("y").is_none());
     assert!(saved.get("residual").is_some() && saved["pairs"].as_u64().unwrap() > 0);
     // Every hand edit that would change predictions silently is an error.
-    let edits: [(&str, serde_json::Value, &str); 5] = [
+    let edits: [(&str, serde_json::Value, &str); 6] = [
         ("correction_share", serde_json::json!(-0.5), "outside 0..1"),
+        (
+            "similarity_power",
+            serde_json::json!(3),
+            "similarity_power 3 is not one of [1, 2, 4]",
+        ),
         ("new_family_share", serde_json::json!(2.0), "outside 0..1"),
         ("interval_log", serde_json::json!([0.4, -0.3]), "lo <= hi"),
         (
@@ -370,7 +375,7 @@ fn evaluate_says_what_the_hybrid_fit_decided() {
     // Four LOGO folds (one per GPU); the fixed share is reported as fixed.
     assert!(
         out.contains(
-            "fitted: hybrid@0.25: correction share 0.25 (fixed), no shape transfer, kernel-ratio share 0 in 4 folds"
+            "fitted: hybrid@0.25: correction share 0.25 (fixed), no shape transfer, kernel-ratio share 0, sources weighted by their similarity to the power 1 in 4 folds"
         ),
         "{out}"
     );

@@ -51,20 +51,12 @@ fn reference_logo(models: &[&str]) -> evaluation::Evaluation {
 
 /// Catalog-only figures, the shipped kernel resources (`res`, from [`resources`]).
 fn resources_context<'a>(catalog: &'a Catalog, res: &'a KernelResources) -> Context<'a> {
-    Context {
-        catalog,
-        calibration: &Calibration::Spec,
-        resources: Some(res),
-    }
+    Context::new(catalog, &Calibration::Spec, Some(res))
 }
 
 /// Catalog-only figures, the runs' own register counts.
 fn spec_context(catalog: &Catalog) -> Context<'_> {
-    Context {
-        catalog,
-        calibration: &Calibration::Spec,
-        resources: None,
-    }
+    Context::new(catalog, &Calibration::Spec, None)
 }
 
 /// The runs of a SYNTHETIC runs CSV, loaded and validated against the built-in catalog.
@@ -83,11 +75,7 @@ fn mape_by_target(
     model: &str,
     sel: &Selection,
 ) -> Vec<(String, f64, usize)> {
-    let ctx = Context {
-        catalog,
-        calibration: cal,
-        resources: res,
-    };
+    let ctx = Context::new(catalog, cal, res);
     let spec = ModelSpec::parse(model, 42).unwrap();
     let e = evaluation::evaluate(runs, &Protocol::Logo, sel, &[&spec], &ctx, &|| {}).unwrap();
     e.results

@@ -394,11 +394,7 @@ fn predictions(a: &PredictArgs, catalog: &Catalog) -> Result<gpucast::predict::P
     let model = ModelChoice::parse(&model_for(a, &table, &target), a.seed)?;
     let cal = calibration(&a.figures, model.is_study(), &a.runs, catalog)?;
     let resources = a.figures.kernel_resources()?;
-    let ctx = Context {
-        catalog,
-        calibration: &cal,
-        resources: resources.as_ref(),
-    };
+    let ctx = Context::new(catalog, &cal, resources.as_ref());
     let other_data;
     let training: &[data::Run] = if a.data.is_empty() {
         &table.runs
@@ -433,11 +429,7 @@ fn explain(a: ExplainArgs, catalog: &Catalog) -> Result<()> {
     })?;
     let cal = calibration(&a.figures, false, &a.runs, catalog)?;
     let resources = a.figures.kernel_resources()?;
-    let ctx = Context {
-        catalog,
-        calibration: &cal,
-        resources: resources.as_ref(),
-    };
+    let ctx = Context::new(catalog, &cal, resources.as_ref());
     let q = data::query_on(row, &target);
     let source = a
         .source
@@ -453,18 +445,18 @@ fn explain(a: ExplainArgs, catalog: &Catalog) -> Result<()> {
             .iter()
             .filter(|r| r.gpu != target && source.as_ref().is_none_or(|s| &r.gpu == s)),
     );
-    let ps = analytical::projections(&q, &evidence, &ctx)?;
+    // As `predict` does: sources weighed and the interval calibrated as a fit on the
+    // other GPUs' runs chooses.
+    let train: Vec<&data::Run> = table.runs.iter().filter(|r| r.gpu != target).collect();
+    let fitted = analytical::Analytical.fit_analytical(&train, &ctx)?;
+    let ps = fitted.projections(&q, &evidence, &ctx)?;
     if ps.is_empty() {
         return Err(Error::msg(format!(
             "no usable source measures {} {} on a GPU other than {target}",
             q.kernel, q.config
         )));
     }
-    // As `predict` does: the interval calibrated on the other GPUs' runs.
-    let train: Vec<&data::Run> = table.runs.iter().filter(|r| r.gpu != target).collect();
-    let combined = analytical::Analytical
-        .fit_analytical(&train, &ctx)?
-        .combined(&ps);
+    let combined = fitted.combined(&ps);
     out(&report::explain_text(
         &q,
         &target,
@@ -600,11 +592,7 @@ fn train(a: TrainArgs, catalog: &Catalog) -> Result<()> {
     }
     let cal = calibration(&a.figures, false, &a.data, catalog)?;
     let resources = a.figures.kernel_resources()?;
-    let ctx = Context {
-        catalog,
-        calibration: &cal,
-        resources: resources.as_ref(),
-    };
+    let ctx = Context::new(catalog, &cal, resources.as_ref());
     let train: Vec<&data::Run> = table.runs.iter().collect();
     let fitted = HybridParams::fit_hybrid(&params, &train, &ctx)?;
     fitted.save(&a.out)?;
@@ -644,11 +632,7 @@ fn bench(a: BenchArgs, catalog: &Catalog) -> Result<()> {
     eprintln!("loaded and validated {table_rows} rows in {load_s:.2} s");
     let cal = calibration(&a.figures, false, &paths, catalog)?;
     let resources = a.figures.kernel_resources()?;
-    let ctx = Context {
-        catalog,
-        calibration: &cal,
-        resources: resources.as_ref(),
-    };
+    let ctx = Context::new(catalog, &cal, resources.as_ref());
     let mut timings = Vec::new();
     let subset_stages: Vec<bench::Stage> = a
         .stage

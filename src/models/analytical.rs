@@ -10,7 +10,8 @@
 //!   atomics have their own roof, the share of time the roof does not explain scales
 //!   with warp parallelism (resident warps x clock) and waves are quantized; several
 //!   sources combine by a weighted geometric mean with weights from architectural
-//!   similarity ([`similarity`]); the interval spans the sources and the memory levels
+//!   similarity ([`similarity`]) to a power the fit chooses on the training GPUs
+//!   ([`SIMILARITY_POWERS`]); the interval spans the sources and the memory levels
 //!   (hierarchical roofline).
 
 use super::{Context, Evidence, Fit, HeldOutError, Interval, Predict, Prediction};
@@ -33,43 +34,128 @@ pub struct AnalyticalStudy;
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Analytical;
 
-/// Our analytical projection, fitted: only its interval is learned, from the
-/// projection's own errors on the training GPUs.
-#[derive(Debug, Clone, Copy, Default)]
+/// Our analytical projection, fitted: only how it weighs its sources and its interval
+/// are learned, from the projection's own errors on the training GPUs.
+#[derive(Debug, Clone, Copy)]
 pub struct FittedAnalytical {
     /// Held-out log-error quantiles of the projection on the training runs (each run
     /// projected from the other training GPUs only); None with too few of them, when
     /// the interval is the sources' spread.
     pub interval_log: Option<(f64, f64)>,
+    /// The power of a source's similarity that is its weight
+    /// (one of [`SIMILARITY_POWERS`], chosen on the training GPUs).
+    pub similarity_power: i32,
+}
+
+impl Default for FittedAnalytical {
+    /// Fitted on nothing: sources weighted by their similarity, the sources' spread as
+    /// the interval.
+    fn default() -> Self {
+        FittedAnalytical {
+            interval_log: None,
+            similarity_power: 1,
+        }
+    }
 }
 
 /// Most training runs the analytical interval is calibrated on (an even, deterministic
 /// subsample beyond it: quantiles at 5 % and 95 % need hundreds, not millions).
 const MAX_INTERVAL_RUNS: usize = 4000;
 
-/// Held-out errors ln(measured / projected) of training runs, with their GPUs: each
-/// projected from the same work on the other training GPUs (its own GPU's rows are
-/// never a source), at most [`MAX_INTERVAL_RUNS`] of them.
-pub(crate) fn held_out_errors(train: &[&Run], ctx: &Context) -> Result<Vec<HeldOutError>> {
+/// The powers of a source GPU's similarity to the target a fit may weigh its sources
+/// with, the first being the similarity itself. A higher power leans on the most
+/// similar sources: on the GEMM latency tables (datacenter GPUs of two generations
+/// beside two workstation boards) sources of the target's own kind are the better
+/// guide, on Kernel Tuner's GEMM (eleven GPUs of six generations) no source is close
+/// enough to be trusted alone.
+pub const SIMILARITY_POWERS: [i32; 3] = [1, 2, 4];
+
+/// A source's weight: its similarity to the target to the power `power`.
+pub fn source_weight(similarity: f64, power: i32) -> f64 {
+    if power == 1 {
+        similarity
+    } else {
+        similarity.powi(power)
+    }
+}
+
+/// Held-out errors ln(measured / projected) of training runs, with their GPUs, for
+/// each power of [`SIMILARITY_POWERS`] (in its order): each run projected from the
+/// same work on the other training GPUs (its own GPU's rows are never a source), at
+/// most [`MAX_INTERVAL_RUNS`] of them, the same runs for every power.
+pub(crate) fn held_out_errors_by_power(
+    train: &[&Run],
+    ctx: &Context,
+) -> Result<Vec<Vec<HeldOutError>>> {
     let queries = super::learning_queries(train, MAX_INTERVAL_RUNS);
     // Only the queried works are indexed (their sources are all a projection reads).
     let works: rustc_hash::FxHashSet<(&str, &str)> = queries.iter().map(|r| r.work_key()).collect();
     let evidence = Evidence::new_for(train.iter().copied(), |r| works.contains(&r.work_key()));
     let gpus = evidence.gpus();
-    let mut errors = Vec::new();
+    let ctx = ctx.with_similarity_power(1);
+    let mut errors = vec![Vec::new(); SIMILARITY_POWERS.len()];
     for t in queries {
         let q = crate::data::query_of(t);
         if evidence.same_work(&q, &q.gpu).is_empty() {
             continue; // a size projection on the GPU itself: not what the interval is for
         }
-        if let Some(p) = combine(projections(&q, &evidence, ctx)?.iter().map(|(_, p)| p)) {
-            errors.push(HeldOutError {
-                gpu: gpus.binary_search(&t.gpu.as_str()).unwrap_or(0),
-                ln_error: (t.time_ms / p.pred_ms).ln(),
-            });
+        // (projected once; each power only weighs them differently)
+        let ps = projections(&q, &evidence, &ctx)?;
+        for (errors, &power) in errors.iter_mut().zip(&SIMILARITY_POWERS) {
+            let mut c = Combination::default();
+            for (_, p) in &ps {
+                c.add_weighted(p, source_weight(p.weight, power));
+            }
+            if let Some(p) = c.prediction() {
+                errors.push(HeldOutError {
+                    gpu: gpus.binary_search(&t.gpu.as_str()).unwrap_or(0),
+                    ln_error: (t.time_ms / p.pred_ms).ln(),
+                });
+            }
         }
     }
     Ok(errors)
+}
+
+/// The power of [`SIMILARITY_POWERS`] a fit weighs sources with, and the held-out
+/// errors ([`held_out_errors_by_power`]) with it: of 1 and the powers that lower the
+/// training GPUs' held-out errors clearly, counted per GPU ([`super::clearly_lower_per_gpu`]),
+/// and make none of them more than [`super::MAX_HARM`] worse than power 1, the one
+/// with the lowest mean error. The guard is what keeps power 1 on Kernel Tuner's
+/// convolution: power 4 lowers its held-out mean but makes one training GPU 8-16
+/// points worse.
+pub(crate) fn choose_similarity_power(
+    train: &[&Run],
+    ctx: &Context,
+) -> Result<(i32, Vec<HeldOutError>)> {
+    let mut by_power = held_out_errors_by_power(train, ctx)?;
+    let best = chosen_power(&by_power);
+    Ok((SIMILARITY_POWERS[best], by_power.swap_remove(best)))
+}
+
+/// [`choose_similarity_power`]'s rule on the held-out errors of each power (the first
+/// power 1): the index of the power chosen.
+fn chosen_power(by_power: &[Vec<HeldOutError>]) -> usize {
+    let ape = |e: &HeldOutError| ((-e.ln_error).exp() - 1.0).abs();
+    let n_gpus = by_power[0].iter().map(|e| e.gpu + 1).max().unwrap_or(0);
+    let per_gpu = |errors: &[HeldOutError]| {
+        super::group_means(n_gpus, errors.iter().map(|e| (e.gpu, ape(e))))
+    };
+    let mean =
+        |errors: &[HeldOutError]| errors.iter().map(ape).sum::<f64>() / errors.len().max(1) as f64;
+    let held_out = super::groups_present(n_gpus, by_power[0].iter().map(|e| e.gpu));
+    let base = per_gpu(&by_power[0]);
+    let mut best = 0;
+    for (k, errors) in by_power.iter().enumerate().skip(1) {
+        let with = per_gpu(errors);
+        if super::no_group_worse(&with, &base)
+            && super::clearly_lower_per_gpu(&with, &base, &held_out)
+            && mean(errors) < mean(&by_power[best]) - 1e-12
+        {
+            best = k;
+        }
+    }
+    best
 }
 
 /// Every term of one source -> target projection (what `gpucast explain` prints).
@@ -287,7 +373,7 @@ fn project_features(
         pred_ms: pred,
         pred_dram_ms: level_pred(Bound::Dram),
         pred_l2_ms: level_pred(Bound::L2),
-        weight: similarity(ctx.catalog, gs, gt),
+        weight: source_weight(similarity(ctx.catalog, gs, gt), ctx.similarity_power),
         source: fs,
         target: ft,
     }
@@ -518,13 +604,18 @@ impl Combination {
     /// Fold in one projection (in source order: of equally similar sources, the last
     /// one's bound is kept, as `Iterator::max_by` would).
     pub fn add(&mut self, p: &Projection) {
-        if self.count == 0 || p.weight.total_cmp(&self.best_weight).is_ge() {
-            self.best_weight = p.weight;
+        self.add_weighted(p, p.weight);
+    }
+
+    /// [`Combination::add`] with `weight` for the projection's own.
+    pub fn add_weighted(&mut self, p: &Projection, weight: f64) {
+        if self.count == 0 || weight.total_cmp(&self.best_weight).is_ge() {
+            self.best_weight = weight;
             self.bound = p.target.limiting();
         }
         self.count += 1;
-        self.weight_sum += p.weight;
-        self.weighted_log_sum += p.weight * p.pred_ms.ln();
+        self.weight_sum += weight;
+        self.weighted_log_sum += weight * p.pred_ms.ln();
         for t in [p.pred_ms, p.pred_dram_ms, p.pred_l2_ms] {
             self.lo_ms = self.lo_ms.min(t);
             self.hi_ms = self.hi_ms.max(t);
@@ -574,13 +665,30 @@ impl Fit for Analytical {
 impl Analytical {
     /// Fit, keeping the concrete type (what `explain` shows the terms of).
     pub fn fit_analytical(&self, train: &[&Run], ctx: &Context) -> Result<FittedAnalytical> {
+        let (similarity_power, errors) = choose_similarity_power(train, ctx)?;
         Ok(FittedAnalytical {
-            interval_log: super::interval_log(&held_out_errors(train, ctx)?),
+            interval_log: super::interval_log(&errors),
+            similarity_power,
         })
     }
 }
 
 impl FittedAnalytical {
+    /// `query`'s projections (each with its source run), its sources weighted as this
+    /// model weighs them.
+    pub fn projections<'a>(
+        &self,
+        query: &Run,
+        evidence: &Evidence<'a>,
+        ctx: &Context,
+    ) -> Result<Vec<(&'a Run, Projection)>> {
+        projections(
+            query,
+            evidence,
+            &ctx.with_similarity_power(self.similarity_power),
+        )
+    }
+
     /// The projections (each with its source run) combined, with the calibrated
     /// interval where there is one (never narrower than the sources' spread, never
     /// below the target's peaks).
@@ -611,13 +719,19 @@ impl Predict for FittedAnalytical {
     fn name(&self) -> String {
         "analytical".into()
     }
+    fn fit_summary(&self) -> Option<String> {
+        Some(format!(
+            "sources weighted by their similarity to the power {} (chosen by leave-one-GPU-out inside the training GPUs)",
+            self.similarity_power
+        ))
+    }
     fn predict(
         &self,
         query: &Run,
         evidence: &Evidence,
         ctx: &Context,
     ) -> Result<Option<Prediction>> {
-        Ok(self.combined(&projections(query, evidence, ctx)?))
+        Ok(self.combined(&self.projections(query, evidence, ctx)?))
     }
     /// [`Predict::predict`] without copying `work` into a query while another GPU
     /// measured it (the copy is only made for a size projection on the target): the
@@ -632,6 +746,7 @@ impl Predict for FittedAnalytical {
         evidence: &Evidence,
         ctx: &Context,
     ) -> Result<Option<Prediction>> {
+        let ctx = &ctx.with_similarity_power(self.similarity_power);
         let mut c = Combination::default();
         for_each_work_projection(&work.kernel, &work.config, target, evidence, ctx, |_, p| {
             c.add(&p)
@@ -709,5 +824,117 @@ impl Predict for AnalyticalStudy {
             interval: Interval::Spread,
             bound,
         }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// SYNTHETIC held-out errors: `per_gpu[g]` as the log error of 10 runs of GPU g.
+    fn errors(per_gpu: &[f64]) -> Vec<HeldOutError> {
+        per_gpu
+            .iter()
+            .enumerate()
+            .flat_map(|(gpu, &e)| {
+                (0..10).map(move |i| HeldOutError {
+                    gpu,
+                    ln_error: e + 0.001 * i as f64,
+                })
+            })
+            .collect()
+    }
+
+    /// A higher power is taken only where it lowers every held-out GPU's error clearly
+    /// enough and makes none more than a point worse; the lowest such wins.
+    #[test]
+    fn a_similarity_power_is_chosen_only_where_it_clearly_helps_and_harms_no_gpu() {
+        let power1 = errors(&[0.2, 0.2, 0.25, 0.2]);
+        let power2 = errors(&[0.1, 0.12, 0.1, 0.15]);
+        // lower still on average, but the last GPU 0.2 -> 0.5 (18 -> 39 % APE)
+        let power4 = errors(&[0.0, 0.0, 0.0, 0.5]);
+        assert_eq!(
+            chosen_power(&[power1.clone(), power2.clone(), power4.clone()]),
+            1
+        );
+        // without the harm, power 4 is the lowest
+        let power4 = errors(&[0.0, 0.0, 0.0, 0.05]);
+        assert_eq!(chosen_power(&[power1.clone(), power2.clone(), power4]), 2);
+        // no gain: the similarity itself
+        assert_eq!(
+            chosen_power(&[power1.clone(), power1.clone(), power1.clone()]),
+            0
+        );
+        // two held-out GPUs say too little to leave power 1
+        let two = |e: &[f64]| errors(&e[..2]);
+        assert_eq!(
+            chosen_power(&[two(&[0.2, 0.2]), two(&[0.1, 0.1]), two(&[0.2, 0.2])]),
+            0
+        );
+    }
+
+    /// Weighing a combination by a power of the similarity is the same as projecting
+    /// with that power.
+    #[test]
+    fn a_weight_is_a_power_of_the_similarity() {
+        assert_eq!(source_weight(0.5, 1), 0.5);
+        assert_eq!(source_weight(0.5, 2), 0.25);
+        assert_eq!(source_weight(0.5, 4), 0.0625);
+        let projection = |pred_ms: f64, weight: f64| {
+            let features = RunFeatures {
+                intensity: 1.0,
+                working_set_bytes: 0.0,
+                fits_l2: false,
+                dram_ms: 1.0,
+                l2_ms: 0.0,
+                l1_ms: 0.0,
+                hierarchical: false,
+                compute_ms: 0.0,
+                atomic_ms: 0.0,
+                roof_ms: 1.0,
+                peak_floor_ms: 0.0,
+                bound: Bound::Dram,
+                occupancy: None,
+                waves: None,
+                tail_efficiency: None,
+                launch_floor_ms: 0.0,
+                parallelism: None,
+                grid_warps: None,
+            };
+            Projection {
+                source_ms: 1.0,
+                source: features.clone(),
+                target: features,
+                busy_source_ms: 1.0,
+                roof_ratio: 1.0,
+                roof_share: 1.0,
+                latency_ratio: 1.0,
+                occupancy_ratio: 1.0,
+                wave_ratio: 1.0,
+                efficiency: 1.0,
+                pred_ms,
+                pred_dram_ms: pred_ms,
+                pred_l2_ms: pred_ms,
+                weight,
+            }
+        };
+        let (near, far) = (projection(1.0, 0.8), projection(4.0, 0.2));
+        let mut by_weight = Combination::default();
+        by_weight.add_weighted(&near, source_weight(near.weight, 2));
+        by_weight.add_weighted(&far, source_weight(far.weight, 2));
+        let squared = Combination::of([
+            &projection(1.0, source_weight(0.8, 2)),
+            &projection(4.0, source_weight(0.2, 2)),
+        ]);
+        let (a, b) = (
+            by_weight.prediction().unwrap(),
+            squared.prediction().unwrap(),
+        );
+        assert_eq!(a, b);
+        // 0.64 : 0.04 of the logs: much nearer the near source than weights 0.8 : 0.2
+        let expected = ((0.64 * 1f64.ln() + 0.04 * 4f64.ln()) / 0.68).exp();
+        assert!((a.pred_ms - expected).abs() < 1e-12, "{}", a.pred_ms);
+        let plain = Combination::of([&near, &far]).prediction().unwrap();
+        assert!(a.pred_ms < plain.pred_ms);
     }
 }

@@ -16,7 +16,7 @@
 //! for a seed.
 
 use super::analytical::{
-    kernel_ratio_shift, project, projections, similarity, to_kernel_ratio, Combination,
+    self, kernel_ratio_shift, project, projections, similarity, to_kernel_ratio, Combination,
 };
 use super::regressors::{make, FittedRegressor, RegressorKind};
 use super::transfer::{self, ShapeTransfer};
@@ -166,6 +166,15 @@ pub struct HybridState {
     /// kernel's typical ratio (0..=1; chosen on the training GPUs, see
     /// [`transfer::fit_and_choose`]).
     pub kernel_ratio_share: f64,
+    /// The power of a source's similarity that is its weight in the analytical
+    /// combination, chosen as the analytical fit chooses it
+    /// ([`analytical::SIMILARITY_POWERS`]); 1 in a file that predates the choice.
+    #[serde(default = "similarity_itself")]
+    pub similarity_power: i32,
+}
+
+fn similarity_itself() -> i32 {
+    1
 }
 
 impl HybridState {
@@ -205,6 +214,13 @@ impl HybridState {
         }
         if self.families.windows(2).any(|w| w[0] >= w[1]) {
             return bad("families must be sorted, each named once".into());
+        }
+        if !analytical::SIMILARITY_POWERS.contains(&self.similarity_power) {
+            return bad(format!(
+                "similarity_power {} is not one of {:?}",
+                self.similarity_power,
+                analytical::SIMILARITY_POWERS
+            ));
         }
         if let Some((lo, hi)) = self.interval_log {
             if !(lo.is_finite() && hi.is_finite() && lo <= hi) {
@@ -701,6 +717,10 @@ impl HybridParams {
     /// Fit, keeping the concrete type (what `gpucast train` saves).
     pub fn fit_hybrid(&self, train: &[&Run], ctx: &Context) -> Result<FittedHybrid> {
         let params = self.check()?;
+        // The analytical base weighs its sources as the analytical fit on the same
+        // runs would; everything below projects with that weighting.
+        let (similarity_power, _) = analytical::choose_similarity_power(train, ctx)?;
+        let ctx = &ctx.with_similarity_power(similarity_power);
         let evidence = Evidence::new(train.iter().copied());
         // (a string per distinct name, not per run)
         let distinct = |names: &mut Vec<&str>| -> Vec<String> {
@@ -820,6 +840,7 @@ impl HybridParams {
                 residual,
                 shape,
                 kernel_ratio_share,
+                similarity_power,
             },
         })
     }
@@ -847,8 +868,8 @@ impl Predict for FittedHybrid {
             )
         };
         Some(format!(
-            "correction share {share}{shape}, kernel-ratio share {}",
-            self.state.kernel_ratio_share
+            "correction share {share}{shape}, kernel-ratio share {}, sources weighted by their similarity to the power {}",
+            self.state.kernel_ratio_share, self.state.similarity_power
         ))
     }
 
@@ -859,6 +880,7 @@ impl Predict for FittedHybrid {
         ctx: &Context,
     ) -> Result<Option<Prediction>> {
         let state = &self.state;
+        let ctx = &ctx.with_similarity_power(state.similarity_power);
         let mut ps = projections(query, evidence, ctx)?;
         // (from the uncorrected projections: the share was chosen on them)
         let kernel_ratio_shifts = if state.kernel_ratio_share > 0.0 {

@@ -18,12 +18,41 @@ use crate::error::{Error, Result};
 use crate::features::{Bound, Calibration, Figures};
 use rustc_hash::FxHashMap;
 
-/// What a model needs besides data: the GPU catalog and where figures come from.
+/// What a model needs besides data: the GPU catalog and where figures come from, and
+/// how a projection weighs its sources.
+#[derive(Clone, Copy)]
 pub struct Context<'a> {
     pub catalog: &'a Catalog,
     pub calibration: &'a Calibration,
     /// Per-architecture kernel resources (from `gpucast-bench inspect`), when supplied.
     pub resources: Option<&'a crate::features::KernelResources>,
+    /// The power of a source GPU's similarity to the target that is its weight in a
+    /// combined projection (1 in a new context; a fitted model projects with the
+    /// power it chose, see [`analytical::SIMILARITY_POWERS`]).
+    pub similarity_power: i32,
+}
+
+impl<'a> Context<'a> {
+    /// A context with sources weighted by their similarity itself (power 1).
+    pub fn new(
+        catalog: &'a Catalog,
+        calibration: &'a Calibration,
+        resources: Option<&'a crate::features::KernelResources>,
+    ) -> Context<'a> {
+        Context {
+            catalog,
+            calibration,
+            resources,
+            similarity_power: 1,
+        }
+    }
+    /// This context with sources weighted by their similarity to the power `power`.
+    pub fn with_similarity_power(&self, power: i32) -> Context<'a> {
+        Context {
+            similarity_power: power,
+            ..*self
+        }
+    }
 }
 
 impl Context<'_> {
@@ -364,11 +393,11 @@ pub struct Source<'a> {
 }
 
 /// Which catalog, calibration and resources a cached figure was computed with, by
-/// address: they live as long as a command or an evaluation runs (another one
+/// address (they live as long as a command or an evaluation runs: another one
 /// allocated at a freed one's address while the same evidence is in use would read
-/// the old figures; nothing in gpucast does that).
+/// the old figures; nothing in gpucast does that), and with which similarity power.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-struct ContextId([usize; 3]);
+struct ContextId([usize; 4]);
 
 impl ContextId {
     fn of(ctx: &Context) -> ContextId {
@@ -377,6 +406,7 @@ impl ContextId {
             ctx.calibration as *const Calibration as usize,
             ctx.resources
                 .map_or(0, |r| r as *const crate::features::KernelResources as usize),
+            ctx.similarity_power as usize,
         ])
     }
 }
@@ -1025,11 +1055,7 @@ mod tests {
     fn a_source_gpu_is_the_catalog_entry_of_its_name() {
         let catalog = Catalog::builtin();
         let other = Catalog::builtin();
-        let ctx = |catalog| Context {
-            catalog,
-            calibration: &Calibration::Spec,
-            resources: None,
-        };
+        let ctx = |catalog| Context::new(catalog, &Calibration::Spec, None);
         let run = |gpu: &str| Run {
             gpu: gpu.into(),
             kernel: "k".into(),
