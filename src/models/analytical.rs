@@ -83,14 +83,12 @@ pub fn source_weight(similarity: f64, power: i32) -> f64 {
 /// each power of [`SIMILARITY_POWERS`] (in its order): each run projected from the
 /// same work on the other training GPUs (its own GPU's rows are never a source), at
 /// most [`MAX_INTERVAL_RUNS`] of them, the same runs for every power.
-pub(crate) fn held_out_errors_by_power(
+fn held_out_errors_by_power(
     train: &[&Run],
+    evidence: &Evidence,
     ctx: &Context,
 ) -> Result<Vec<Vec<HeldOutError>>> {
     let queries = super::learning_queries(train, MAX_INTERVAL_RUNS);
-    // Only the queried works are indexed (their sources are all a projection reads).
-    let works: rustc_hash::FxHashSet<(&str, &str)> = queries.iter().map(|r| r.work_key()).collect();
-    let evidence = Evidence::new_for(train.iter().copied(), |r| works.contains(&r.work_key()));
     let gpus = evidence.gpus();
     let ctx = ctx.with_similarity_power(1);
     let mut errors = vec![Vec::new(); SIMILARITY_POWERS.len()];
@@ -100,7 +98,7 @@ pub(crate) fn held_out_errors_by_power(
             continue; // a size projection on the GPU itself: not what the interval is for
         }
         // (projected once; each power only weighs them differently)
-        let ps = projections(&q, &evidence, &ctx)?;
+        let ps = projections(&q, evidence, &ctx)?;
         for (errors, &power) in errors.iter_mut().zip(&SIMILARITY_POWERS) {
             let mut c = Combination::default();
             for (_, p) in &ps {
@@ -128,7 +126,21 @@ pub(crate) fn choose_similarity_power(
     train: &[&Run],
     ctx: &Context,
 ) -> Result<(i32, Vec<HeldOutError>)> {
-    let mut by_power = held_out_errors_by_power(train, ctx)?;
+    // Only the queried works are indexed (their sources are all a projection reads).
+    let queries = super::learning_queries(train, MAX_INTERVAL_RUNS);
+    let works: rustc_hash::FxHashSet<(&str, &str)> = queries.iter().map(|r| r.work_key()).collect();
+    let evidence = Evidence::new_for(train.iter().copied(), |r| works.contains(&r.work_key()));
+    choose_similarity_power_in(train, &evidence, ctx)
+}
+
+/// [`choose_similarity_power`] with `evidence` an index of `train` already made (all of
+/// it, or at least its queried works: the same errors either way).
+pub(crate) fn choose_similarity_power_in(
+    train: &[&Run],
+    evidence: &Evidence,
+    ctx: &Context,
+) -> Result<(i32, Vec<HeldOutError>)> {
+    let mut by_power = held_out_errors_by_power(train, evidence, ctx)?;
     let best = chosen_power(&by_power);
     Ok((SIMILARITY_POWERS[best], by_power.swap_remove(best)))
 }

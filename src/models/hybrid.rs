@@ -717,11 +717,11 @@ impl HybridParams {
     /// Fit, keeping the concrete type (what `gpucast train` saves).
     pub fn fit_hybrid(&self, train: &[&Run], ctx: &Context) -> Result<FittedHybrid> {
         let params = self.check()?;
+        let evidence = Evidence::new(train.iter().copied());
         // The analytical base weighs its sources as the analytical fit on the same
         // runs would; everything below projects with that weighting.
-        let (similarity_power, _) = analytical::choose_similarity_power(train, ctx)?;
+        let (similarity_power, _) = analytical::choose_similarity_power_in(train, &evidence, ctx)?;
         let ctx = &ctx.with_similarity_power(similarity_power);
-        let evidence = Evidence::new(train.iter().copied());
         // (a string per distinct name, not per run)
         let distinct = |names: &mut Vec<&str>| -> Vec<String> {
             names.sort_unstable();
