@@ -849,3 +849,34 @@ fn data_show_for_programs_keeps_every_digit() {
         "{table}"
     );
 }
+
+/// `explain` gives each source's weight, its share of the combination (the shares add
+/// up to 100 %) and the similarity and power it comes from.
+#[test]
+fn explain_says_how_each_source_is_weighted() {
+    let dir = reference_data();
+    let out = gpucast_ok(&[
+        "explain",
+        "--runs",
+        dir.to_str().unwrap(),
+        "--row",
+        "12",
+        "--target",
+        "TITAN V",
+    ]);
+    let shares: Vec<f64> = out
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("weight "))
+        .map(|l| {
+            assert!(l.contains("to the power 1)"), "{l}");
+            let pct = l.split(": ").nth(1).unwrap().split(" %").next().unwrap();
+            pct.parse::<f64>().unwrap()
+        })
+        .collect();
+    assert_eq!(shares.len(), 2, "{out}");
+    assert!((shares.iter().sum::<f64>() - 100.0).abs() < 0.11, "{out}");
+    assert!(
+        shares[0] > shares[1],
+        "the more similar source weighs more: {out}"
+    );
+}

@@ -462,6 +462,7 @@ fn explain(a: ExplainArgs, catalog: &Catalog) -> Result<()> {
         &target,
         cal.name(),
         &ps,
+        fitted.similarity_power,
         combined.as_ref(),
     ))
 }

@@ -225,18 +225,21 @@ fn features_line(x: &RunFeatures) -> String {
     )
 }
 
-/// Every term of the projections of one query and their combination.
+/// Every term of the projections of one query (their sources weighted by their
+/// similarity to the power `similarity_power`) and their combination.
 pub fn explain_text(
     query: &Run,
     target: &str,
     calibration: &str,
     projections: &[(&Run, Projection)],
+    similarity_power: i32,
     combined: Option<&Prediction>,
 ) -> String {
     let mut s = format!(
         "{} {} -> {target}  (calibration: {calibration})\n",
         query.kernel, query.config
     );
+    let weight_sum: f64 = projections.iter().map(|(_, p)| p.weight).sum();
     for (source, p) in projections {
         s += &format!("\nsource {}: measured {:.6} ms\n", source.gpu, p.source_ms);
         s += &format!("  source  {}\n", features_line(&p.source));
@@ -253,8 +256,14 @@ pub fn explain_text(
             p.roof_share, p.roof_ratio, p.latency_ratio, p.wave_ratio, p.occupancy_ratio
         );
         s += &format!(
-            "  projection {:.6} ms  (with DRAM roof {:.6}, with L2 roof {:.6})  weight {:.3}\n",
-            p.pred_ms, p.pred_dram_ms, p.pred_l2_ms, p.weight
+            "  projection {:.6} ms  (with DRAM roof {:.6}, with L2 roof {:.6})\n",
+            p.pred_ms, p.pred_dram_ms, p.pred_l2_ms
+        );
+        s += &format!(
+            "  weight {:.4}: {:.1} % of the combination (similarity {:.3} to the power {similarity_power})\n",
+            p.weight,
+            100.0 * p.weight / weight_sum.max(f64::MIN_POSITIVE),
+            p.weight.powf(1.0 / similarity_power.max(1) as f64)
         );
     }
     if let Some(c) = combined {
