@@ -445,17 +445,18 @@ fn explain(a: ExplainArgs, catalog: &Catalog) -> Result<()> {
             .iter()
             .filter(|r| r.gpu != target && source.as_ref().is_none_or(|s| &r.gpu == s)),
     );
-    // As `predict` does: sources weighed and the interval calibrated as a fit on the
-    // other GPUs' runs chooses.
-    let train: Vec<&data::Run> = table.runs.iter().filter(|r| r.gpu != target).collect();
-    let fitted = analytical::Analytical.fit_analytical(&train, &ctx)?;
-    let ps = fitted.projections(&q, &evidence, &ctx)?;
-    if ps.is_empty() {
+    // (before fitting: a work no other GPU measured is an error without the fit's cost)
+    if analytical::projections(&q, &evidence, &ctx)?.is_empty() {
         return Err(Error::msg(format!(
             "no usable source measures {} {} on a GPU other than {target}",
             q.kernel, q.config
         )));
     }
+    // As `predict` does: sources weighed and the interval calibrated as a fit on the
+    // other GPUs' runs chooses.
+    let train: Vec<&data::Run> = table.runs.iter().filter(|r| r.gpu != target).collect();
+    let fitted = analytical::Analytical.fit_analytical(&train, &ctx)?;
+    let ps = fitted.projections(&q, &evidence, &ctx)?;
     let combined = fitted.combined(&ps);
     out(&report::explain_text(
         &q,

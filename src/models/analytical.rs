@@ -79,20 +79,20 @@ pub fn source_weight(similarity: f64, power: i32) -> f64 {
     }
 }
 
-/// Held-out errors ln(measured / projected) of training runs, with their GPUs, for
-/// each power of [`SIMILARITY_POWERS`] (in its order): each run projected from the
-/// same work on the other training GPUs (its own GPU's rows are never a source), at
-/// most [`MAX_INTERVAL_RUNS`] of them, the same runs for every power.
+/// Held-out errors ln(measured / projected) of training runs (`queries`: at most
+/// [`MAX_INTERVAL_RUNS`] of them), with their GPUs, for each power of
+/// [`SIMILARITY_POWERS`] (in its order): each run projected from the same work on the
+/// other training GPUs (its own GPU's rows are never a source), the same runs for
+/// every power.
 fn held_out_errors_by_power(
-    train: &[&Run],
+    queries: &[&Run],
     evidence: &Evidence,
     ctx: &Context,
 ) -> Result<Vec<Vec<HeldOutError>>> {
-    let queries = super::learning_queries(train, MAX_INTERVAL_RUNS);
     let gpus = evidence.gpus();
     let ctx = ctx.with_similarity_power(1);
     let mut errors = vec![Vec::new(); SIMILARITY_POWERS.len()];
-    for t in queries {
+    for &t in queries {
         let q = crate::data::query_of(t);
         if evidence.same_work(&q, &q.gpu).is_empty() {
             continue; // a size projection on the GPU itself: not what the interval is for
@@ -102,7 +102,7 @@ fn held_out_errors_by_power(
         for (errors, &power) in errors.iter_mut().zip(&SIMILARITY_POWERS) {
             let mut c = Combination::default();
             for (_, p) in &ps {
-                c.add_weighted(p, source_weight(p.weight, power));
+                c.add_weighted(p, source_weight(p.similarity, power));
             }
             if let Some(p) = c.prediction() {
                 errors.push(HeldOutError {
@@ -130,7 +130,7 @@ pub(crate) fn choose_similarity_power(
     let queries = super::learning_queries(train, MAX_INTERVAL_RUNS);
     let works: rustc_hash::FxHashSet<(&str, &str)> = queries.iter().map(|r| r.work_key()).collect();
     let evidence = Evidence::new_for(train.iter().copied(), |r| works.contains(&r.work_key()));
-    choose_similarity_power_in(train, &evidence, ctx)
+    choose_for(&queries, &evidence, ctx)
 }
 
 /// [`choose_similarity_power`] with `evidence` an index of `train` already made (all of
@@ -140,7 +140,20 @@ pub(crate) fn choose_similarity_power_in(
     evidence: &Evidence,
     ctx: &Context,
 ) -> Result<(i32, Vec<HeldOutError>)> {
-    let mut by_power = held_out_errors_by_power(train, evidence, ctx)?;
+    choose_for(
+        &super::learning_queries(train, MAX_INTERVAL_RUNS),
+        evidence,
+        ctx,
+    )
+}
+
+/// [`choose_similarity_power`] on the held-out errors of `queries`.
+fn choose_for(
+    queries: &[&Run],
+    evidence: &Evidence,
+    ctx: &Context,
+) -> Result<(i32, Vec<HeldOutError>)> {
+    let mut by_power = held_out_errors_by_power(queries, evidence, ctx)?;
     let best = chosen_power(&by_power);
     Ok((SIMILARITY_POWERS[best], by_power.swap_remove(best)))
 }
@@ -192,6 +205,10 @@ pub struct Projection {
     /// The same projection with the target's memory roof at DRAM and at L2.
     pub pred_dram_ms: f64,
     pub pred_l2_ms: f64,
+    /// The source GPU's similarity to the target ([`similarity`]).
+    pub similarity: f64,
+    /// Its weight in a combination: the similarity to the context's power
+    /// ([`source_weight`]).
     pub weight: f64,
 }
 
@@ -373,6 +390,7 @@ fn project_features(
             ft.launch_floor_ms + busy * blend(r)
         }
     };
+    let similarity_to_target = similarity(ctx.catalog, gs, gt);
     Projection {
         source_ms: src_time_ms,
         efficiency: crate::features::efficiency(fs.roof_ms, occ(&fs).max(1e-9), src_time_ms),
@@ -385,7 +403,8 @@ fn project_features(
         pred_ms: pred,
         pred_dram_ms: level_pred(Bound::Dram),
         pred_l2_ms: level_pred(Bound::L2),
-        weight: source_weight(similarity(ctx.catalog, gs, gt), ctx.similarity_power),
+        similarity: similarity_to_target,
+        weight: source_weight(similarity_to_target, ctx.similarity_power),
         source: fs,
         target: ft,
     }
@@ -927,13 +946,14 @@ mod tests {
                 pred_ms,
                 pred_dram_ms: pred_ms,
                 pred_l2_ms: pred_ms,
+                similarity: weight,
                 weight,
             }
         };
         let (near, far) = (projection(1.0, 0.8), projection(4.0, 0.2));
         let mut by_weight = Combination::default();
-        by_weight.add_weighted(&near, source_weight(near.weight, 2));
-        by_weight.add_weighted(&far, source_weight(far.weight, 2));
+        by_weight.add_weighted(&near, source_weight(near.similarity, 2));
+        by_weight.add_weighted(&far, source_weight(far.similarity, 2));
         let squared = Combination::of([
             &projection(1.0, source_weight(0.8, 2)),
             &projection(4.0, source_weight(0.2, 2)),

@@ -263,7 +263,7 @@ pub fn explain_text(
             "  weight {:.4}: {:.1} % of the combination (similarity {:.3} to the power {similarity_power})\n",
             p.weight,
             100.0 * p.weight / weight_sum.max(f64::MIN_POSITIVE),
-            p.weight.powf(1.0 / similarity_power.max(1) as f64)
+            p.similarity
         );
     }
     if let Some(c) = combined {
