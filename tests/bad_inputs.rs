@@ -143,6 +143,15 @@ fn shape(coefficients: &[f64], strength: f64) -> serde_json::Value {
     })
 }
 
+/// A model file's `local_interval` with one GPU whose 50 shape quantiles step by `step`.
+fn local_interval(similarity_power: i32, step: f64) -> serde_json::Value {
+    let shape: Vec<f64> = (0..50).map(|k| step * (k as f64 - 24.5)).collect();
+    serde_json::json!({
+        "similarity_power": similarity_power,
+        "gpus": [{"gpu": "NVIDIA TITAN V", "level_log": 0.1, "shape_log": shape}]
+    })
+}
+
 /// `predict` on the reference study with the model file `{dir}/m.json`.
 fn model_file(name: &'static str, text: impl AsRef<[u8]>, fragment: &'static str) -> Case {
     Case::err(
@@ -437,6 +446,8 @@ fn cases() -> Vec<Case> {
         model_file("negative kernel-ratio share", model_json(|v| v["kernel_ratio_share"] = (-0.25).into()), "m.json: kernel_ratio_share -0.25 is outside 0..1"),
         model_file("a model file of the previous version", model_json(|v| { v["version"] = 6.into(); v.as_object_mut().unwrap().remove("kernel_ratio_share"); }), "m.json: model file format version 6 (written by gpucast 0.1.0), this gpucast reads version 7: retrain it"),
         model_file("similarity power not offered", model_json(|v| v["similarity_power"] = 0.into()), "m.json: similarity_power 0 is not one of [1, 2, 4]"),
+        model_file("local interval at a power not offered", model_json(|v| v["local_interval"] = local_interval(3, 0.1)), "m.json: local_interval.similarity_power 3 is not one of [1, 2, 4]"),
+        model_file("local interval with a descending shape", model_json(|v| v["local_interval"] = local_interval(2, -0.1)), "m.json: local_interval for NVIDIA TITAN V: level_log must be finite and shape_log 50 finite values in ascending order"),
         model_file("unsorted families", model_json(|v| v["families"] = serde_json::json!(["stencil", "matmul"])), "m.json: families must be sorted, each named once"),
         model_file("swapped interval", model_json(|v| v["interval_log"] = serde_json::json!([0.9, -0.4])), "m.json: interval_log (0.9, -0.4) must be finite with lo <= hi"),
         model_file("negative shape coefficient", model_json(|v| v["shape"] = shape(&[-1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0], 1.0)), "m.json: shape.coefficients must be 7 finite numbers >= 0"),

@@ -880,3 +880,61 @@ fn explain_says_how_each_source_is_weighted() {
         "the more similar source weighs more: {out}"
     );
 }
+
+/// A hybrid trained on the GEMM latency tables (seven datacenter GPUs it predicts within
+/// a few per cent, two workstation boards it does not) saves an interval weighted toward
+/// the training GPUs most like the target: narrow for a B200, wide for an L40S.
+#[test]
+fn a_saved_local_interval_is_narrow_for_a_target_like_the_well_predicted_gpus() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/public/aiconfigurator");
+    let model = tmp.path().join("m.json");
+    gpucast_ok(&[
+        "train",
+        "--data",
+        data.to_str().unwrap(),
+        "--sample",
+        "0.01",
+        "-o",
+        model.to_str().unwrap(),
+    ]);
+    let saved: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&model).unwrap()).unwrap();
+    let local = &saved["local_interval"];
+    assert_eq!(local["gpus"].as_array().map(Vec::len), Some(9), "{local}");
+    // The median interval width, in log units, of predictions from the H100's runs.
+    let median_width = |target: &str| {
+        let csv = gpucast_ok(&[
+            "predict",
+            "--model",
+            model.to_str().unwrap(),
+            "--runs",
+            data.to_str().unwrap(),
+            "--source",
+            "H100 SXM5",
+            "--target",
+            target,
+            "--format",
+            "csv",
+        ]);
+        let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+        let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+        let (lo, hi) = (col("pred_lo_ms"), col("pred_hi_ms"));
+        let mut widths: Vec<f64> = csv
+            .lines()
+            .skip(1)
+            .map(|line| {
+                // (the config column is quoted and holds commas: count from the end)
+                let cells: Vec<&str> = line.rsplit(',').collect();
+                let at = |c: usize| cells[header.len() - 1 - c].parse::<f64>().unwrap();
+                (at(hi) / at(lo)).ln()
+            })
+            .collect();
+        assert!(widths.len() > 1000, "{target}: {} rows", widths.len());
+        widths.sort_by(f64::total_cmp);
+        widths[widths.len() / 2]
+    };
+    let (b200, l40s) = (median_width("B200"), median_width("L40S"));
+    assert!(b200 < 0.6 && l40s > 2.0 * b200, "B200 {b200}, L40S {l40s}");
+}

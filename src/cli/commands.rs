@@ -457,7 +457,7 @@ fn explain(a: ExplainArgs, catalog: &Catalog) -> Result<()> {
     let train: Vec<&data::Run> = table.runs.iter().filter(|r| r.gpu != target).collect();
     let fitted = analytical::Analytical.fit_analytical(&train, &ctx)?;
     let ps = fitted.projections(&q, &evidence, &ctx)?;
-    let combined = fitted.combined(&ps);
+    let combined = fitted.combined(&ps, &target, &ctx)?;
     out(&report::explain_text(
         &q,
         &target,

@@ -14,6 +14,7 @@
 //!   ([`SIMILARITY_POWERS`]); the interval spans the sources and the memory levels
 //!   (hierarchical roofline).
 
+use super::interval::LocalInterval;
 use super::{Context, Evidence, Fit, HeldOutError, Interval, Predict, Prediction};
 use crate::catalog::{Catalog, Gpu};
 use crate::data::Run;
@@ -36,12 +37,15 @@ pub struct Analytical;
 
 /// Our analytical projection, fitted: only how it weighs its sources and its interval
 /// are learned, from the projection's own errors on the training GPUs.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct FittedAnalytical {
     /// Held-out log-error quantiles of the projection on the training runs (each run
     /// projected from the other training GPUs only); None with too few of them, when
     /// the interval is the sources' spread.
     pub interval_log: Option<(f64, f64)>,
+    /// The same errors weighted toward the training GPUs most like the target, where
+    /// the fit chose that ([`super::interval::fit_interval`]).
+    pub local_interval: Option<LocalInterval>,
     /// The power of a source's similarity that is its weight
     /// (one of [`SIMILARITY_POWERS`], chosen on the training GPUs).
     pub similarity_power: i32,
@@ -53,6 +57,7 @@ impl Default for FittedAnalytical {
     fn default() -> Self {
         FittedAnalytical {
             interval_log: None,
+            local_interval: None,
             similarity_power: 1,
         }
     }
@@ -122,10 +127,7 @@ fn held_out_errors_by_power(
 /// with the lowest mean error. The guard is what keeps power 1 on Kernel Tuner's
 /// convolution: power 4 lowers its held-out mean but makes one training GPU 8-16
 /// points worse.
-pub(crate) fn choose_similarity_power(
-    train: &[&Run],
-    ctx: &Context,
-) -> Result<(i32, Vec<HeldOutError>)> {
+pub(crate) fn choose_similarity_power(train: &[&Run], ctx: &Context) -> Result<PowerChoice> {
     // Only the queried works are indexed (their sources are all a projection reads).
     let queries = super::learning_queries(train, MAX_INTERVAL_RUNS);
     let works: rustc_hash::FxHashSet<(&str, &str)> = queries.iter().map(|r| r.work_key()).collect();
@@ -139,7 +141,7 @@ pub(crate) fn choose_similarity_power_in(
     train: &[&Run],
     evidence: &Evidence,
     ctx: &Context,
-) -> Result<(i32, Vec<HeldOutError>)> {
+) -> Result<PowerChoice> {
     choose_for(
         &super::learning_queries(train, MAX_INTERVAL_RUNS),
         evidence,
@@ -148,14 +150,22 @@ pub(crate) fn choose_similarity_power_in(
 }
 
 /// [`choose_similarity_power`] on the held-out errors of `queries`.
-fn choose_for(
-    queries: &[&Run],
-    evidence: &Evidence,
-    ctx: &Context,
-) -> Result<(i32, Vec<HeldOutError>)> {
+fn choose_for(queries: &[&Run], evidence: &Evidence, ctx: &Context) -> Result<PowerChoice> {
     let mut by_power = held_out_errors_by_power(queries, evidence, ctx)?;
     let best = chosen_power(&by_power);
-    Ok((SIMILARITY_POWERS[best], by_power.swap_remove(best)))
+    Ok(PowerChoice {
+        power: SIMILARITY_POWERS[best],
+        held_out: by_power.swap_remove(best),
+        gpus: evidence.gpus().into_iter().map(str::to_string).collect(),
+    })
+}
+
+/// The power [`choose_similarity_power`] chose and the held-out errors with it.
+pub(crate) struct PowerChoice {
+    pub power: i32,
+    /// `gpu` indexes `gpus`.
+    pub held_out: Vec<HeldOutError>,
+    pub gpus: Vec<String>,
 }
 
 /// [`choose_similarity_power`]'s rule on the held-out errors of each power (the first
@@ -696,10 +706,13 @@ impl Fit for Analytical {
 impl Analytical {
     /// Fit, keeping the concrete type (what `explain` shows the terms of).
     pub fn fit_analytical(&self, train: &[&Run], ctx: &Context) -> Result<FittedAnalytical> {
-        let (similarity_power, errors) = choose_similarity_power(train, ctx)?;
+        let choice = choose_similarity_power(train, ctx)?;
+        let gpus: Vec<&str> = choice.gpus.iter().map(String::as_str).collect();
+        let interval = super::interval::fit_interval(&choice.held_out, &gpus, ctx)?;
         Ok(FittedAnalytical {
-            interval_log: super::interval_log(&errors),
-            similarity_power,
+            interval_log: interval.pooled_log,
+            local_interval: interval.local,
+            similarity_power: choice.power,
         })
     }
 }
@@ -720,20 +733,39 @@ impl FittedAnalytical {
         )
     }
 
-    /// The projections (each with its source run) combined, with the calibrated
-    /// interval where there is one (never narrower than the sources' spread, never
-    /// below the target's peaks).
-    pub fn combined(&self, ps: &[(&Run, Projection)]) -> Option<Prediction> {
-        self.calibrated(&Combination::of(ps.iter().map(|(_, p)| p)))
+    /// The projections (each with its source run) of a run on `target` combined, with
+    /// the calibrated interval where there is one (never narrower than the sources'
+    /// spread, never below the target's peaks).
+    pub fn combined(
+        &self,
+        ps: &[(&Run, Projection)],
+        target: &str,
+        ctx: &Context,
+    ) -> Result<Option<Prediction>> {
+        self.calibrated(&Combination::of(ps.iter().map(|(_, p)| p)), target, ctx)
     }
 
     /// The combination with the calibrated interval where there is one.
-    fn calibrated(&self, c: &Combination) -> Option<Prediction> {
-        c.prediction().map(|p| self.calibrate(p, c.floor_ms()))
+    fn calibrated(
+        &self,
+        c: &Combination,
+        target: &str,
+        ctx: &Context,
+    ) -> Result<Option<Prediction>> {
+        let Some(p) = c.prediction() else {
+            return Ok(None);
+        };
+        let bounds = super::interval::bounds_log_for(
+            self.interval_log,
+            self.local_interval.as_ref(),
+            target,
+            ctx,
+        )?;
+        Ok(Some(Self::calibrate(p, bounds, c.floor_ms())))
     }
 
-    fn calibrate(&self, p: Prediction, floor_ms: f64) -> Prediction {
-        match self.interval_log {
+    fn calibrate(p: Prediction, bounds_log: Option<(f64, f64)>, floor_ms: f64) -> Prediction {
+        match bounds_log {
             Some((lo, hi)) => Prediction {
                 lo_ms: p.lo_ms.min(p.pred_ms * lo.exp()),
                 hi_ms: p.hi_ms.max(p.pred_ms * hi.exp()),
@@ -752,8 +784,9 @@ impl Predict for FittedAnalytical {
     }
     fn fit_summary(&self) -> Option<String> {
         Some(format!(
-            "sources weighted by their similarity to the power {} (chosen by leave-one-GPU-out inside the training GPUs)",
-            self.similarity_power
+            "sources weighted by their similarity to the power {} (chosen by leave-one-GPU-out inside the training GPUs){}",
+            self.similarity_power,
+            super::interval::describe(self.local_interval.as_ref()),
         ))
     }
     fn predict(
@@ -762,7 +795,7 @@ impl Predict for FittedAnalytical {
         evidence: &Evidence,
         ctx: &Context,
     ) -> Result<Option<Prediction>> {
-        Ok(self.combined(&self.projections(query, evidence, ctx)?))
+        self.combined(&self.projections(query, evidence, ctx)?, &query.gpu, ctx)
     }
     /// [`Predict::predict`] without copying `work` into a query while another GPU
     /// measured it (the copy is only made for a size projection on the target): the
@@ -783,10 +816,10 @@ impl Predict for FittedAnalytical {
             c.add(&p)
         })?;
         if !c.is_empty() {
-            return Ok(self.calibrated(&c));
+            return self.calibrated(&c, target, ctx);
         }
         crate::data::query_into(buffer, work, target);
-        Ok(self.combined(&size_projection(buffer, evidence, ctx)?))
+        self.combined(&size_projection(buffer, evidence, ctx)?, target, ctx)
     }
 }
 

@@ -171,6 +171,11 @@ pub struct HybridState {
     /// ([`analytical::SIMILARITY_POWERS`]); 1 in a file that predates the choice.
     #[serde(default = "similarity_itself")]
     pub similarity_power: i32,
+    /// The held-out errors weighted toward the training GPUs most like the target,
+    /// where the fit chose that ([`super::interval::fit_interval`]); absent: the pooled
+    /// `interval_log` for every target.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub local_interval: Option<super::interval::LocalInterval>,
 }
 
 fn similarity_itself() -> i32 {
@@ -228,6 +233,12 @@ impl HybridState {
                     "interval_log ({lo}, {hi}) must be finite with lo <= hi"
                 ));
             }
+        }
+        if let Some(local) = &self.local_interval {
+            if self.interval_log.is_none() {
+                return bad("local_interval without interval_log".into());
+            }
+            local.check().or_else(bad)?;
         }
         let width = vectors::PAIR_NAMES.len() + self.categories.len();
         if self.features != feature_names(&self.categories) {
@@ -720,7 +731,7 @@ impl HybridParams {
         let evidence = Evidence::new(train.iter().copied());
         // The analytical base weighs its sources as the analytical fit on the same
         // runs would; everything below projects with that weighting.
-        let (similarity_power, _) = analytical::choose_similarity_power_in(train, &evidence, ctx)?;
+        let similarity_power = analytical::choose_similarity_power_in(train, &evidence, ctx)?.power;
         let ctx = &ctx.with_similarity_power(similarity_power);
         // (a string per distinct name, not per run)
         let distinct = |names: &mut Vec<&str>| -> Vec<String> {
@@ -794,8 +805,16 @@ impl HybridParams {
             held_out: shape_errors,
         } = transfer::fit_and_choose(train, &evidence, ctx, INTERVAL_QUERIES)?;
         let share = shares.known_family;
+        // (indexed by `gpus`, the training GPUs' names, for the local interval)
+        let indexed = |run: &Run, e: HeldOutError| HeldOutError {
+            gpu: index(&run.gpu),
+            ..e
+        };
         let errors: Vec<HeldOutError> = if share == 0.0 {
-            shape_errors.into_iter().map(|(_, e)| e).collect()
+            shape_errors
+                .into_iter()
+                .map(|(r, e)| indexed(r, e))
+                .collect()
         } else {
             let corrections: rustc_hash::FxHashMap<*const Run, f64> = shares
                 .corrections
@@ -805,13 +824,18 @@ impl HybridParams {
             let corrected = |(run, e): (&Run, HeldOutError)| {
                 let c = corrections.get(&(run as *const Run))?;
                 Some(HeldOutError {
-                    gpu: e.gpu,
                     ln_error: e.ln_error - share * c,
+                    ..indexed(run, e)
                 })
             };
             shape_errors.into_iter().filter_map(corrected).collect()
         };
-        let interval_log = interval_log(&errors).or_else(|| interval_log(&shares.held_out));
+        let gpu_names: Vec<&str> = gpus.iter().map(String::as_str).collect();
+        let interval = super::interval::fit_interval(&errors, &gpu_names, ctx)?;
+        let (interval_log, local_interval) = match interval.pooled_log {
+            Some(_) => (interval.pooled_log, interval.local),
+            None => (interval_log(&shares.held_out), None),
+        };
         let residual = correction(
             params.regressor,
             params.seed,
@@ -826,6 +850,7 @@ impl HybridParams {
                 new_family_share: shares.new_family,
                 families,
                 interval_log,
+                local_interval,
                 format: "gpucast-model".into(),
                 version: MODEL_FORMAT_VERSION,
                 gpucast_version: env!("CARGO_PKG_VERSION").into(),
@@ -868,8 +893,10 @@ impl Predict for FittedHybrid {
             )
         };
         Some(format!(
-            "correction share {share}{shape}, kernel-ratio share {}, sources weighted by their similarity to the power {}",
-            self.state.kernel_ratio_share, self.state.similarity_power
+            "correction share {share}{shape}, kernel-ratio share {}, sources weighted by their similarity to the power {}{}",
+            self.state.kernel_ratio_share,
+            self.state.similarity_power,
+            super::interval::describe(self.state.local_interval.as_ref()),
         ))
     }
 
@@ -921,6 +948,12 @@ impl Predict for FittedHybrid {
         }
         let combination = Combination::of(ps.iter().map(|(_, p)| p));
         let floor_ms = combination.floor_ms();
+        let bounds = super::interval::bounds_log_for(
+            state.interval_log,
+            state.local_interval.as_ref(),
+            &query.gpu,
+            ctx,
+        )?;
         let shift = match &state.shape {
             Some(t) => (-t.log_correction(query, &ps, evidence, ctx)?).exp(),
             None => 1.0,
@@ -929,7 +962,7 @@ impl Predict for FittedHybrid {
             p.pred_ms *= shift;
             p.lo_ms *= shift;
             p.hi_ms *= shift;
-            if let Some((lo, hi)) = state.interval_log {
+            if let Some((lo, hi)) = bounds {
                 p.lo_ms = p.lo_ms.min(p.pred_ms * lo.exp());
                 p.hi_ms = p.hi_ms.max(p.pred_ms * hi.exp());
                 p.interval = Interval::Calibrated(INTERVAL_LEVEL);

@@ -7,6 +7,7 @@
 
 pub mod analytical;
 pub mod hybrid;
+pub mod interval;
 pub mod learned;
 pub mod regressors;
 pub mod transfer;
@@ -16,6 +17,7 @@ use crate::data::validate::is_excluded;
 use crate::data::Run;
 use crate::error::{Error, Result};
 use crate::features::{Bound, Calibration, Figures};
+pub use interval::{interval_log, HeldOutError, INTERVAL_LEVEL, MIN_INTERVAL_ERRORS};
 use rustc_hash::FxHashMap;
 
 /// What a model needs besides data: the GPU catalog and where figures come from, and
@@ -103,103 +105,6 @@ impl std::fmt::Display for Interval {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.label())
     }
-}
-
-/// Nominal level of the calibrated intervals, and the quantiles of held-out log errors
-/// ln(measured / predicted) that bound it.
-pub const INTERVAL_LEVEL: f64 = 0.9;
-const INTERVAL_QUANTILES: (f64, f64) = ((1.0 - INTERVAL_LEVEL) / 2.0, (1.0 + INTERVAL_LEVEL) / 2.0);
-/// Fewest held-out errors a calibrated interval is drawn from.
-pub const MIN_INTERVAL_ERRORS: usize = 20;
-
-/// One held-out error ln(measured / predicted) and the training GPU (an index of the
-/// caller's choosing) it was measured on.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct HeldOutError {
-    pub gpu: usize,
-    pub ln_error: f64,
-}
-
-/// Upper half of the standard normal's quantiles at (k + 0.5) / 50, k = 0..50 (the
-/// lower half is their negatives), from Python's `statistics.NormalDist().inv_cdf`:
-/// 50 equally likely levels of a new GPU (the 5 % and 95 % quantiles are among them).
-const NORMAL_LEVELS: [f64; 25] = [
-    0.025068908259,
-    0.075269862100,
-    0.125661346855,
-    0.176374164781,
-    0.227544976641,
-    0.279319034447,
-    0.331853346437,
-    0.385320466408,
-    0.439913165673,
-    0.495850347347,
-    0.553384719556,
-    0.612812991017,
-    0.674489750196,
-    0.738846849185,
-    0.806421247018,
-    0.877896295051,
-    0.954165253146,
-    1.036433389494,
-    1.126391129039,
-    1.226528120037,
-    1.340755033690,
-    1.475791028179,
-    1.644853626951,
-    1.880793608151,
-    2.326347874041,
-];
-
-/// The calibrated interval's bounds in log units from errors held out on the training
-/// GPUs; None with fewer than [`MIN_INTERVAL_ERRORS`].
-///
-/// Errors cluster by GPU: most of a target's error is its own level (scale), the rest
-/// its shape. With many GPUs their pooled 5 % and 95 % quantiles would do; with three
-/// they hold three draws of the level, and a new GPU's level is often outside them.
-/// So the two parts are modelled apart: a new GPU's level ~ Normal(0, s^2), s^2 the
-/// mean square of the training GPUs' levels (each the median of its errors; centred
-/// on 0 because no model is fitted to the targets' level, and two or three GPUs
-/// place a mean badly), plus a shape error drawn from the errors around their GPU's
-/// level. The bounds are the quantiles of that mixture. One GPU: its errors' quantiles.
-/// Measured on the 4-GPU convolution, share of the targets' runs covered: pooled
-/// quantiles 82.6 %, with tails shrunk by n / (n + 1) 84.2 %, this 85.6 %.
-pub fn interval_log(errors: &[HeldOutError]) -> Option<(f64, f64)> {
-    let mut errors: Vec<HeldOutError> = errors
-        .iter()
-        .copied()
-        .filter(|e| e.ln_error.is_finite())
-        .collect();
-    if errors.len() < MIN_INTERVAL_ERRORS {
-        return None;
-    }
-    errors.sort_by(|a, b| a.gpu.cmp(&b.gpu).then(a.ln_error.total_cmp(&b.ln_error)));
-    let groups: Vec<&[HeldOutError]> = errors.chunk_by(|a, b| a.gpu == b.gpu).collect();
-    let median = |g: &[HeldOutError]| {
-        sorted_quantile(&g.iter().map(|e| e.ln_error).collect::<Vec<_>>(), 0.5)
-    };
-    let mut mixture: Vec<f64> = if groups.len() < 2 {
-        errors.iter().map(|e| e.ln_error).collect()
-    } else {
-        let levels: Vec<f64> = groups.iter().map(|g| median(g)).collect();
-        let s = (levels.iter().map(|l| l * l).sum::<f64>() / levels.len() as f64).sqrt();
-        let shape = groups
-            .iter()
-            .zip(&levels)
-            .flat_map(|(g, l)| g.iter().map(move |e| e.ln_error - l));
-        shape
-            .flat_map(|w| {
-                NORMAL_LEVELS
-                    .iter()
-                    .flat_map(move |z| [w + s * z, w - s * z])
-            })
-            .collect()
-    };
-    mixture.sort_by(f64::total_cmp);
-    Some((
-        sorted_quantile(&mixture, INTERVAL_QUANTILES.0),
-        sorted_quantile(&mixture, INTERVAL_QUANTILES.1),
-    ))
 }
 
 /// Most a learned part (the hybrid's correction, the shape transfer) may worsen any
@@ -294,13 +199,6 @@ pub(crate) fn group_means(n: usize, values: impl Iterator<Item = (usize, f64)>) 
     sums.into_iter()
         .map(|(s, n)| if n > 0 { s / n as f64 } else { 0.0 })
         .collect()
-}
-
-/// Quantile of sorted `v` (linear interpolation), `q` in [0, 1].
-fn sorted_quantile(v: &[f64], q: f64) -> f64 {
-    let pos = q * (v.len() - 1) as f64;
-    let (i, frac) = (pos.floor() as usize, pos.fract());
-    v[i] + frac * (v[(i + 1).min(v.len() - 1)] - v[i])
 }
 
 impl Prediction {
@@ -1096,64 +994,5 @@ mod tests {
         assert_eq!((q.pred_ms, q.lo_ms, q.hi_ms), (4.0, 4.0, 4.0));
         assert_eq!(p.interval.label(), "90%");
         assert_eq!(Interval::Spread.label(), "spread");
-    }
-
-    /// SYNTHETIC held-out errors: `values` on each of the GPUs, shifted by its level.
-    fn held_out(levels: &[f64], values: &[f64]) -> Vec<HeldOutError> {
-        levels
-            .iter()
-            .enumerate()
-            .flat_map(|(gpu, l)| {
-                values.iter().map(move |v| HeldOutError {
-                    gpu,
-                    ln_error: l + v,
-                })
-            })
-            .collect()
-    }
-
-    #[test]
-    fn interval_quantiles_need_enough_errors() {
-        let grid: Vec<f64> = (0..=100).map(|i| (i as f64 - 50.0) / 100.0).collect();
-        assert_eq!(
-            interval_log(&held_out(&[0.0], &grid[..MIN_INTERVAL_ERRORS - 1])),
-            None
-        );
-        // one GPU: errors -0.50, -0.49, ..., 0.50, their 5 % and 95 % quantiles
-        let (lo, hi) = interval_log(&held_out(&[0.0], &grid)).unwrap();
-        assert!(
-            (lo + 0.45).abs() < 1e-12 && (hi - 0.45).abs() < 1e-12,
-            "{lo} {hi}"
-        );
-        // non-finite errors are left out, not counted
-        let mut e = held_out(&[0.0], &grid[..MIN_INTERVAL_ERRORS]);
-        e[0].ln_error = f64::NAN;
-        assert_eq!(interval_log(&e), None);
-    }
-
-    #[test]
-    fn a_new_gpus_level_reaches_beyond_the_training_gpus() {
-        // Two GPUs at levels +-0.2, no shape error: the pooled errors are only +-0.2,
-        // a new GPU's level ~ Normal(0, 0.2^2): bounds +-1.645 x 0.2.
-        let (lo, hi) = interval_log(&held_out(&[0.2, -0.2], &[0.0; 20])).unwrap();
-        assert!((hi - 0.2 * 1.644853626951).abs() < 1e-9, "{hi}");
-        assert!((lo + hi).abs() < 1e-12, "{lo} {hi}");
-        // The same shape errors on GPUs that agree in level: the shape errors alone.
-        let grid: Vec<f64> = (0..=100).map(|i| (i as f64 - 50.0) / 100.0).collect();
-        let (lo, hi) = interval_log(&held_out(&[0.0, 0.0, 0.0], &grid)).unwrap();
-        assert!(
-            (lo + 0.45).abs() < 1e-9 && (hi - 0.45).abs() < 1e-9,
-            "{lo} {hi}"
-        );
-        // Levels that differ more than the shapes do widen it beyond the pooled
-        // errors' own quantiles (three draws of the level: a fourth is often outside).
-        let narrow: Vec<f64> = grid.iter().map(|g| g / 10.0).collect();
-        let (_, hi) = interval_log(&held_out(&[0.3, -0.3, 0.1], &narrow)).unwrap();
-        let mut pooled: Vec<f64> = held_out(&[0.3, -0.3, 0.1], &narrow)
-            .iter()
-            .map(|e| e.ln_error)
-            .collect();
-        pooled.sort_by(f64::total_cmp);
-        assert!(hi > sorted_quantile(&pooled, 0.95) + 0.02, "{hi}");
     }
 }
