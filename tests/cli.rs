@@ -879,6 +879,12 @@ fn explain_says_how_each_source_is_weighted() {
         shares[0] > shares[1],
         "the more similar source weighs more: {out}"
     );
+    // ... and what the calibrated interval comes from.
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("interval: the training GPUs' held-out errors")),
+        "{out}"
+    );
 }
 
 /// A hybrid trained on the GEMM latency tables (seven datacenter GPUs it predicts within
@@ -937,4 +943,18 @@ fn a_saved_local_interval_is_narrow_for_a_target_like_the_well_predicted_gpus() 
     };
     let (b200, l40s) = (median_width("B200"), median_width("L40S"));
     assert!(b200 < 0.6 && l40s > 2.0 * b200, "B200 {b200}, L40S {l40s}");
+    // `explain` fits the analytical model on the other GPUs and says which interval.
+    let out = gpucast_ok(&[
+        "explain",
+        "--runs",
+        data.to_str().unwrap(),
+        "--row",
+        "5",
+        "--target",
+        "B200",
+    ]);
+    assert!(
+        out.contains("interval: the training GPUs' held-out errors, each GPU's weighted by its similarity to the target to the power"),
+        "{out}"
+    );
 }

@@ -464,6 +464,7 @@ fn explain(a: ExplainArgs, catalog: &Catalog) -> Result<()> {
         cal.name(),
         &ps,
         fitted.similarity_power,
+        fitted.local_interval.as_ref().map(|l| l.similarity_power),
         combined.as_ref(),
     ))
 }

@@ -226,13 +226,16 @@ fn features_line(x: &RunFeatures) -> String {
 }
 
 /// Every term of the projections of one query (their sources weighted by their
-/// similarity to the power `similarity_power`) and their combination.
+/// similarity to the power `similarity_power`) and their combination, with what its
+/// calibrated interval comes from (`local_interval_power`: the power of the training
+/// GPUs' similarity to the target their held-out errors are weighted by; None: pooled).
 pub fn explain_text(
     query: &Run,
     target: &str,
     calibration: &str,
     projections: &[(&Run, Projection)],
     similarity_power: i32,
+    local_interval_power: Option<i32>,
     combined: Option<&Prediction>,
 ) -> String {
     let mut s = format!(
@@ -275,6 +278,12 @@ pub fn explain_text(
             c.interval.label(),
             c.bound
         );
+        if let crate::models::Interval::Calibrated(_) = c.interval {
+            s += &match local_interval_power {
+                Some(k) => format!("interval: the training GPUs' held-out errors, each GPU's weighted by its similarity to the target to the power {k}, and never narrower than the sources' spread\n"),
+                None => "interval: the training GPUs' held-out errors, pooled, and never narrower than the sources' spread\n".to_string(),
+            };
+        }
     }
     s
 }
