@@ -306,7 +306,14 @@ pub fn fit_interval(
     let pooled_log = interval_log(errors);
     let mut by_gpu: Vec<Vec<f64>> = vec![Vec::new(); gpus.len()];
     for e in errors.iter().filter(|e| e.ln_error.is_finite()) {
-        by_gpu[e.gpu].push(e.ln_error);
+        let Some(g) = by_gpu.get_mut(e.gpu) else {
+            return Err(crate::error::Error::msg(format!(
+                "a held-out error of GPU {} of {} named",
+                e.gpu,
+                gpus.len()
+            )));
+        };
+        g.push(e.ln_error);
     }
     let present: Vec<usize> = (0..gpus.len()).filter(|&g| !by_gpu[g].is_empty()).collect();
     if pooled_log.is_none() || present.len() < MIN_LOCAL_GPUS {
@@ -623,6 +630,10 @@ mod tests {
         let fitted = fit_interval(&errors, &names, &ctx).unwrap();
         assert_eq!(fitted.pooled_log, interval_log(&errors));
         assert_eq!(fitted.local, None);
+        // An error of a GPU not named is refused, not a panic.
+        let mut bad = errors.clone();
+        bad[0].gpu = names.len();
+        assert!(fit_interval(&bad, &names, &ctx).is_err());
         // Two GPUs: nothing to weigh, whatever their errors.
         let (errors, names) = errors_on(&[
             (DATACENTER[0], 0.0, &grid(0.02)),
