@@ -447,6 +447,7 @@ fn cases() -> Vec<Case> {
         model_file("a model file of the previous version", model_json(|v| { v["version"] = 6.into(); v.as_object_mut().unwrap().remove("kernel_ratio_share"); }), "m.json: model file format version 6 (written by gpucast 0.1.0), this gpucast reads version 7: retrain it"),
         model_file("similarity power not offered", model_json(|v| v["similarity_power"] = 0.into()), "m.json: similarity_power 0 is not one of [1, 2, 4]"),
         model_file("local interval at a power not offered", model_json(|v| v["local_interval"] = local_interval(3, 0.1)), "m.json: local_interval.similarity_power 3 is not one of [1, 2, 4]"),
+        model_file("local interval without a pooled one", model_json(|v| { v["local_interval"] = local_interval(2, 0.1); v["interval_log"] = serde_json::Value::Null; }), "m.json: local_interval without interval_log"),
         model_file("local interval with a descending shape", model_json(|v| v["local_interval"] = local_interval(2, -0.1)), "m.json: local_interval for NVIDIA TITAN V: level_log must be finite and shape_log 50 finite values in ascending order"),
         model_file("unsorted families", model_json(|v| v["families"] = serde_json::json!(["stencil", "matmul"])), "m.json: families must be sorted, each named once"),
         model_file("swapped interval", model_json(|v| v["interval_log"] = serde_json::json!([0.9, -0.4])), "m.json: interval_log (0.9, -0.4) must be finite with lo <= hi"),
