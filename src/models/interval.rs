@@ -138,7 +138,8 @@ pub const MIN_LOCAL_GPUS: usize = 3;
 /// out in turn, mean distance from [`INTERVAL_LEVEL`]) to at most this share of the
 /// pooled interval's distance. Without the margin (1), Kernel Tuner GEMM's analytical
 /// folds took a local interval in 5 of 11 folds, and its RTX 3060 target's coverage
-/// went 73.6 -> 64.4 %; the GEMM tables' hybrid covered 96.0 % (95.1 % with it).
+/// went 73.6 -> 64.4 %; the GEMM tables' hybrid covered 96.0 % (95.1 % with it; both
+/// measured before the spread's twin rule, [`super::analytical::TWIN_SIMILARITY`]).
 pub const LOCAL_MARGIN: f64 = 0.8;
 /// Quantiles of a GPU's shape errors a local interval keeps, at (k + 0.5) / 50.
 pub const SHAPE_QUANTILES: usize = 50;
