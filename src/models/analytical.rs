@@ -799,20 +799,7 @@ impl FittedAnalytical {
             target,
             ctx,
         )?;
-        Ok(Some(Self::calibrate(p, bounds, c.floor_ms())))
-    }
-
-    fn calibrate(p: Prediction, bounds_log: Option<(f64, f64)>, floor_ms: f64) -> Prediction {
-        match bounds_log {
-            Some((lo, hi)) => Prediction {
-                lo_ms: p.lo_ms.min(p.pred_ms * lo.exp()),
-                hi_ms: p.hi_ms.max(p.pred_ms * hi.exp()),
-                interval: Interval::Calibrated(super::INTERVAL_LEVEL),
-                ..p
-            }
-            .at_least(floor_ms),
-            None => p,
-        }
+        Ok(Some(p.within_calibrated(bounds).at_least(c.floor_ms())))
     }
 }
 

@@ -22,7 +22,7 @@ use super::regressors::{make, FittedRegressor, RegressorKind};
 use super::transfer::{self, ShapeTransfer};
 use super::{
     clearly_lower, group_means, interval_log, lowest_cost_fraction, no_group_worse, Context,
-    Evidence, Fit, HeldOutError, Interval, Predict, Prediction, INTERVAL_LEVEL,
+    Evidence, Fit, HeldOutError, Predict, Prediction,
 };
 use crate::catalog::Gpu;
 use crate::data::{query_of, Run};
@@ -962,12 +962,7 @@ impl Predict for FittedHybrid {
             p.pred_ms *= shift;
             p.lo_ms *= shift;
             p.hi_ms *= shift;
-            if let Some((lo, hi)) = bounds {
-                p.lo_ms = p.lo_ms.min(p.pred_ms * lo.exp());
-                p.hi_ms = p.hi_ms.max(p.pred_ms * hi.exp());
-                p.interval = Interval::Calibrated(INTERVAL_LEVEL);
-            }
-            p.at_least(floor_ms)
+            p.within_calibrated(bounds).at_least(floor_ms)
         }))
     }
 }

@@ -210,6 +210,17 @@ impl Prediction {
         self.hi_ms = self.hi_ms.max(self.pred_ms);
         self
     }
+
+    /// Widened to the calibrated interval `bounds_log` (log units around the
+    /// prediction: never narrower than it was) and labelled so; unchanged without one.
+    pub fn within_calibrated(mut self, bounds_log: Option<(f64, f64)>) -> Prediction {
+        if let Some((lo, hi)) = bounds_log {
+            self.lo_ms = self.lo_ms.min(self.pred_ms * lo.exp());
+            self.hi_ms = self.hi_ms.max(self.pred_ms * hi.exp());
+            self.interval = Interval::Calibrated(INTERVAL_LEVEL);
+        }
+        self
+    }
 }
 
 /// The training runs a model learns from (those the validation rule keeps), at most
