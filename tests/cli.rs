@@ -958,3 +958,33 @@ fn a_saved_local_interval_is_narrow_for_a_target_like_the_well_predicted_gpus() 
         "{out}"
     );
 }
+
+/// `explain` says when the fit put the target on its sources' launch floors, and the
+/// target's floor shows it (SYNTHETIC runs: [`one_harness_csv`] at 3 µs).
+#[test]
+fn explain_says_when_the_target_sits_on_its_sources_launch_floors() {
+    let csv = one_harness_csv(0.003);
+    let (_d, runs) = write_tmp("runs.csv", &csv);
+    let out = gpucast_ok(&[
+        "explain",
+        "--runs",
+        runs.to_str().unwrap(),
+        "--row",
+        "1",
+        "--target",
+        "A100 SXM4 80GB",
+    ]);
+    assert!(
+        out.contains("launch floor: the target's is each source's (its GPU's fastest run)"),
+        "{out}"
+    );
+    let target_lines: Vec<&str> = out
+        .lines()
+        .filter(|l| l.trim_start().starts_with("target "))
+        .collect();
+    assert_eq!(target_lines.len(), 4, "{out}");
+    assert!(
+        target_lines.iter().all(|l| l.contains("floor 0.0030 ms")),
+        "{out}"
+    );
+}

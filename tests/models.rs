@@ -607,3 +607,64 @@ Tesla V100-SXM2-16GB,k,N=1,1.7,1e9,4e8,256,4096\n";
     assert!(combine(&[]).is_none());
     assert!(Combination::default().is_empty());
 }
+
+/// The runs of [`one_harness_csv`], validated.
+fn one_harness_runs(floor_ms: f64) -> Vec<Run> {
+    synthetic_runs(&one_harness_csv(floor_ms))
+}
+
+/// Where every training GPU sits on the same launch floor (one harness), the fit puts
+/// a target on its sources' floor: a tiny kernel on a fifth GPU is predicted at that
+/// floor, not at the default 1.5 µs. Where the runs sit on the default floor, the fit
+/// has nothing to gain and keeps it.
+#[test]
+fn a_target_sits_on_its_sources_launch_floor_where_the_training_gpus_say_so() {
+    use gpucast::models::analytical::Analytical;
+    let catalog = Catalog::builtin();
+    let ctx = spec_context(&catalog);
+    let predict_tiny = |runs: &[Run]| {
+        let train: Vec<&Run> = runs.iter().collect();
+        let fitted = Analytical.fit_analytical(&train, &ctx).unwrap();
+        let ev = Evidence::new(runs.iter());
+        let mut q = query_of(&runs[0]);
+        q.gpu = "NVIDIA A100 SXM4 80GB".into();
+        let p = fitted.predict(&q, &ev, &ctx).unwrap().unwrap();
+        (fitted.source_floors, p.pred_ms)
+    };
+    let (chosen, pred_ms) = predict_tiny(&one_harness_runs(0.003));
+    assert!(chosen);
+    assert!((0.0028..0.0033).contains(&pred_ms), "{pred_ms}");
+    let (chosen, pred_ms) = predict_tiny(&one_harness_runs(0.0015));
+    assert!(!chosen);
+    assert!((0.0014..0.0017).contains(&pred_ms), "{pred_ms}");
+}
+
+/// A target whose catalog entry measures its launch overhead keeps it, source floors
+/// or not.
+#[test]
+fn a_measured_launch_overhead_is_the_targets_floor_whatever_the_sources() {
+    use gpucast::models::analytical::project;
+    let catalog = Catalog::builtin();
+    let runs = one_harness_runs(0.003);
+    let ev = Evidence::new(runs.iter());
+    let source = &runs[0];
+    let gs = catalog.resolve_or_err(&source.gpu).unwrap();
+    let mut gt = catalog
+        .resolve_or_err("NVIDIA A100 SXM4 80GB")
+        .unwrap()
+        .clone();
+    let floor_ms = |gt: &gpucast::catalog::Gpu, source_floors: bool| {
+        let ctx = spec_context(&catalog).with_source_floors(source_floors);
+        let mut q = query_of(source);
+        q.gpu = gt.name.clone().into();
+        project(source, &q, gs, gt, &ctx, &ev)
+            .unwrap()
+            .target
+            .launch_floor_ms
+    };
+    assert_eq!(floor_ms(&gt, false), 0.0015);
+    assert_eq!(floor_ms(&gt, true), 0.003);
+    gt.launch_overhead_us = Some(5.0);
+    assert_eq!(floor_ms(&gt, false), 0.005);
+    assert_eq!(floor_ms(&gt, true), 0.005);
+}

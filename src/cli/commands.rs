@@ -463,8 +463,7 @@ fn explain(a: ExplainArgs, catalog: &Catalog) -> Result<()> {
         &target,
         cal.name(),
         &ps,
-        fitted.similarity_power,
-        fitted.local_interval.as_ref().map(|l| l.similarity_power),
+        &fitted,
         combined.as_ref(),
     ))
 }

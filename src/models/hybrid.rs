@@ -730,7 +730,9 @@ impl HybridParams {
         let params = self.check()?;
         let evidence = Evidence::new(train.iter().copied());
         // The analytical base weighs its sources as the analytical fit on the same
-        // runs would; everything below projects with that weighting.
+        // runs would, the target on the default launch floor (where the analytical
+        // fit may take its sources': see `analytical::SOURCE_FLOOR_CHOICES`);
+        // everything below projects with that weighting.
         let similarity_power = analytical::choose_similarity_power_in(train, &evidence, ctx)?.power;
         let ctx = &ctx.with_similarity_power(similarity_power);
         // (a string per distinct name, not per run)

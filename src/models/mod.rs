@@ -32,6 +32,11 @@ pub struct Context<'a> {
     /// combined projection (1 in a new context; a fitted model projects with the
     /// power it chose, see [`analytical::SIMILARITY_POWERS`]).
     pub similarity_power: i32,
+    /// Whether a projection gives the target its source's launch floor (the source
+    /// GPU's fastest run) where the catalog measures none for the target, rather than
+    /// the default one: false in a new context; a fitted model projects as it chose
+    /// (see [`analytical::SOURCE_FLOOR_CHOICES`]).
+    pub source_floors: bool,
 }
 
 impl<'a> Context<'a> {
@@ -46,12 +51,21 @@ impl<'a> Context<'a> {
             calibration,
             resources,
             similarity_power: 1,
+            source_floors: false,
         }
     }
     /// This context with sources weighted by their similarity to the power `power`.
     pub fn with_similarity_power(&self, power: i32) -> Context<'a> {
         Context {
             similarity_power: power,
+            ..*self
+        }
+    }
+    /// This context with the target's launch floor taken from each source (`true`) or
+    /// from the catalog (see [`Context::source_floors`]).
+    pub fn with_source_floors(&self, source_floors: bool) -> Context<'a> {
+        Context {
+            source_floors,
             ..*self
         }
     }
@@ -304,9 +318,10 @@ pub struct Source<'a> {
 /// Which catalog, calibration and resources a cached figure was computed with, by
 /// address (they live as long as a command or an evaluation runs: another one
 /// allocated at a freed one's address while the same evidence is in use would read
-/// the old figures; nothing in gpucast does that), and with which similarity power.
+/// the old figures; nothing in gpucast does that), with which similarity power and
+/// whose launch floors.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-struct ContextId([usize; 4]);
+struct ContextId([usize; 5]);
 
 impl ContextId {
     fn of(ctx: &Context) -> ContextId {
@@ -316,6 +331,7 @@ impl ContextId {
             ctx.resources
                 .map_or(0, |r| r as *const crate::features::KernelResources as usize),
             ctx.similarity_power as usize,
+            usize::from(ctx.source_floors),
         ])
     }
 }

@@ -225,19 +225,21 @@ fn features_line(x: &RunFeatures) -> String {
     )
 }
 
-/// Every term of the projections of one query (their sources weighted by their
-/// similarity to the power `similarity_power`) and their combination, with what its
-/// calibrated interval comes from (`local_interval_power`: the power of the training
-/// GPUs' similarity to the target their held-out errors are weighted by; None: pooled).
+/// Every term of the projections of one query (made as `fitted` makes them: its
+/// sources weighted by their similarity to its power, the target on its sources'
+/// launch floors where it chose that) and their combination, with what its calibrated
+/// interval comes from (the training GPUs' held-out errors pooled, or weighted by
+/// their similarity to the target).
 pub fn explain_text(
     query: &Run,
     target: &str,
     calibration: &str,
     projections: &[(&Run, Projection)],
-    similarity_power: i32,
-    local_interval_power: Option<i32>,
+    fitted: &crate::models::analytical::FittedAnalytical,
     combined: Option<&Prediction>,
 ) -> String {
+    let similarity_power = fitted.similarity_power;
+    let local_interval_power = fitted.local_interval.as_ref().map(|l| l.similarity_power);
     let mut s = format!(
         "{} {} -> {target}  (calibration: {calibration})\n",
         query.kernel, query.config
@@ -268,6 +270,9 @@ pub fn explain_text(
             100.0 * p.weight / weight_sum.max(f64::MIN_POSITIVE),
             p.similarity
         );
+    }
+    if fitted.source_floors {
+        s += "\nlaunch floor: the target's is each source's (its GPU's fastest run), as the fit chose on the training GPUs\n";
     }
     if let Some(c) = combined {
         s += &format!(
