@@ -197,6 +197,8 @@ pub struct ModelSetup<'a> {
     pub study: &'a Calibration,
     /// Per-architecture kernel resources for our models.
     pub resources: Option<&'a KernelResources>,
+    /// Where our models put a target's launch floor (chosen per fit by default).
+    pub launch_floors: crate::models::LaunchFloors,
 }
 
 /// Evaluate several models under one protocol, `analytical-study` with the study's
@@ -225,7 +227,8 @@ pub fn evaluate_models(
             setup.catalog,
             if is_study { setup.study } else { setup.ours },
             if is_study { None } else { setup.resources },
-        );
+        )
+        .with_launch_floors(setup.launch_floors);
         let e = evaluation::evaluate(runs, protocol, selection, &group, &ctx, progress)?;
         evaluation.protocol = e.protocol;
         evaluation.excluded_rows = e.excluded_rows;
@@ -268,6 +271,7 @@ pub fn run(
             ours: &ours,
             study: &study,
             resources: resources.as_ref(),
+            launch_floors: Default::default(),
         },
         progress,
     )

@@ -988,3 +988,91 @@ fn explain_says_when_the_target_sits_on_its_sources_launch_floors() {
         "{out}"
     );
 }
+
+/// `--launch-floor sources` puts the target on its sources' floor, `catalog` on the
+/// catalog's 1.5 µs; `choose` lets the fit pick: the sources' where four GPUs timed
+/// alike say so, the catalog's with one GPU's runs to fit on (SYNTHETIC runs:
+/// [`one_harness_csv`] at 3 µs).
+#[test]
+fn launch_floor_option_says_whose_floor_a_target_sits_on() {
+    let all = one_harness_csv(0.003);
+    let titan_v: String = all
+        .lines()
+        .filter(|l| l.starts_with("gpu,") || l.starts_with("NVIDIA TITAN V,"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let tiny_ms = |csv: &str, launch_floor: &str| -> Vec<f64> {
+        let (_d, runs) = write_tmp("runs.csv", csv);
+        let out = gpucast_ok(&[
+            "predict",
+            "--runs",
+            runs.to_str().unwrap(),
+            "--source",
+            "TITAN V",
+            "--target",
+            "A100 SXM4 80GB",
+            "--launch-floor",
+            launch_floor,
+            "--format",
+            "csv",
+        ]);
+        out.lines()
+            .filter(|l| l.starts_with("stream,KB="))
+            .map(|l| l.split(',').nth(2).unwrap().parse().unwrap())
+            .collect()
+    };
+    let sources = tiny_ms(&all, "sources");
+    assert_eq!(sources.len(), 3);
+    assert!(
+        sources.iter().all(|t| (0.0029..0.0032).contains(t)),
+        "{sources:?}"
+    );
+    let catalog = tiny_ms(&all, "catalog");
+    assert!(
+        catalog.iter().all(|t| (0.0014..0.0017).contains(t)),
+        "{catalog:?}"
+    );
+    assert_eq!(tiny_ms(&all, "choose"), sources);
+    assert_eq!(tiny_ms(&titan_v, "choose"), catalog);
+    assert_eq!(tiny_ms(&titan_v, "sources"), sources);
+}
+
+/// A hybrid told `--launch-floor sources` saves it and predicts with it.
+#[test]
+fn a_saved_hybrid_keeps_the_launch_floor_it_was_told() {
+    let (dir, runs) = write_tmp("runs.csv", &one_harness_csv(0.003));
+    let model = dir.path().join("m.json");
+    gpucast_ok(&[
+        "train",
+        "--data",
+        runs.to_str().unwrap(),
+        "--launch-floor",
+        "sources",
+        "-o",
+        model.to_str().unwrap(),
+    ]);
+    let saved: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&model).unwrap()).unwrap();
+    assert_eq!(saved["source_floors"], serde_json::Value::Bool(true));
+    let csv = gpucast_ok(&[
+        "predict",
+        "--model",
+        model.to_str().unwrap(),
+        "--runs",
+        runs.to_str().unwrap(),
+        "--target",
+        "A100 SXM4 80GB",
+        "--format",
+        "csv",
+    ]);
+    let tiny: Vec<f64> = csv
+        .lines()
+        .filter(|l| l.starts_with("stream,KB="))
+        .map(|l| l.split(',').nth(2).unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(tiny.len(), 3, "{csv}");
+    assert!(
+        tiny.iter().all(|t| (0.0029..0.0032).contains(t)),
+        "{tiny:?}"
+    );
+}

@@ -9,7 +9,7 @@ use gpucast::data::{self, Run};
 use gpucast::error::Result;
 use gpucast::evaluation::{self, Protocol, Selection};
 use gpucast::features::{Calibration, KernelResources};
-use gpucast::models::{Context, Evidence, Fit, ModelSpec, Predict, Prediction};
+use gpucast::models::{Context, Evidence, Fit, LaunchFloors, ModelSpec, Predict, Prediction};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
@@ -629,7 +629,7 @@ fn a_target_sits_on_its_sources_launch_floor_where_the_training_gpus_say_so() {
         let mut q = query_of(&runs[0]);
         q.gpu = "NVIDIA A100 SXM4 80GB".into();
         let p = fitted.predict(&q, &ev, &ctx).unwrap().unwrap();
-        (fitted.source_floors, p.pred_ms)
+        (fitted.launch_floors == LaunchFloors::Sources, p.pred_ms)
     };
     let (chosen, pred_ms) = predict_tiny(&one_harness_runs(0.003));
     assert!(chosen);
@@ -653,8 +653,8 @@ fn a_measured_launch_overhead_is_the_targets_floor_whatever_the_sources() {
         .resolve_or_err("NVIDIA A100 SXM4 80GB")
         .unwrap()
         .clone();
-    let floor_ms = |gt: &gpucast::catalog::Gpu, source_floors: bool| {
-        let ctx = spec_context(&catalog).with_source_floors(source_floors);
+    let floor_ms = |gt: &gpucast::catalog::Gpu, launch_floors: LaunchFloors| {
+        let ctx = spec_context(&catalog).with_launch_floors(launch_floors);
         let mut q = query_of(source);
         q.gpu = gt.name.clone().into();
         project(source, &q, gs, gt, &ctx, &ev)
@@ -662,9 +662,11 @@ fn a_measured_launch_overhead_is_the_targets_floor_whatever_the_sources() {
             .target
             .launch_floor_ms
     };
-    assert_eq!(floor_ms(&gt, false), 0.0015);
-    assert_eq!(floor_ms(&gt, true), 0.003);
+    use LaunchFloors::{Catalog as Cat, Choose, Sources};
+    assert_eq!(floor_ms(&gt, Cat), 0.0015);
+    assert_eq!(floor_ms(&gt, Choose), 0.0015);
+    assert_eq!(floor_ms(&gt, Sources), 0.003);
     gt.launch_overhead_us = Some(5.0);
-    assert_eq!(floor_ms(&gt, false), 0.005);
-    assert_eq!(floor_ms(&gt, true), 0.005);
+    assert_eq!(floor_ms(&gt, Cat), 0.005);
+    assert_eq!(floor_ms(&gt, Sources), 0.005);
 }

@@ -394,7 +394,8 @@ fn predictions(a: &PredictArgs, catalog: &Catalog) -> Result<gpucast::predict::P
     let model = ModelChoice::parse(&model_for(a, &table, &target), a.seed)?;
     let cal = calibration(&a.figures, model.is_study(), &a.runs, catalog)?;
     let resources = a.figures.kernel_resources()?;
-    let ctx = Context::new(catalog, &cal, resources.as_ref());
+    let ctx =
+        Context::new(catalog, &cal, resources.as_ref()).with_launch_floors(a.figures.launch_floor);
     let other_data;
     let training: &[data::Run] = if a.data.is_empty() {
         &table.runs
@@ -429,7 +430,8 @@ fn explain(a: ExplainArgs, catalog: &Catalog) -> Result<()> {
     })?;
     let cal = calibration(&a.figures, false, &a.runs, catalog)?;
     let resources = a.figures.kernel_resources()?;
-    let ctx = Context::new(catalog, &cal, resources.as_ref());
+    let ctx =
+        Context::new(catalog, &cal, resources.as_ref()).with_launch_floors(a.figures.launch_floor);
     let q = data::query_on(row, &target);
     let source = a
         .source
@@ -524,6 +526,7 @@ fn evaluate(a: EvaluateArgs, catalog: &Catalog) -> Result<()> {
         ours: &ours,
         study: &study,
         resources: resources.as_ref(),
+        launch_floors: a.figures.launch_floor,
     };
     let mut eval =
         experiments::evaluate_models(&table.runs, &protocol, &selection, &specs, setup, &|| {
@@ -594,7 +597,8 @@ fn train(a: TrainArgs, catalog: &Catalog) -> Result<()> {
     }
     let cal = calibration(&a.figures, false, &a.data, catalog)?;
     let resources = a.figures.kernel_resources()?;
-    let ctx = Context::new(catalog, &cal, resources.as_ref());
+    let ctx =
+        Context::new(catalog, &cal, resources.as_ref()).with_launch_floors(a.figures.launch_floor);
     let train: Vec<&data::Run> = table.runs.iter().collect();
     let fitted = HybridParams::fit_hybrid(&params, &train, &ctx)?;
     fitted.save(&a.out)?;
@@ -634,7 +638,8 @@ fn bench(a: BenchArgs, catalog: &Catalog) -> Result<()> {
     eprintln!("loaded and validated {table_rows} rows in {load_s:.2} s");
     let cal = calibration(&a.figures, false, &paths, catalog)?;
     let resources = a.figures.kernel_resources()?;
-    let ctx = Context::new(catalog, &cal, resources.as_ref());
+    let ctx =
+        Context::new(catalog, &cal, resources.as_ref()).with_launch_floors(a.figures.launch_floor);
     let mut timings = Vec::new();
     let subset_stages: Vec<bench::Stage> = a
         .stage

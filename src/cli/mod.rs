@@ -5,6 +5,7 @@ mod commands;
 use clap::{Args, Parser, Subcommand};
 use gpucast::evaluation::ProtocolKind;
 use gpucast::features::FiguresSource;
+use gpucast::models::LaunchFloors;
 use gpucast::report::Format;
 use std::path::PathBuf;
 
@@ -161,6 +162,12 @@ pub struct FiguresArgs {
     /// Use only the runs' own register and shared-memory columns
     #[arg(long, conflicts_with = "resources")]
     pub no_resources: bool,
+    /// Where a target's launch floor comes from when the catalog measures none for it
+    /// (what a kernel of a few µs takes): `choose` lets each fit pick on its training
+    /// GPUs (the catalog's with fewer than three); `sources` when the target will be
+    /// timed as the sources were (one harness on every GPU)
+    #[arg(long, value_enum, default_value_t = LaunchFloors::Choose)]
+    pub launch_floor: LaunchFloors,
 }
 
 #[derive(Args, Debug)]

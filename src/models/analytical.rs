@@ -15,7 +15,7 @@
 //!   (hierarchical roofline).
 
 use super::interval::LocalInterval;
-use super::{Context, Evidence, Fit, HeldOutError, Interval, Predict, Prediction};
+use super::{Context, Evidence, Fit, HeldOutError, Interval, LaunchFloors, Predict, Prediction};
 use crate::catalog::{Catalog, Gpu};
 use crate::data::Run;
 use crate::error::Result;
@@ -49,9 +49,10 @@ pub struct FittedAnalytical {
     /// The power of a source's similarity that is its weight
     /// (one of [`SIMILARITY_POWERS`], chosen on the training GPUs).
     pub similarity_power: i32,
-    /// Whether the target sits on each source's launch floor where the catalog
-    /// measures none for it (see [`SOURCE_FLOOR_CHOICES`], chosen on the training GPUs).
-    pub source_floors: bool,
+    /// Where the target's launch floor comes from when the catalog measures none for
+    /// it ([`LaunchFloors::Catalog`] or [`LaunchFloors::Sources`], chosen on the training
+    /// GPUs).
+    pub launch_floors: LaunchFloors,
 }
 
 impl Default for FittedAnalytical {
@@ -62,7 +63,7 @@ impl Default for FittedAnalytical {
             interval_log: None,
             local_interval: None,
             similarity_power: 1,
-            source_floors: false,
+            launch_floors: LaunchFloors::Catalog,
         }
     }
 }
@@ -88,32 +89,20 @@ pub fn source_weight(similarity: f64, power: i32) -> f64 {
     }
 }
 
-/// What a fit summary says of [`SOURCE_FLOOR_CHOICES`]' choice (nothing for the
-/// default).
-pub fn floors_text(source_floors: bool) -> &'static str {
-    if source_floors {
+/// What a fit summary says of the launch floors a fit chose (nothing for the
+/// catalog's).
+pub fn floors_text(launch_floors: LaunchFloors) -> &'static str {
+    if launch_floors == LaunchFloors::Sources {
         ", the target on each source's launch floor"
     } else {
         ""
     }
 }
 
-/// Where a fit may take a target's launch floor from, when the catalog measures none
-/// for it: the default floor (false) or each source's, its GPU's fastest run (true).
-/// A launch floor comes from how the runs were timed more than from the GPU: on the
-/// GEMM latency tables and our own suite, one harness on every GPU, the target sits on
-/// its sources' floor (H100 and H200 bf16 GEMMs of a few µs: 2.9-3.0 µs on both, where
-/// the default floor made them 1.8 µs); the reference study timed its GPUs apart
-/// (RTX 4070 8.9 µs, TITAN V 4.3 µs). So each analytical fit chooses on its training
-/// GPUs, as it chooses the power (on the GEMM tables 13.0 -> 11.5 %, every other
-/// corpus unchanged). The hybrid keeps the default floor (see
-/// [`super::hybrid::HybridParams::fit_hybrid`]).
-pub const SOURCE_FLOOR_CHOICES: [bool; 2] = [false, true];
-
 /// The candidate projections a fit chooses among, in order: each of `floor_choices`
-/// with each power of [`SIMILARITY_POWERS`] (the first, the default floor with power
-/// 1, is the base the others must beat).
-fn candidates(floor_choices: &[bool]) -> impl Iterator<Item = (bool, i32)> + '_ {
+/// with each power of [`SIMILARITY_POWERS`] (the first, the first floor with power 1,
+/// is the base the others must beat).
+fn candidates(floor_choices: &[LaunchFloors]) -> impl Iterator<Item = (LaunchFloors, i32)> + '_ {
     floor_choices
         .iter()
         .flat_map(|&floors| SIMILARITY_POWERS.into_iter().map(move |p| (floors, p)))
@@ -127,7 +116,7 @@ fn held_out_errors_by_candidate(
     queries: &[&Run],
     evidence: &Evidence,
     ctx: &Context,
-    floor_choices: &[bool],
+    floor_choices: &[LaunchFloors],
 ) -> Result<Vec<Vec<HeldOutError>>> {
     let gpus = evidence.gpus();
     let mut errors = vec![Vec::new(); candidates(floor_choices).count()];
@@ -140,7 +129,7 @@ fn held_out_errors_by_candidate(
         let by_floor = errors.chunks_mut(SIMILARITY_POWERS.len());
         for (&floors, errors) in floor_choices.iter().zip(by_floor) {
             // (projected once per floor; each power only weighs them differently)
-            let ctx = ctx.with_similarity_power(1).with_source_floors(floors);
+            let ctx = ctx.with_similarity_power(1).with_launch_floors(floors);
             let ps = projections(&q, evidence, &ctx)?;
             for (errors, &power) in errors.iter_mut().zip(&SIMILARITY_POWERS) {
                 let mut c = Combination::default();
@@ -160,24 +149,26 @@ fn held_out_errors_by_candidate(
 }
 
 /// The power of [`SIMILARITY_POWERS`] a fit weighs sources with and where it takes
-/// the target's launch floor from ([`SOURCE_FLOOR_CHOICES`]), and the held-out errors
-/// ([`held_out_errors_by_candidate`]) with them: of the base (power 1, the default
-/// floor) and the candidates that lower the training GPUs' held-out errors clearly,
-/// counted per GPU ([`super::clearly_lower_per_gpu`]), and make none of them more than
-/// [`super::MAX_HARM`] worse than the base, the one with the lowest mean error. The
-/// guard is what keeps power 1 on Kernel Tuner's convolution: power 4 lowers its
-/// held-out mean but makes one training GPU 8-16 points worse.
+/// the target's launch floor from (of [`LaunchFloors::choices`] of the context's), and
+/// the held-out errors ([`held_out_errors_by_candidate`]) with them: of the base
+/// (power 1, the first floor) and the candidates that lower the training GPUs'
+/// held-out errors clearly, counted per GPU ([`super::clearly_lower_per_gpu`]), and
+/// make none of them more than [`super::MAX_HARM`] worse than the base, the one with
+/// the lowest mean error. The guard is what keeps power 1 on Kernel Tuner's
+/// convolution: power 4 lowers its held-out mean but makes one training GPU 8-16
+/// points worse. Why the launch floor is chosen: [`LaunchFloors`].
 pub(crate) fn choose_similarity_power(train: &[&Run], ctx: &Context) -> Result<PowerChoice> {
     // Only the queried works are indexed (their sources are all a projection reads).
     let queries = super::learning_queries(train, MAX_INTERVAL_RUNS);
     let works: rustc_hash::FxHashSet<(&str, &str)> = queries.iter().map(|r| r.work_key()).collect();
     let evidence = Evidence::new_for(train.iter().copied(), |r| works.contains(&r.work_key()));
-    choose_for(&queries, &evidence, ctx, &SOURCE_FLOOR_CHOICES)
+    choose_for(&queries, &evidence, ctx, ctx.launch_floors.choices())
 }
 
 /// The hybrid's [`choose_similarity_power`], with `evidence` an index of `train`
 /// already made (all of it, or at least its queried works: the same errors either
-/// way): the power only, the target on the default launch floor. On the GEMM tables,
+/// way): the power only, the target on the catalog's launch floor unless the context
+/// says the sources' ([`LaunchFloors::Sources`]). On the GEMM tables,
 /// with the base on the sources' floors where the analytical fit chose them, the
 /// hybrid's inner choice of the correction share moved with the base: the L40S's fold
 /// kept no correction (25.3 -> 32.1 %) and the pooled MAPE went 10.6 -> 11.1 %;
@@ -192,24 +183,29 @@ pub(crate) fn choose_similarity_power_in(
         &super::learning_queries(train, MAX_INTERVAL_RUNS),
         evidence,
         ctx,
-        &[false],
+        match ctx.launch_floors {
+            LaunchFloors::Sources => &[LaunchFloors::Sources],
+            LaunchFloors::Choose | LaunchFloors::Catalog => &[LaunchFloors::Catalog],
+        },
     )
 }
 
 /// [`choose_similarity_power`] on the held-out errors of `queries`, the target's launch
-/// floor one of `floor_choices` (the first false).
+/// floor one of `floor_choices` (the first the base).
 fn choose_for(
     queries: &[&Run],
     evidence: &Evidence,
     ctx: &Context,
-    floor_choices: &[bool],
+    floor_choices: &[LaunchFloors],
 ) -> Result<PowerChoice> {
     let mut by_candidate = held_out_errors_by_candidate(queries, evidence, ctx, floor_choices)?;
     let best = chosen_candidate(&by_candidate);
-    let (source_floors, power) = candidates(floor_choices).nth(best).unwrap_or((false, 1));
+    let (launch_floors, power) = candidates(floor_choices)
+        .nth(best)
+        .unwrap_or((LaunchFloors::Catalog, 1));
     Ok(PowerChoice {
         power,
-        source_floors,
+        launch_floors,
         held_out: by_candidate.swap_remove(best),
         gpus: evidence.gpus().into_iter().map(str::to_string).collect(),
     })
@@ -219,7 +215,7 @@ fn choose_for(
 /// with them.
 pub(crate) struct PowerChoice {
     pub power: i32,
-    pub source_floors: bool,
+    pub launch_floors: LaunchFloors,
     /// `gpu` indexes `gpus`.
     pub held_out: Vec<HeldOutError>,
     pub gpus: Vec<String>,
@@ -416,7 +412,7 @@ fn source_features(
 
 /// [`project`] from the source's time and features `fs` on `gs`, the projected work's
 /// `ft` on `gt` and the ratio of the projected work's amount to the source's. With
-/// [`Context::source_floors`] the target sits on the source's launch floor where the
+/// [`LaunchFloors::Sources`] the target sits on the source's launch floor where the
 /// catalog measures none for it.
 fn project_features(
     src_time_ms: f64,
@@ -427,7 +423,7 @@ fn project_features(
     mut ft: RunFeatures,
     ctx: &Context,
 ) -> Projection {
-    if ctx.source_floors && gt.launch_overhead_us.is_none() {
+    if ctx.launch_floors == LaunchFloors::Sources && gt.launch_overhead_us.is_none() {
         ft.launch_floor_ms = fs.launch_floor_ms;
     }
     let busy = (src_time_ms - fs.launch_floor_ms).max(MIN_BUSY_FRACTION * src_time_ms);
@@ -818,7 +814,7 @@ impl Analytical {
             interval_log: interval.pooled_log,
             local_interval: interval.local,
             similarity_power: choice.power,
-            source_floors: choice.source_floors,
+            launch_floors: choice.launch_floors,
         })
     }
 }
@@ -838,7 +834,7 @@ impl FittedAnalytical {
     /// `ctx` projecting as this fit chose: its power, its launch floors.
     pub fn projecting<'c>(&self, ctx: &Context<'c>) -> Context<'c> {
         ctx.with_similarity_power(self.similarity_power)
-            .with_source_floors(self.source_floors)
+            .with_launch_floors(self.launch_floors)
     }
 
     /// The projections (each with its source run) of a run on `target` combined, with
@@ -881,7 +877,7 @@ impl Predict for FittedAnalytical {
         Some(format!(
             "sources weighted by their similarity to the power {}{} (chosen by leave-one-GPU-out inside the training GPUs){}",
             self.similarity_power,
-            floors_text(self.source_floors),
+            floors_text(self.launch_floors),
             super::interval::describe(self.local_interval.as_ref()),
         ))
     }

@@ -22,7 +22,7 @@ use super::regressors::{make, FittedRegressor, RegressorKind};
 use super::transfer::{self, ShapeTransfer};
 use super::{
     clearly_lower, group_means, interval_log, lowest_cost_fraction, no_group_worse, Context,
-    Evidence, Fit, HeldOutError, Predict, Prediction,
+    Evidence, Fit, HeldOutError, LaunchFloors, Predict, Prediction,
 };
 use crate::catalog::Gpu;
 use crate::data::{query_of, Run};
@@ -171,6 +171,11 @@ pub struct HybridState {
     /// ([`analytical::SIMILARITY_POWERS`]); 1 in a file that predates the choice.
     #[serde(default = "similarity_itself")]
     pub similarity_power: i32,
+    /// Whether the target sits on each source's launch floor where the catalog
+    /// measures none for it (only when the fit was told so: [`LaunchFloors::Sources`]);
+    /// false in a file that predates it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub source_floors: bool,
     /// The held-out errors weighted toward the training GPUs most like the target,
     /// where the fit chose that ([`super::interval::fit_interval`]); absent: the pooled
     /// `interval_log` for every target.
@@ -183,6 +188,15 @@ fn similarity_itself() -> i32 {
 }
 
 impl HybridState {
+    /// Where its projections put the target's launch floor.
+    pub fn launch_floors(&self) -> LaunchFloors {
+        if self.source_floors {
+            LaunchFloors::Sources
+        } else {
+            LaunchFloors::Catalog
+        }
+    }
+
     /// The share of the correction applied to `query`: a family the training data
     /// lacks gets the share chosen for new families (a correction learned on other
     /// families can be wrong for it: on the reference study's new-family protocol, a
@@ -730,11 +744,14 @@ impl HybridParams {
         let params = self.check()?;
         let evidence = Evidence::new(train.iter().copied());
         // The analytical base weighs its sources as the analytical fit on the same
-        // runs would, the target on the default launch floor (where the analytical
-        // fit may take its sources': see `analytical::SOURCE_FLOOR_CHOICES`);
-        // everything below projects with that weighting.
-        let similarity_power = analytical::choose_similarity_power_in(train, &evidence, ctx)?.power;
-        let ctx = &ctx.with_similarity_power(similarity_power);
+        // runs would, the target on the catalog's launch floor unless told the
+        // sources' (the analytical fit may choose those: see
+        // `analytical::choose_similarity_power_in`); everything below projects so.
+        let choice = analytical::choose_similarity_power_in(train, &evidence, ctx)?;
+        let (similarity_power, launch_floors) = (choice.power, choice.launch_floors);
+        let ctx = &ctx
+            .with_similarity_power(similarity_power)
+            .with_launch_floors(launch_floors);
         // (a string per distinct name, not per run)
         let distinct = |names: &mut Vec<&str>| -> Vec<String> {
             names.sort_unstable();
@@ -868,6 +885,7 @@ impl HybridParams {
                 shape,
                 kernel_ratio_share,
                 similarity_power,
+                source_floors: launch_floors == LaunchFloors::Sources,
             },
         })
     }
@@ -895,9 +913,10 @@ impl Predict for FittedHybrid {
             )
         };
         Some(format!(
-            "correction share {share}{shape}, kernel-ratio share {}, sources weighted by their similarity to the power {}{}",
+            "correction share {share}{shape}, kernel-ratio share {}, sources weighted by their similarity to the power {}{}{}",
             self.state.kernel_ratio_share,
             self.state.similarity_power,
+            analytical::floors_text(self.state.launch_floors()),
             super::interval::describe(self.state.local_interval.as_ref()),
         ))
     }
@@ -909,7 +928,9 @@ impl Predict for FittedHybrid {
         ctx: &Context,
     ) -> Result<Option<Prediction>> {
         let state = &self.state;
-        let ctx = &ctx.with_similarity_power(state.similarity_power);
+        let ctx = &ctx
+            .with_similarity_power(state.similarity_power)
+            .with_launch_floors(state.launch_floors());
         let mut ps = projections(query, evidence, ctx)?;
         // (from the uncorrected projections: the share was chosen on them)
         let kernel_ratio_shifts = if state.kernel_ratio_share > 0.0 {

@@ -32,11 +32,55 @@ pub struct Context<'a> {
     /// combined projection (1 in a new context; a fitted model projects with the
     /// power it chose, see [`analytical::SIMILARITY_POWERS`]).
     pub similarity_power: i32,
-    /// Whether a projection gives the target its source's launch floor (the source
-    /// GPU's fastest run) where the catalog measures none for the target, rather than
-    /// the default one: false in a new context; a fitted model projects as it chose
-    /// (see [`analytical::SOURCE_FLOOR_CHOICES`]).
-    pub source_floors: bool,
+    /// Where a projection puts the target's launch floor when the catalog measures
+    /// none for it; in a fit, which of those it may choose ([`LaunchFloors::Choose`] in
+    /// a new context; a fitted model projects with the one it chose).
+    pub launch_floors: LaunchFloors,
+}
+
+/// Where a target's launch floor comes from when the catalog measures none for it. A
+/// launch floor comes from how runs were timed as much as from the GPU: on the GEMM
+/// latency tables (one harness on every GPU) a bf16 GEMM of a few µs takes 2.9-3.0 µs
+/// on both the H100 and the H200, where the catalog's floor made the H200's 1.8 µs; the
+/// reference study timed its GPUs apart (tiny kernels at 8.9 µs on the RTX 4070, 4.3 µs
+/// on the TITAN V). Chosen per analytical fit, the GEMM tables' LOGO went 13.0 -> 11.5
+/// % and every other corpus kept the catalog's floor; on our own suite (one harness,
+/// one training GPU: nothing to choose on) the sources' floors take H100 <-> H200 from
+/// 18.0 to 7.7 %.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    serde::Deserialize,
+    serde::Serialize,
+    clap::ValueEnum,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum LaunchFloors {
+    /// Each fit chooses between the two below on its training GPUs, each projected
+    /// from the others (the catalog's where it cannot tell: fewer than three training
+    /// GPUs). A projection given this uses the catalog's.
+    #[default]
+    Choose,
+    /// The catalog's default floor (1.5 µs).
+    Catalog,
+    /// Each source's floor: its GPU's fastest run, when that is short enough to be one
+    /// (the target timed as the sources were).
+    Sources,
+}
+
+impl LaunchFloors {
+    /// The floors a fit chooses among, the first the base.
+    pub fn choices(self) -> &'static [LaunchFloors] {
+        match self {
+            LaunchFloors::Choose => &[LaunchFloors::Catalog, LaunchFloors::Sources],
+            LaunchFloors::Catalog => &[LaunchFloors::Catalog],
+            LaunchFloors::Sources => &[LaunchFloors::Sources],
+        }
+    }
 }
 
 impl<'a> Context<'a> {
@@ -51,7 +95,7 @@ impl<'a> Context<'a> {
             calibration,
             resources,
             similarity_power: 1,
-            source_floors: false,
+            launch_floors: LaunchFloors::Choose,
         }
     }
     /// This context with sources weighted by their similarity to the power `power`.
@@ -61,11 +105,10 @@ impl<'a> Context<'a> {
             ..*self
         }
     }
-    /// This context with the target's launch floor taken from each source (`true`) or
-    /// from the catalog (see [`Context::source_floors`]).
-    pub fn with_source_floors(&self, source_floors: bool) -> Context<'a> {
+    /// This context with the target's launch floors from `launch_floors`.
+    pub fn with_launch_floors(&self, launch_floors: LaunchFloors) -> Context<'a> {
         Context {
-            source_floors,
+            launch_floors,
             ..*self
         }
     }
@@ -331,7 +374,7 @@ impl ContextId {
             ctx.resources
                 .map_or(0, |r| r as *const crate::features::KernelResources as usize),
             ctx.similarity_power as usize,
-            usize::from(ctx.source_floors),
+            ctx.launch_floors as usize,
         ])
     }
 }

@@ -271,7 +271,7 @@ pub fn explain_text(
             p.similarity
         );
     }
-    if fitted.source_floors {
+    if fitted.launch_floors == crate::models::LaunchFloors::Sources {
         s += "\nlaunch floor: the target's is each source's (its GPU's fastest run), as the fit chose on the training GPUs\n";
     }
     if let Some(c) = combined {
