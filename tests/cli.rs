@@ -1075,4 +1075,24 @@ fn a_saved_hybrid_keeps_the_launch_floor_it_was_told() {
         tiny.iter().all(|t| (0.0029..0.0032).contains(t)),
         "{tiny:?}"
     );
+    // Another floor asked of it is refused, not ignored.
+    let o = gpucast(&[
+        "predict",
+        "--model",
+        model.to_str().unwrap(),
+        "--runs",
+        runs.to_str().unwrap(),
+        "--target",
+        "A100 SXM4 80GB",
+        "--launch-floor",
+        "catalog",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains(
+            "--launch-floor catalog: the saved model was fitted with the sources launch floors"
+        ),
+        "{}",
+        stderr(&o)
+    );
 }

@@ -2,6 +2,7 @@
 //! closed pipe ends the command quietly instead of panicking.
 
 use super::*;
+use clap::ValueEnum;
 use gpucast::catalog::Catalog;
 use gpucast::data;
 use gpucast::error::{Error, Result};
@@ -392,6 +393,24 @@ fn predictions(a: &PredictArgs, catalog: &Catalog) -> Result<gpucast::predict::P
         .map(|s| catalog.resolve_or_err(s).map(|g| g.name.clone()))
         .transpose()?;
     let model = ModelChoice::parse(&model_for(a, &table, &target), a.seed)?;
+    if let ModelChoice::Saved(saved) = &model {
+        // A saved model projects as it was fitted; a different floor asked for would
+        // be silently ignored.
+        let own = saved.state().launch_floors();
+        let asked = a.figures.launch_floor;
+        if asked != LaunchFloors::Choose && asked != own {
+            let name = |f: LaunchFloors| {
+                f.to_possible_value()
+                    .map_or_else(String::new, |v| v.get_name().to_string())
+            };
+            return Err(Error::usage(format!(
+                "--launch-floor {}: the saved model was fitted with the {} launch floors; train it again with --launch-floor {}",
+                name(asked),
+                name(own),
+                name(asked),
+            )));
+        }
+    }
     let cal = calibration(&a.figures, model.is_study(), &a.runs, catalog)?;
     let resources = a.figures.kernel_resources()?;
     let ctx =
