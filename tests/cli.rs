@@ -26,6 +26,19 @@ fn gpucast_err(args: &[&str]) -> String {
     stderr(&o)
 }
 
+/// A JSON file (a saved model) as a value.
+fn read_json(path: &std::path::Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// The predicted times of [`one_harness_csv`]'s tiny configurations in `predict`'s CSV.
+fn tiny_stream_ms(csv: &str) -> Vec<f64> {
+    csv.lines()
+        .filter(|l| l.starts_with("stream,KB="))
+        .map(|l| l.split(',').nth(2).unwrap().parse().unwrap())
+        .collect()
+}
+
 fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
@@ -204,8 +217,7 @@ fn train_then_predict_and_reject_bad_model_files() {
     let err = predict_with(&bad);
     assert!(err.contains("not a gpucast model file"), "{err}");
 
-    let mut v: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&model).unwrap()).unwrap();
+    let mut v: serde_json::Value = read_json(&model);
     v["version"] = serde_json::json!(999);
     let old = tmp.path().join("old.json");
     std::fs::write(&old, v.to_string()).unwrap();
@@ -213,8 +225,7 @@ fn train_then_predict_and_reject_bad_model_files() {
     assert!(err.contains("format version 999"), "{err}");
 
     // The file holds the fitted residual, not a design matrix to refit.
-    let saved: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&model).unwrap()).unwrap();
+    let saved: serde_json::Value = read_json(&model);
     assert!(saved.get("x").is_none() && saved.get("y").is_none());
     assert!(saved.get("residual").is_some() && saved["pairs"].as_u64().unwrap() > 0);
     // Every hand edit that would change predictions silently is an error.
@@ -905,8 +916,7 @@ fn a_saved_local_interval_is_narrow_for_a_target_like_the_well_predicted_gpus() 
         "-o",
         model.to_str().unwrap(),
     ]);
-    let saved: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&model).unwrap()).unwrap();
+    let saved: serde_json::Value = read_json(&model);
     let local = &saved["local_interval"];
     assert_eq!(local["gpus"].as_array().map(Vec::len), Some(9), "{local}");
     // The median interval width, in log units, of predictions from the H100's runs.
@@ -1016,10 +1026,7 @@ fn launch_floor_option_says_whose_floor_a_target_sits_on() {
             "--format",
             "csv",
         ]);
-        out.lines()
-            .filter(|l| l.starts_with("stream,KB="))
-            .map(|l| l.split(',').nth(2).unwrap().parse().unwrap())
-            .collect()
+        tiny_stream_ms(&out)
     };
     let sources = tiny_ms(&all, "sources");
     assert_eq!(sources.len(), 3);
@@ -1051,8 +1058,7 @@ fn a_saved_hybrid_keeps_the_launch_floor_it_was_told() {
         "-o",
         model.to_str().unwrap(),
     ]);
-    let saved: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&model).unwrap()).unwrap();
+    let saved: serde_json::Value = read_json(&model);
     assert_eq!(saved["source_floors"], serde_json::Value::Bool(true));
     let csv = gpucast_ok(&[
         "predict",
@@ -1065,11 +1071,7 @@ fn a_saved_hybrid_keeps_the_launch_floor_it_was_told() {
         "--format",
         "csv",
     ]);
-    let tiny: Vec<f64> = csv
-        .lines()
-        .filter(|l| l.starts_with("stream,KB="))
-        .map(|l| l.split(',').nth(2).unwrap().parse().unwrap())
-        .collect();
+    let tiny = tiny_stream_ms(&csv);
     assert_eq!(tiny.len(), 3, "{csv}");
     assert!(
         tiny.iter().all(|t| (0.0029..0.0032).contains(t)),

@@ -362,7 +362,7 @@ pub struct Source<'a> {
 /// address (they live as long as a command or an evaluation runs: another one
 /// allocated at a freed one's address while the same evidence is in use would read
 /// the old figures; nothing in gpucast does that), with which similarity power and
-/// whose launch floors.
+/// whether the target sits on its sources' launch floors.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 struct ContextId([usize; 5]);
 
@@ -374,7 +374,8 @@ impl ContextId {
             ctx.resources
                 .map_or(0, |r| r as *const crate::features::KernelResources as usize),
             ctx.similarity_power as usize,
-            ctx.launch_floors as usize,
+            // (what a projection reads of the policy: Choose projects as Catalog)
+            usize::from(ctx.launch_floors == LaunchFloors::Sources),
         ])
     }
 }
