@@ -639,6 +639,81 @@ fn a_target_sits_on_its_sources_launch_floor_where_the_training_gpus_say_so() {
     assert!((0.0014..0.0017).contains(&pred_ms), "{pred_ms}");
 }
 
+/// Where the analytical fit would put the target on its sources' launch floor, the
+/// hybrid (which projects on the catalog's) does not let a launch-bound projection fall
+/// below it: the tiny kernel on a fifth GPU is predicted at the training GPUs' 3 µs,
+/// not near the default 1.5 µs, with the correction or without it (share 0: the
+/// analytical projection on the catalog's floor). On the default floor nothing is
+/// bounded.
+#[test]
+fn the_hybrid_keeps_a_launch_bound_prediction_on_the_floor_the_analytical_fit_chose() {
+    let catalog = Catalog::builtin();
+    let ctx = spec_context(&catalog);
+    for share in [0.0, 1.0] {
+        let predict_tiny = |runs: &[Run]| {
+            let train: Vec<&Run> = runs.iter().collect();
+            let fitted = gpucast::models::hybrid::HybridParams::new(1)
+                .correction_share(share)
+                .unwrap()
+                .fit_hybrid(&train, &ctx)
+                .unwrap();
+            let ev = Evidence::new(runs.iter());
+            let mut q = query_of(&runs[0]);
+            q.gpu = "NVIDIA A100 SXM4 80GB".into();
+            let p = fitted.predict(&q, &ev, &ctx).unwrap().unwrap();
+            let state = fitted.state();
+            assert_eq!(state.launch_floors(), LaunchFloors::Catalog);
+            let summary = fitted.fit_summary().unwrap();
+            assert_eq!(
+                summary.contains("corrected below the sources' launch floors"),
+                state.floor_bound,
+                "{summary}"
+            );
+            (state.floor_bound, p.pred_ms)
+        };
+        let (bound, pred_ms) = predict_tiny(&one_harness_runs(0.003));
+        assert!(bound);
+        assert!(
+            (0.0028..0.0033).contains(&pred_ms),
+            "share {share}: {pred_ms}"
+        );
+        let (bound, pred_ms) = predict_tiny(&one_harness_runs(0.0015));
+        assert!(!bound);
+        assert!(
+            (0.0014..0.0017).contains(&pred_ms),
+            "share {share}: {pred_ms}"
+        );
+    }
+}
+
+/// The bound on a projection to a target without a measured launch overhead: the
+/// projection with the target on the source's floor where that floor is at least half
+/// of it, else the floor alone.
+#[test]
+fn a_sources_floor_bound_is_the_projection_on_that_floor_only_where_it_is_launch_bound() {
+    use gpucast::models::analytical::project;
+    let catalog = Catalog::builtin();
+    let runs = one_harness_runs(0.003);
+    let ev = Evidence::new(runs.iter());
+    let gt = catalog.resolve_or_err("NVIDIA A100 SXM4 80GB").unwrap();
+    let ctx = spec_context(&catalog).with_launch_floors(LaunchFloors::Catalog);
+    let bound = |source: &Run| {
+        let gs = catalog.resolve_or_err(&source.gpu).unwrap();
+        let mut q = query_of(source);
+        q.gpu = gt.name.clone().into();
+        let p = project(source, &q, gs, gt, &ctx, &ev).unwrap();
+        (p.pred_ms, p.sources_floor_bound_ms(gt))
+    };
+    let tiny = runs.iter().find(|r| &*r.config == "KB=4").unwrap();
+    let (pred_ms, bound_ms) = bound(tiny);
+    assert!(pred_ms < 0.0017, "{pred_ms}");
+    assert!((bound_ms - (pred_ms + 0.0015)).abs() < 1e-12, "{bound_ms}");
+    let big = runs.iter().find(|r| &*r.config == "GB=4").unwrap();
+    let (pred_ms, bound_ms) = bound(big);
+    assert!(pred_ms > 1.0, "{pred_ms}");
+    assert_eq!(bound_ms, 0.003);
+}
+
 /// A target whose catalog entry measures its launch overhead keeps it, source floors
 /// or not.
 #[test]

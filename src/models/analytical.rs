@@ -167,27 +167,30 @@ pub(crate) fn choose_similarity_power(train: &[&Run], ctx: &Context) -> Result<P
 
 /// The hybrid's [`choose_similarity_power`], with `evidence` an index of `train`
 /// already made (all of it, or at least its queried works: the same errors either
-/// way): the power only, the target on the catalog's launch floor unless the context
-/// says the sources' ([`LaunchFloors::Sources`]). On the GEMM tables,
-/// with the base on the sources' floors where the analytical fit chose them, the
-/// hybrid's inner choice of the correction share moved with the base: the L40S's fold
-/// kept no correction (25.3 -> 32.1 %) and the pooled MAPE went 10.6 -> 11.1 %;
+/// way): the power, the target on the catalog's launch floor unless the context says
+/// the sources' ([`LaunchFloors::Sources`]), and where the analytical fit on the same
+/// runs would put the target's launch floor (the same held-out errors). On the GEMM
+/// tables, with the base on the sources' floors where the analytical fit chose them,
+/// the hybrid's inner choice of the correction share moved with the base: the L40S's
+/// fold kept no correction (25.3 -> 32.1 %) and the pooled MAPE went 10.6 -> 11.1 %;
 /// fitting the hybrid both ways and keeping the sources' floors where its own held-out
-/// errors said so gave 11.4 %.
+/// errors said so gave 11.4 %. The hybrid uses the analytical fit's floors as a bound
+/// on its correction instead (`HybridState::floor_bound`).
 pub(crate) fn choose_similarity_power_in(
     train: &[&Run],
     evidence: &Evidence,
     ctx: &Context,
-) -> Result<PowerChoice> {
-    choose_for(
-        &super::learning_queries(train, MAX_INTERVAL_RUNS),
-        evidence,
-        ctx,
-        match ctx.launch_floors {
-            LaunchFloors::Sources => &[LaunchFloors::Sources],
-            LaunchFloors::Choose | LaunchFloors::Catalog => &[LaunchFloors::Catalog],
-        },
-    )
+) -> Result<(PowerChoice, LaunchFloors)> {
+    let queries = super::learning_queries(train, MAX_INTERVAL_RUNS);
+    let floor_choices = ctx.launch_floors.choices();
+    let mut by_candidate = held_out_errors_by_candidate(&queries, evidence, ctx, floor_choices)?;
+    let analytical_floors = candidates(floor_choices)
+        .nth(chosen_candidate(&by_candidate))
+        .map_or(LaunchFloors::Catalog, |(floors, _)| floors);
+    // (the first floor's candidates: the catalog's, or the only one the context allows)
+    by_candidate.truncate(SIMILARITY_POWERS.len());
+    let choice = chosen(by_candidate, evidence, &floor_choices[..1]);
+    Ok((choice, analytical_floors))
 }
 
 /// [`choose_similarity_power`] on the held-out errors of `queries`, the target's launch
@@ -198,17 +201,27 @@ fn choose_for(
     ctx: &Context,
     floor_choices: &[LaunchFloors],
 ) -> Result<PowerChoice> {
-    let mut by_candidate = held_out_errors_by_candidate(queries, evidence, ctx, floor_choices)?;
+    let by_candidate = held_out_errors_by_candidate(queries, evidence, ctx, floor_choices)?;
+    Ok(chosen(by_candidate, evidence, floor_choices))
+}
+
+/// The [`PowerChoice`] of [`chosen_candidate`] among the held-out errors of each of
+/// the [`candidates`] of `floor_choices`.
+fn chosen(
+    mut by_candidate: Vec<Vec<HeldOutError>>,
+    evidence: &Evidence,
+    floor_choices: &[LaunchFloors],
+) -> PowerChoice {
     let best = chosen_candidate(&by_candidate);
     let (launch_floors, power) = candidates(floor_choices)
         .nth(best)
         .unwrap_or((LaunchFloors::Catalog, 1));
-    Ok(PowerChoice {
+    PowerChoice {
         power,
         launch_floors,
         held_out: by_candidate.swap_remove(best),
         gpus: evidence.gpus().into_iter().map(str::to_string).collect(),
-    })
+    }
 }
 
 /// The power and floors [`choose_similarity_power`] chose and the held-out errors
@@ -278,6 +291,25 @@ pub struct Projection {
     /// Its weight in a combination: the similarity to the context's power
     /// ([`source_weight`]).
     pub weight: f64,
+}
+
+impl Projection {
+    /// How far the hybrid's correction may take this projection down when the
+    /// analytical fit put the target on its sources' launch floors
+    /// ([`LaunchFloors::Sources`]) and this projection kept the catalog's: the
+    /// projection with the target on the source's floor where that floor is at least
+    /// half of it (launch-bound: the correction, learned mostly on busy time, says
+    /// little there), else that floor alone.
+    pub fn sources_floor_bound_ms(&self, gt: &Gpu) -> f64 {
+        let floor_ms =
+            target_launch_floor_ms(LaunchFloors::Sources, gt, &self.source, &self.target);
+        let on_floor_ms = self.pred_ms - self.target.launch_floor_ms + floor_ms;
+        if floor_ms >= 0.5 * on_floor_ms {
+            on_floor_ms
+        } else {
+            floor_ms
+        }
+    }
 }
 
 /// Architectural similarity of two GPUs in (0, 1]: close bandwidth, compute, L2 and
@@ -410,6 +442,23 @@ fn source_features(
     ))
 }
 
+/// The target's launch floor in a projection from a source with features `fs` to
+/// `gt` (the projected work's features there `ft`, with the catalog's floor): the
+/// source's with [`LaunchFloors::Sources`] where the catalog measures none for the
+/// target, else the catalog's.
+fn target_launch_floor_ms(
+    floors: LaunchFloors,
+    gt: &Gpu,
+    fs: &RunFeatures,
+    ft: &RunFeatures,
+) -> f64 {
+    if floors == LaunchFloors::Sources && gt.launch_overhead_us.is_none() {
+        fs.launch_floor_ms
+    } else {
+        ft.launch_floor_ms
+    }
+}
+
 /// [`project`] from the source's time and features `fs` on `gs`, the projected work's
 /// `ft` on `gt` and the ratio of the projected work's amount to the source's. With
 /// [`LaunchFloors::Sources`] the target sits on the source's launch floor where the
@@ -423,9 +472,7 @@ fn project_features(
     mut ft: RunFeatures,
     ctx: &Context,
 ) -> Projection {
-    if ctx.launch_floors == LaunchFloors::Sources && gt.launch_overhead_us.is_none() {
-        ft.launch_floor_ms = fs.launch_floor_ms;
-    }
+    ft.launch_floor_ms = target_launch_floor_ms(ctx.launch_floors, gt, &fs, &ft);
     let busy = (src_time_ms - fs.launch_floor_ms).max(MIN_BUSY_FRACTION * src_time_ms);
     // Latency-bound time ~ work / parallelism (per-thread work grows with the problem
     // in e.g. a matmul, so the work, not the warp count, is what scales).
