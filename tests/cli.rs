@@ -1098,3 +1098,59 @@ fn a_saved_hybrid_keeps_the_launch_floor_it_was_told() {
         stderr(&o)
     );
 }
+
+/// A hybrid trained by default on GPUs timed by one harness keeps launch-bound
+/// predictions on their sources' floors (the analytical fit chose those), saves that,
+/// and refuses to be asked for the catalog's floors alone.
+#[test]
+fn a_saved_hybrid_keeps_the_launch_floor_bound_it_chose() {
+    let (dir, runs) = write_tmp("runs.csv", &one_harness_csv(0.003));
+    let model = dir.path().join("m.json");
+    gpucast_ok(&[
+        "train",
+        "--data",
+        runs.to_str().unwrap(),
+        "-o",
+        model.to_str().unwrap(),
+    ]);
+    let saved: serde_json::Value = read_json(&model);
+    assert_eq!(saved["floor_bound"], serde_json::Value::Bool(true));
+    assert!(saved.get("source_floors").is_none(), "{saved}");
+    let predict = |extra: &[&str]| {
+        let mut args = vec![
+            "predict",
+            "--model",
+            model.to_str().unwrap(),
+            "--runs",
+            runs.to_str().unwrap(),
+            "--target",
+            "A100 SXM4 80GB",
+            "--format",
+            "csv",
+        ];
+        args.extend_from_slice(extra);
+        gpucast(&args)
+    };
+    for extra in [&[][..], &["--launch-floor", "choose"][..]] {
+        let o = predict(extra);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let tiny = tiny_stream_ms(&stdout(&o));
+        assert_eq!(tiny.len(), 3);
+        // (measured 3 µs on every GPU; the catalog's floor alone would be 1.5 µs)
+        assert!(
+            tiny.iter().all(|t| (0.0028..0.0034).contains(t)),
+            "{tiny:?}"
+        );
+    }
+    for asked in ["catalog", "sources"] {
+        let o = predict(&["--launch-floor", asked]);
+        assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+        assert!(
+            stderr(&o).contains(&format!(
+                "--launch-floor {asked}: the saved model was fitted with the catalog launch floors, launch-bound projections bounded below by the sources' floors"
+            )),
+            "{}",
+            stderr(&o)
+        );
+    }
+}

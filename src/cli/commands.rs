@@ -395,16 +395,23 @@ fn predictions(a: &PredictArgs, catalog: &Catalog) -> Result<gpucast::predict::P
     let model = ModelChoice::parse(&model_for(a, &table, &target), a.seed)?;
     if let ModelChoice::Saved(saved) = &model {
         // A saved model projects as it was fitted; a different floor asked for would
-        // be silently ignored.
-        let own = saved.state().launch_floors();
+        // be silently ignored. One whose correction is bounded by the sources' floors
+        // (`floor_bound`) is not on the catalog's alone either.
+        let state = saved.state();
+        let own = state.launch_floors();
         let asked = a.figures.launch_floor;
-        if asked != LaunchFloors::Choose && asked != own {
+        if asked != LaunchFloors::Choose && (asked != own || state.floor_bound) {
             let name = |f: LaunchFloors| {
                 f.to_possible_value()
                     .map_or_else(String::new, |v| v.get_name().to_string())
             };
+            let bound = if state.floor_bound {
+                ", launch-bound projections bounded below by the sources' floors"
+            } else {
+                ""
+            };
             return Err(Error::usage(format!(
-                "--launch-floor {}: the saved model was fitted with the {} launch floors; train it again with --launch-floor {}",
+                "--launch-floor {}: the saved model was fitted with the {} launch floors{bound}; train it again with --launch-floor {}",
                 name(asked),
                 name(own),
                 name(asked),
