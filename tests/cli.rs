@@ -1044,6 +1044,28 @@ fn launch_floor_option_says_whose_floor_a_target_sits_on() {
     assert_eq!(tiny_ms(&titan_v, "sources"), sources);
 }
 
+/// `predict --format csv` of `runs` on the A100 with the saved model `model` and the
+/// `extra` arguments.
+fn predict_on_a100(
+    model: &std::path::Path,
+    runs: &std::path::Path,
+    extra: &[&str],
+) -> std::process::Output {
+    let mut args = vec![
+        "predict",
+        "--model",
+        model.to_str().unwrap(),
+        "--runs",
+        runs.to_str().unwrap(),
+        "--target",
+        "A100 SXM4 80GB",
+        "--format",
+        "csv",
+    ];
+    args.extend_from_slice(extra);
+    gpucast(&args)
+}
+
 /// A hybrid told `--launch-floor sources` saves it and predicts with it.
 #[test]
 fn a_saved_hybrid_keeps_the_launch_floor_it_was_told() {
@@ -1060,17 +1082,9 @@ fn a_saved_hybrid_keeps_the_launch_floor_it_was_told() {
     ]);
     let saved: serde_json::Value = read_json(&model);
     assert_eq!(saved["source_floors"], serde_json::Value::Bool(true));
-    let csv = gpucast_ok(&[
-        "predict",
-        "--model",
-        model.to_str().unwrap(),
-        "--runs",
-        runs.to_str().unwrap(),
-        "--target",
-        "A100 SXM4 80GB",
-        "--format",
-        "csv",
-    ]);
+    let o = predict_on_a100(&model, &runs, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let csv = stdout(&o);
     let tiny = tiny_stream_ms(&csv);
     assert_eq!(tiny.len(), 3, "{csv}");
     assert!(
@@ -1078,17 +1092,7 @@ fn a_saved_hybrid_keeps_the_launch_floor_it_was_told() {
         "{tiny:?}"
     );
     // Another floor asked of it is refused, not ignored.
-    let o = gpucast(&[
-        "predict",
-        "--model",
-        model.to_str().unwrap(),
-        "--runs",
-        runs.to_str().unwrap(),
-        "--target",
-        "A100 SXM4 80GB",
-        "--launch-floor",
-        "catalog",
-    ]);
+    let o = predict_on_a100(&model, &runs, &["--launch-floor", "catalog"]);
     assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
     assert!(
         stderr(&o).contains(
@@ -1116,23 +1120,8 @@ fn a_saved_hybrid_keeps_the_launch_floor_bound_it_chose() {
     let saved: serde_json::Value = read_json(&model);
     assert_eq!(saved["floor_bound"], serde_json::Value::Bool(true));
     assert!(saved.get("source_floors").is_none(), "{saved}");
-    let predict = |extra: &[&str]| {
-        let mut args = vec![
-            "predict",
-            "--model",
-            model.to_str().unwrap(),
-            "--runs",
-            runs.to_str().unwrap(),
-            "--target",
-            "A100 SXM4 80GB",
-            "--format",
-            "csv",
-        ];
-        args.extend_from_slice(extra);
-        gpucast(&args)
-    };
     for extra in [&[][..], &["--launch-floor", "choose"][..]] {
-        let o = predict(extra);
+        let o = predict_on_a100(&model, &runs, extra);
         assert!(o.status.success(), "{}", stderr(&o));
         let tiny = tiny_stream_ms(&stdout(&o));
         assert_eq!(tiny.len(), 3);
@@ -1143,7 +1132,7 @@ fn a_saved_hybrid_keeps_the_launch_floor_bound_it_chose() {
         );
     }
     for asked in ["catalog", "sources"] {
-        let o = predict(&["--launch-floor", asked]);
+        let o = predict_on_a100(&model, &runs, &["--launch-floor", asked]);
         assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
         assert!(
             stderr(&o).contains(&format!(

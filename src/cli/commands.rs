@@ -2,7 +2,6 @@
 //! closed pipe ends the command quietly instead of panicking.
 
 use super::*;
-use clap::ValueEnum;
 use gpucast::catalog::Catalog;
 use gpucast::data;
 use gpucast::error::{Error, Result};
@@ -269,9 +268,7 @@ fn out_file(path: &Path, format: Format, allowed: &[OutFile]) -> Result<OutFile>
         (Format::Table, _) | (Format::Csv, OutFile::Csv) | (Format::Json, OutFile::Json)
     );
     if !agrees {
-        let name = clap::ValueEnum::to_possible_value(&format)
-            .map(|v| v.get_name().to_string())
-            .unwrap_or_default();
+        let name = value_name(&format);
         return Err(Error::usage(format!(
             "-o {}: the file name says {} but --format is {name}: make them agree",
             path.display(),
@@ -279,6 +276,13 @@ fn out_file(path: &Path, format: Format, allowed: &[OutFile]) -> Result<OutFile>
         )));
     }
     Ok(kind)
+}
+
+/// A value's name as the command line spells it (`--format csv`).
+fn value_name(v: &impl clap::ValueEnum) -> String {
+    v.to_possible_value()
+        .map(|p| p.get_name().to_string())
+        .unwrap_or_default()
 }
 
 fn predict(a: PredictArgs, catalog: &Catalog) -> Result<()> {
@@ -401,10 +405,7 @@ fn predictions(a: &PredictArgs, catalog: &Catalog) -> Result<gpucast::predict::P
         let own = state.launch_floors();
         let asked = a.figures.launch_floor;
         if asked != LaunchFloors::Choose && (asked != own || state.floor_bound) {
-            let name = |f: LaunchFloors| {
-                f.to_possible_value()
-                    .map_or_else(String::new, |v| v.get_name().to_string())
-            };
+            let name = |f: LaunchFloors| value_name(&f);
             let bound = if state.floor_bound {
                 ", launch-bound projections bounded below by the sources' floors"
             } else {

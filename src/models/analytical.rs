@@ -162,7 +162,9 @@ pub(crate) fn choose_similarity_power(train: &[&Run], ctx: &Context) -> Result<P
     let queries = super::learning_queries(train, MAX_INTERVAL_RUNS);
     let works: rustc_hash::FxHashSet<(&str, &str)> = queries.iter().map(|r| r.work_key()).collect();
     let evidence = Evidence::new_for(train.iter().copied(), |r| works.contains(&r.work_key()));
-    choose_for(&queries, &evidence, ctx, ctx.launch_floors.choices())
+    let floor_choices = ctx.launch_floors.choices();
+    let by_candidate = held_out_errors_by_candidate(&queries, &evidence, ctx, floor_choices)?;
+    Ok(chosen(by_candidate, &evidence, floor_choices))
 }
 
 /// The hybrid's [`choose_similarity_power`], with `evidence` an index of `train`
@@ -191,18 +193,6 @@ pub(crate) fn choose_similarity_power_in(
     by_candidate.truncate(SIMILARITY_POWERS.len());
     let choice = chosen(by_candidate, evidence, &floor_choices[..1]);
     Ok((choice, analytical_floors))
-}
-
-/// [`choose_similarity_power`] on the held-out errors of `queries`, the target's launch
-/// floor one of `floor_choices` (the first the base).
-fn choose_for(
-    queries: &[&Run],
-    evidence: &Evidence,
-    ctx: &Context,
-    floor_choices: &[LaunchFloors],
-) -> Result<PowerChoice> {
-    let by_candidate = held_out_errors_by_candidate(queries, evidence, ctx, floor_choices)?;
-    Ok(chosen(by_candidate, evidence, floor_choices))
 }
 
 /// The [`PowerChoice`] of [`chosen_candidate`] among the held-out errors of each of
