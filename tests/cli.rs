@@ -1044,6 +1044,27 @@ fn launch_floor_option_says_whose_floor_a_target_sits_on() {
     assert_eq!(tiny_ms(&titan_v, "sources"), sources);
 }
 
+/// A hybrid trained (with the `extra` arguments) on four GPUs timed by one harness at
+/// 3 µs (`one_harness_csv`), saved: the directory holding both, the runs' file, the
+/// model's file and the model as JSON.
+fn hybrid_on_one_harness(
+    extra: &[&str],
+) -> (
+    tempfile::TempDir,
+    std::path::PathBuf,
+    std::path::PathBuf,
+    serde_json::Value,
+) {
+    let (dir, runs) = write_tmp("runs.csv", &one_harness_csv(0.003));
+    let model = dir.path().join("m.json");
+    let mut args = vec!["train", "--data", runs.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    args.extend_from_slice(&["-o", model.to_str().unwrap()]);
+    gpucast_ok(&args);
+    let saved = read_json(&model);
+    (dir, runs, model, saved)
+}
+
 /// `predict --format csv` of `runs` on the A100 with the saved model `model` and the
 /// `extra` arguments.
 fn predict_on_a100(
@@ -1069,18 +1090,7 @@ fn predict_on_a100(
 /// A hybrid told `--launch-floor sources` saves it and predicts with it.
 #[test]
 fn a_saved_hybrid_keeps_the_launch_floor_it_was_told() {
-    let (dir, runs) = write_tmp("runs.csv", &one_harness_csv(0.003));
-    let model = dir.path().join("m.json");
-    gpucast_ok(&[
-        "train",
-        "--data",
-        runs.to_str().unwrap(),
-        "--launch-floor",
-        "sources",
-        "-o",
-        model.to_str().unwrap(),
-    ]);
-    let saved: serde_json::Value = read_json(&model);
+    let (_dir, runs, model, saved) = hybrid_on_one_harness(&["--launch-floor", "sources"]);
     assert_eq!(saved["source_floors"], serde_json::Value::Bool(true));
     let o = predict_on_a100(&model, &runs, &[]);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -1108,16 +1118,7 @@ fn a_saved_hybrid_keeps_the_launch_floor_it_was_told() {
 /// and refuses to be asked for the catalog's floors alone.
 #[test]
 fn a_saved_hybrid_keeps_the_launch_floor_bound_it_chose() {
-    let (dir, runs) = write_tmp("runs.csv", &one_harness_csv(0.003));
-    let model = dir.path().join("m.json");
-    gpucast_ok(&[
-        "train",
-        "--data",
-        runs.to_str().unwrap(),
-        "-o",
-        model.to_str().unwrap(),
-    ]);
-    let saved: serde_json::Value = read_json(&model);
+    let (_dir, runs, model, saved) = hybrid_on_one_harness(&[]);
     assert_eq!(saved["floor_bound"], serde_json::Value::Bool(true));
     assert!(saved.get("source_floors").is_none(), "{saved}");
     for extra in [&[][..], &["--launch-floor", "choose"][..]] {
