@@ -80,6 +80,30 @@ const MAX_INTERVAL_RUNS: usize = 4000;
 /// enough to be trusted alone.
 pub const SIMILARITY_POWERS: [i32; 3] = [1, 2, 4];
 
+/// How much more similar a source of the target's compute capability counts in the
+/// analytical model's weights (before the power): e, as if the other sources' other
+/// architecture were one more unit of distance. A kernel's efficiency transfers best
+/// within an architecture (the same SM, the same compiled code); bandwidth, compute
+/// and L2 differences, which the similarity also counts, are what the projection's
+/// ratios model. Pooled LOGO MAPE of the analytical model: GEMM latency tables 11.5 ->
+/// 10.5 % (H200 9.1 -> 5.4 %), Kernel Tuner GEMM 21.4 -> 20.0 %, convolution 31.1 ->
+/// 29.5 %, its benchmark-hub caches 20.9 -> 17.7 % (Spearman 0.879 -> 0.938), the
+/// paper's caches 28.0 -> 27.2 %, new family 22.6 -> 21.4 %; the three-GPU caches 17.2
+/// -> 17.6 % (RTX A6000 from the RTX A4000 9.8 -> 12.0 %). Where no source has the
+/// target's compute capability (the reference study's GPUs) nothing changes, to the
+/// bit: the other sources keep their weights.
+pub const SAME_ARCH_SIMILARITY: f64 = std::f64::consts::E;
+
+/// A source's similarity as weights use it: times [`SAME_ARCH_SIMILARITY`] when the
+/// same architecture is preferred and the source has the target's compute capability.
+pub fn weighted_similarity(similarity: f64, same_arch: bool, prefer_same_arch: bool) -> f64 {
+    if prefer_same_arch && same_arch {
+        similarity * SAME_ARCH_SIMILARITY
+    } else {
+        similarity
+    }
+}
+
 /// A source's weight: its similarity to the target to the power `power`.
 pub fn source_weight(similarity: f64, power: i32) -> f64 {
     if power == 1 {
@@ -99,13 +123,32 @@ pub fn floors_text(launch_floors: LaunchFloors) -> &'static str {
     }
 }
 
-/// The candidate projections a fit chooses among, in order: each of `floor_choices`
-/// with each power of [`SIMILARITY_POWERS`] (the first, the first floor with power 1,
-/// is the base the others must beat).
-fn candidates(floor_choices: &[LaunchFloors]) -> impl Iterator<Item = (LaunchFloors, i32)> + '_ {
-    floor_choices
-        .iter()
-        .flat_map(|&floors| SIMILARITY_POWERS.into_iter().map(move |p| (floors, p)))
+/// The candidate projections a fit chooses among, in order: each of `floor_choices`,
+/// with each of `weightings` (whether sources of the target's compute capability are
+/// preferred, [`weighted_similarity`]), with each power of [`SIMILARITY_POWERS`] (the
+/// first, the first floor and weighting with power 1, is the base the others must beat).
+fn candidates<'a>(
+    floor_choices: &'a [LaunchFloors],
+    weightings: &'a [bool],
+) -> impl Iterator<Item = Candidate> + 'a {
+    floor_choices.iter().flat_map(move |&launch_floors| {
+        weightings.iter().flat_map(move |&prefer_same_arch| {
+            SIMILARITY_POWERS.into_iter().map(move |power| Candidate {
+                launch_floors,
+                prefer_same_arch,
+                power,
+            })
+        })
+    })
+}
+
+/// How a fit may project: where the target's launch floor comes from and how sources
+/// are weighted.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Candidate {
+    pub launch_floors: LaunchFloors,
+    pub prefer_same_arch: bool,
+    pub power: i32,
 }
 
 /// Held-out errors ln(measured / projected) of training runs (`queries`: at most
@@ -117,24 +160,30 @@ fn held_out_errors_by_candidate(
     evidence: &Evidence,
     ctx: &Context,
     floor_choices: &[LaunchFloors],
+    weightings: &[bool],
 ) -> Result<Vec<Vec<HeldOutError>>> {
     let gpus = evidence.gpus();
-    let mut errors = vec![Vec::new(); candidates(floor_choices).count()];
+    let mut errors = vec![Vec::new(); candidates(floor_choices, weightings).count()];
     for &t in queries {
         let q = crate::data::query_of(t);
         if evidence.same_work(&q, &q.gpu).is_empty() {
             continue; // a size projection on the GPU itself: not what the interval is for
         }
         let gpu = gpus.binary_search(&t.gpu.as_str()).unwrap_or(0);
-        let by_floor = errors.chunks_mut(SIMILARITY_POWERS.len());
+        let by_floor = errors.chunks_mut(SIMILARITY_POWERS.len() * weightings.len());
         for (&floors, errors) in floor_choices.iter().zip(by_floor) {
-            // (projected once per floor; each power only weighs them differently)
+            // (projected once per floor; each weighting only weighs them differently)
             let ctx = ctx.with_similarity_power(1).with_launch_floors(floors);
             let ps = projections(&q, evidence, &ctx)?;
-            for (errors, &power) in errors.iter_mut().zip(&SIMILARITY_POWERS) {
+            let weights = weightings
+                .iter()
+                .flat_map(|&w| SIMILARITY_POWERS.iter().map(move |&p| (w, p)));
+            for (errors, (prefer_same_arch, power)) in errors.iter_mut().zip(weights) {
                 let mut c = Combination::default();
                 for (_, p) in &ps {
-                    c.add_weighted(p, source_weight(p.similarity, power));
+                    let similarity =
+                        weighted_similarity(p.similarity, p.same_arch, prefer_same_arch);
+                    c.add_weighted(p, source_weight(similarity, power));
                 }
                 if let Some(p) = c.prediction() {
                     errors.push(HeldOutError {
@@ -163,15 +212,20 @@ pub(crate) fn choose_similarity_power(train: &[&Run], ctx: &Context) -> Result<P
     let works: rustc_hash::FxHashSet<(&str, &str)> = queries.iter().map(|r| r.work_key()).collect();
     let evidence = Evidence::new_for(train.iter().copied(), |r| works.contains(&r.work_key()));
     let floor_choices = ctx.launch_floors.choices();
-    let by_candidate = held_out_errors_by_candidate(&queries, &evidence, ctx, floor_choices)?;
-    Ok(chosen(by_candidate, &evidence, floor_choices))
+    // (as the fitted model projects: `FittedAnalytical::projecting`)
+    let weightings = [true];
+    let by_candidate =
+        held_out_errors_by_candidate(&queries, &evidence, ctx, floor_choices, &weightings)?;
+    let cands: Vec<Candidate> = candidates(floor_choices, &weightings).collect();
+    Ok(chosen(by_candidate, &evidence, &cands))
 }
 
 /// The hybrid's [`choose_similarity_power`], with `evidence` an index of `train`
 /// already made (all of it, or at least its queried works: the same errors either
-/// way): the power, the target on the catalog's launch floor unless the context says
-/// the sources' ([`LaunchFloors::Sources`]), and where the analytical fit on the same
-/// runs would put the target's launch floor (the same held-out errors). On the GEMM
+/// way): the power, sources weighted by their similarity alone (see
+/// `HybridState::analytical_share` for why), the target on the catalog's launch floor
+/// unless the context says the sources' ([`LaunchFloors::Sources`]); and how the
+/// analytical fit on the same runs would project (the same held-out errors). On the GEMM
 /// tables, with the base on the sources' floors where the analytical fit chose them,
 /// the hybrid's inner choice of the correction share moved with the base: the L40S's
 /// fold kept no correction (25.3 -> 32.1 %) and the pooled MAPE went 10.6 -> 11.1 %;
@@ -182,33 +236,53 @@ pub(crate) fn choose_similarity_power_in(
     train: &[&Run],
     evidence: &Evidence,
     ctx: &Context,
-) -> Result<(PowerChoice, LaunchFloors)> {
+) -> Result<(PowerChoice, Candidate)> {
     let queries = super::learning_queries(train, MAX_INTERVAL_RUNS);
     let floor_choices = ctx.launch_floors.choices();
-    let mut by_candidate = held_out_errors_by_candidate(&queries, evidence, ctx, floor_choices)?;
-    let analytical_floors = candidates(floor_choices)
-        .nth(chosen_candidate(&by_candidate))
-        .map_or(LaunchFloors::Catalog, |(floors, _)| floors);
-    // (the first floor's candidates: the catalog's, or the only one the context allows)
-    by_candidate.truncate(SIMILARITY_POWERS.len());
-    let choice = chosen(by_candidate, evidence, &floor_choices[..1]);
-    Ok((choice, analytical_floors))
+    let weightings = [true, false];
+    let by_candidate =
+        held_out_errors_by_candidate(&queries, evidence, ctx, floor_choices, &weightings)?;
+    let all: Vec<Candidate> = candidates(floor_choices, &weightings).collect();
+    // The analytical fit's candidates (same-architecture sources preferred, every
+    // floor), and the hybrid's (by similarity alone, the first floor: the catalog's or
+    // the only one the context allows).
+    let subset = |keep: &dyn Fn(&Candidate) -> bool| {
+        let picked: Vec<usize> = (0..all.len()).filter(|&i| keep(&all[i])).collect();
+        let cands: Vec<Candidate> = picked.iter().map(|&i| all[i]).collect();
+        let errors: Vec<Vec<HeldOutError>> =
+            picked.iter().map(|&i| by_candidate[i].clone()).collect();
+        (errors, cands)
+    };
+    let (errors, cands) = subset(&|c| c.prefer_same_arch);
+    let analytical = chosen(errors, evidence, &cands);
+    let (errors, cands) = subset(&|c| !c.prefer_same_arch && c.launch_floors == floor_choices[0]);
+    let choice = chosen(errors, evidence, &cands);
+    Ok((
+        choice,
+        Candidate {
+            launch_floors: analytical.launch_floors,
+            prefer_same_arch: true,
+            power: analytical.power,
+        },
+    ))
 }
 
 /// The [`PowerChoice`] of [`chosen_candidate`] among the held-out errors of each of
-/// the [`candidates`] of `floor_choices`.
+/// `cands` (in order, the first the base).
 fn chosen(
     mut by_candidate: Vec<Vec<HeldOutError>>,
     evidence: &Evidence,
-    floor_choices: &[LaunchFloors],
+    cands: &[Candidate],
 ) -> PowerChoice {
     let best = chosen_candidate(&by_candidate);
-    let (launch_floors, power) = candidates(floor_choices)
-        .nth(best)
-        .unwrap_or((LaunchFloors::Catalog, 1));
+    let c = cands.get(best).copied().unwrap_or(Candidate {
+        launch_floors: LaunchFloors::Catalog,
+        prefer_same_arch: false,
+        power: 1,
+    });
     PowerChoice {
-        power,
-        launch_floors,
+        power: c.power,
+        launch_floors: c.launch_floors,
         held_out: by_candidate.swap_remove(best),
         gpus: evidence.gpus().into_iter().map(str::to_string).collect(),
     }
@@ -278,6 +352,8 @@ pub struct Projection {
     pub pred_l2_ms: f64,
     /// The source GPU's similarity to the target ([`similarity`]).
     pub similarity: f64,
+    /// Whether the source GPU has the target's compute capability.
+    pub same_arch: bool,
     /// Its weight in a combination: the similarity to the context's power
     /// ([`source_weight`]).
     pub weight: f64,
@@ -305,7 +381,12 @@ impl Projection {
 /// Architectural similarity of two GPUs in (0, 1]: close bandwidth, compute, L2 and
 /// generation mean the source's efficiency is more likely to transfer.
 pub fn similarity(catalog: &Catalog, a: &Gpu, b: &Gpu) -> f64 {
-    let [_, cc, bw, fp32, _, l2, _] = catalog.distances(a, b);
+    similarity_at(&catalog.distances(a, b))
+}
+
+/// [`similarity`] of two GPUs [`gpu_distances`](crate::catalog::gpu_distances) apart.
+fn similarity_at(distances: &[f64; 7]) -> f64 {
+    let [_, cc, bw, fp32, _, l2, _] = *distances;
     let d = bw + fp32 + 0.25 * l2 + 0.25 * cc;
     (-d).exp()
 }
@@ -500,7 +581,10 @@ fn project_features(
             ft.launch_floor_ms + busy * blend(r)
         }
     };
-    let similarity_to_target = similarity(ctx.catalog, gs, gt);
+    let distances = ctx.catalog.distances(gs, gt);
+    // ("other_cc", the first distance: 0 for the same compute capability)
+    let same_arch = distances[0] == 0.0;
+    let similarity_to_target = similarity_at(&distances);
     Projection {
         source_ms: src_time_ms,
         efficiency: crate::features::efficiency(fs.roof_ms, occ(&fs).max(1e-9), src_time_ms),
@@ -514,7 +598,11 @@ fn project_features(
         pred_dram_ms: level_pred(Bound::Dram),
         pred_l2_ms: level_pred(Bound::L2),
         similarity: similarity_to_target,
-        weight: source_weight(similarity_to_target, ctx.similarity_power),
+        same_arch,
+        weight: source_weight(
+            weighted_similarity(similarity_to_target, same_arch, ctx.prefer_same_arch),
+            ctx.similarity_power,
+        ),
         source: fs,
         target: ft,
     }
@@ -872,6 +960,7 @@ impl FittedAnalytical {
     pub fn projecting<'c>(&self, ctx: &Context<'c>) -> Context<'c> {
         ctx.with_similarity_power(self.similarity_power)
             .with_launch_floors(self.launch_floors)
+            .with_prefer_same_arch(true)
     }
 
     /// The projections (each with its source run) of a run on `target` combined, with
@@ -912,7 +1001,7 @@ impl Predict for FittedAnalytical {
     }
     fn fit_summary(&self) -> Option<String> {
         Some(format!(
-            "sources weighted by their similarity to the power {}{} (chosen by leave-one-GPU-out inside the training GPUs){}",
+            "sources weighted by their similarity to the power {}, those of the target's architecture as if e times as similar{} (chosen by leave-one-GPU-out inside the training GPUs){}",
             self.similarity_power,
             floors_text(self.launch_floors),
             super::interval::describe(self.local_interval.as_ref()),
@@ -1107,6 +1196,7 @@ mod tests {
             pred_dram_ms: pred_ms,
             pred_l2_ms: pred_ms,
             similarity: weight,
+            same_arch: false,
             weight,
         }
     }

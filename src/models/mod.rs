@@ -36,6 +36,10 @@ pub struct Context<'a> {
     /// none for it; in a fit, which of those it may choose ([`LaunchFloors::Choose`] in
     /// a new context; a fitted model projects with the one it chose).
     pub launch_floors: LaunchFloors,
+    /// Whether a source of another compute capability than the target's weighs less
+    /// ([`analytical::weighted_similarity`]): true in a new context, as the analytical
+    /// model weighs; the hybrid decides for itself.
+    pub prefer_same_arch: bool,
 }
 
 /// Where a target's launch floor comes from when the catalog measures none for it. A
@@ -96,12 +100,21 @@ impl<'a> Context<'a> {
             resources,
             similarity_power: 1,
             launch_floors: LaunchFloors::Choose,
+            prefer_same_arch: true,
         }
     }
     /// This context with sources weighted by their similarity to the power `power`.
     pub fn with_similarity_power(&self, power: i32) -> Context<'a> {
         Context {
             similarity_power: power,
+            ..*self
+        }
+    }
+    /// This context with (or without) sources of the target's compute capability
+    /// preferred in weights.
+    pub fn with_prefer_same_arch(&self, prefer_same_arch: bool) -> Context<'a> {
+        Context {
+            prefer_same_arch,
             ..*self
         }
     }

@@ -320,6 +320,7 @@ pub fn fit_and_choose<'a>(
     evidence: &Evidence<'a>,
     ctx: &super::Context,
     max_queries: usize,
+    analytical_ctx: &super::Context,
 ) -> Result<ShapeChoice<'a>> {
     let gpus = evidence.gpus();
     // Each pair's shape difference depends on that pair's runs only: measured once.
@@ -363,8 +364,16 @@ pub fn fit_and_choose<'a>(
                     .unwrap_or((0.0, false)),
                 None => (0.0, false),
             };
+            // The analytical fit's prediction of the run, from the same sources.
+            let analytical_ln_error = {
+                let aps = super::analytical::projections(&q, evidence, analytical_ctx)?;
+                super::analytical::combine(aps.iter().map(|(_, p)| p))
+                    .map_or(f64::NAN, |a| (t.time_ms / a.pred_ms).ln())
+            };
             scored.push(Scored {
                 run: t,
+                analytical_ln_error,
+                arch_source: ps.iter().any(|(s, p)| s.gpu != q.gpu && p.same_arch),
                 residual: (t.time_ms / p.pred_ms).ln(),
                 correction,
                 to_kernel_ratio,
@@ -379,13 +388,7 @@ pub fn fit_and_choose<'a>(
     }
     let all_pairs: Vec<&PairVariance> = pairs.iter().collect();
     let Some(mut transfer) = ShapeTransfer::fit_pairs(&all_pairs, &gpus, ctx)? else {
-        let errors = scored.iter().map(|s| {
-            let e = HeldOutError {
-                gpu: s.gpu,
-                ln_error: s.residual,
-            };
-            (s.run, e)
-        });
+        let errors = scored.iter().map(|s| s.held_out(s.residual));
         return Ok(ShapeChoice {
             transfer: None,
             kernel_ratio_share,
@@ -402,11 +405,7 @@ pub fn fit_and_choose<'a>(
             } else {
                 transfer.strength_other_arch
             };
-            let e = HeldOutError {
-                gpu: s.gpu,
-                ln_error: s.residual + strength * s.correction,
-            };
-            (s.run, e)
+            s.held_out(s.residual + strength * s.correction)
         })
         .collect();
     Ok(ShapeChoice {
@@ -425,8 +424,30 @@ pub struct ShapeChoice<'a> {
     pub held_out: Vec<HeldOutRun<'a>>,
 }
 
-/// A held-out training run and its error with the chosen shape transfer.
-pub type HeldOutRun<'a> = (&'a Run, HeldOutError);
+/// A held-out training run: its error with the chosen shape transfer, and the
+/// analytical fit's error on it (held out alike).
+#[derive(Debug, Clone, Copy)]
+pub struct HeldOutRun<'a> {
+    pub run: &'a Run,
+    pub error: HeldOutError,
+    /// ln(measured / the analytical fit's prediction); NaN without one.
+    pub analytical_ln_error: f64,
+    /// Whether one of its sources has its GPU's compute capability.
+    pub arch_source: bool,
+}
+
+impl HeldOutRun<'_> {
+    /// The error of a prediction whose log is `1 - share` of this one's and `share` of
+    /// the analytical fit's, where a source has the run's architecture (elsewhere, or
+    /// without an analytical prediction, this one's error).
+    pub fn blended_ln_error(&self, share: f64) -> f64 {
+        if self.arch_source && self.analytical_ln_error.is_finite() {
+            (1.0 - share) * self.error.ln_error + share * self.analytical_ln_error
+        } else {
+            self.error.ln_error
+        }
+    }
+}
 
 /// One held-out training run: ln(measured / similarity-weighted prediction), the shape
 /// correction at strength 1, the log shift of its prediction when every source takes
@@ -434,11 +455,28 @@ pub type HeldOutRun<'a> = (&'a Run, HeldOutError);
 /// compute capability.
 struct Scored<'a> {
     run: &'a Run,
+    analytical_ln_error: f64,
+    arch_source: bool,
     residual: f64,
     correction: f64,
     to_kernel_ratio: f64,
     gpu: usize,
     same_arch: bool,
+}
+
+impl<'a> Scored<'a> {
+    /// This run held out with the error `ln_error`.
+    fn held_out(&self, ln_error: f64) -> HeldOutRun<'a> {
+        HeldOutRun {
+            run: self.run,
+            error: HeldOutError {
+                gpu: self.gpu,
+                ln_error,
+            },
+            analytical_ln_error: self.analytical_ln_error,
+            arch_source: self.arch_source,
+        }
+    }
 }
 
 /// How far to move each projection from its own per-configuration ratio to its
@@ -524,6 +562,8 @@ mod tests {
         (0..90)
             .map(|i| Scored {
                 run,
+                analytical_ln_error: f64::NAN,
+                arch_source: false,
                 residual: residual(i),
                 correction: 0.2,
                 to_kernel_ratio: 0.0,
@@ -571,6 +611,8 @@ mod tests {
                 let gpu = i % gpus;
                 Scored {
                     run,
+                    analytical_ln_error: f64::NAN,
+                    arch_source: false,
                     residual: residual(gpu) + 0.001 * (i % 7) as f64,
                     correction: 0.0,
                     to_kernel_ratio: shift(gpu),
@@ -626,6 +668,8 @@ mod tests {
                 let (residual, correction) = if gpu == 0 { (-0.2, 0.2) } else { (0.0, 0.005) };
                 Scored {
                     run: &run,
+                    analytical_ln_error: f64::NAN,
+                    arch_source: false,
                     residual,
                     correction,
                     to_kernel_ratio: 0.0,
