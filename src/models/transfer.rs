@@ -312,9 +312,11 @@ fn pair_shape_variances<'a>(evidence: &Evidence<'a>) -> Vec<PairVariance<'a>> {
 /// than none and clearly lower the held-out errors (`models::clearly_lower`), the
 /// lowest MAPE wins (ties to the smaller). Also returns the held-out
 /// errors ln(measured / predicted) at the chosen strengths, each with its run: they
-/// calibrate the interval (the hybrid first adds its residual correction to them).
-/// `evidence` indexes exactly the `train` runs (the caller's index, not rebuilt: that
-/// was 3 % of LOGO hybrid's time).
+/// calibrate the interval (the hybrid first adds its residual correction to them),
+/// and with each the error of the run projected from the same other GPUs as
+/// `analytical_ctx` projects (the analytical fit on the same runs: its share in the
+/// hybrid is chosen on them). `evidence` indexes exactly the `train` runs (the
+/// caller's index, not rebuilt: that was 3 % of LOGO hybrid's time).
 pub fn fit_and_choose<'a>(
     train: &[&'a Run],
     evidence: &Evidence<'a>,
