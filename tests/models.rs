@@ -358,11 +358,10 @@ fn hybrid_without_correction_is_the_analytical_model_interval_included() {
     assert_ne!(by("analytical", false), by("hybrid", false));
 }
 
-#[test]
-fn hybrid_borrows_the_tuning_space_shape_of_the_same_architecture() {
-    // SYNTHETIC: one kernel's 40 configurations (the same work each) on three Turing
-    // GPUs (CC 7.5), whose times share one shape, and two Ampere GPUs (CC 8.6), whose
-    // times share another. Target: the RTX 2080 Ti, never seen in fitting.
+/// SYNTHETIC: one kernel's 40 configurations (the same work each) on two Turing GPUs
+/// (CC 7.5), whose times share one shape, and two Ampere GPUs (CC 8.6), whose times
+/// share another; and the target, a third Turing GPU (returned with the runs).
+fn turing_and_ampere_runs() -> (Vec<Run>, &'static str) {
     let turing = ["NVIDIA TITAN RTX", "NVIDIA GeForce RTX 2070 SUPER"];
     let ampere = [
         "NVIDIA GeForce RTX 3090",
@@ -386,8 +385,14 @@ fn hybrid_borrows_the_tuning_space_shape_of_the_same_architecture() {
             text += &format!("{gpu},tiled,T={c},{},1e10,1e8\n", time(gpu, c));
         }
     }
+    (synthetic_runs(&text), target)
+}
+
+#[test]
+fn hybrid_borrows_the_tuning_space_shape_of_the_same_architecture() {
+    // The target, the RTX 2080 Ti, is never seen in fitting.
+    let (runs, target) = turing_and_ampere_runs();
     let catalog = Catalog::builtin();
-    let runs = synthetic_runs(&text);
     let ctx = spec_context(&catalog);
     let (train, test): (Vec<&Run>, Vec<&Run>) = runs.iter().partition(|r| r.gpu != target);
     let hybrid = gpucast::models::hybrid::HybridParams::new(1)
@@ -427,6 +432,59 @@ fn hybrid_borrows_the_tuning_space_shape_of_the_same_architecture() {
         rho_a < rho_h - 0.02,
         "analytical Spearman {rho_a} hybrid {rho_h}"
     );
+}
+
+#[test]
+fn with_a_source_of_its_architecture_the_hybrid_takes_its_share_of_the_analytical_prediction() {
+    use gpucast::models::analytical::FittedAnalytical;
+    use gpucast::models::hybrid::{FittedHybrid, HybridParams, HybridState};
+    let (runs, target) = turing_and_ampere_runs();
+    let catalog = Catalog::builtin();
+    let ctx = spec_context(&catalog);
+    let (train, test): (Vec<&Run>, Vec<&Run>) = runs.iter().partition(|r| r.gpu != target);
+    let fitted = HybridParams::new(1).fit_hybrid(&train, &ctx).unwrap();
+    let with_share = |share: f64| {
+        // (a copy through its file format: the fitted booster is not `Clone`)
+        let text = serde_json::to_string(fitted.state()).unwrap();
+        let mut state: HybridState = serde_json::from_str(&text).unwrap();
+        state.analytical_share = share;
+        FittedHybrid::from_state(state).unwrap()
+    };
+    let (none, half) = (with_share(0.0), with_share(0.5));
+    let analytical = FittedAnalytical {
+        similarity_power: fitted.state().analytical_power,
+        launch_floors: fitted.state().analytical_fit().launch_floors,
+        ..FittedAnalytical::default()
+    };
+    let predict = |m: &dyn Predict, ev: &Evidence, r: &Run| {
+        m.predict(&query_of(r), ev, &ctx).unwrap().unwrap().pred_ms
+    };
+    // Turing sources: the geometric mean of its own prediction and the analytical fit's
+    let ev = Evidence::new(train.iter().copied());
+    let mut moved = 0;
+    for r in &test {
+        let (own, mixed, a) = (
+            predict(&none, &ev, r),
+            predict(&half, &ev, r),
+            predict(&analytical, &ev, r),
+        );
+        assert!(
+            (mixed / (own * a).sqrt() - 1.0).abs() < 1e-12,
+            "{mixed} {own} {a}"
+        );
+        moved += usize::from((mixed / own - 1.0).abs() > 1e-3);
+    }
+    assert!(moved > 20, "the two differ: {moved} of {}", test.len());
+    // Ampere sources only: none of it
+    let ampere: Vec<&Run> = train
+        .iter()
+        .copied()
+        .filter(|r| r.gpu.contains("30"))
+        .collect();
+    let ev = Evidence::new(ampere.iter().copied());
+    for r in &test {
+        assert_eq!(predict(&half, &ev, r), predict(&none, &ev, r));
+    }
 }
 
 #[test]
