@@ -862,7 +862,8 @@ fn data_show_for_programs_keeps_every_digit() {
 }
 
 /// `explain` gives each source's weight, its share of the combination (the shares add
-/// up to 100 %) and the similarity and power it comes from.
+/// up to 100 %) and the similarity (times e for the target's compute capability) and
+/// power it comes from.
 #[test]
 fn explain_says_how_each_source_is_weighted() {
     let dir = reference_data();
@@ -889,6 +890,31 @@ fn explain_says_how_each_source_is_weighted() {
     assert!(
         shares[0] > shares[1],
         "the more similar source weighs more: {out}"
+    );
+    // A source of the target's compute capability counts e times as similar, and says so.
+    let own = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("datasets/own/h100-80gb-hbm3/runs.csv");
+    let out_same = gpucast_ok(&[
+        "explain",
+        "--runs",
+        own.to_str().unwrap(),
+        "--row",
+        "1",
+        "--target",
+        "H200 SXM 141GB",
+    ]);
+    let line = out_same
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("weight "))
+        .unwrap_or_else(|| panic!("{out_same}"));
+    assert!(
+        line.contains("similarity 0.667 x e: the target's compute capability, to the power 1)"),
+        "{line}"
+    );
+    let weight: f64 = line.split(':').next().unwrap().parse().unwrap();
+    assert!(
+        (weight - 0.667 * std::f64::consts::E).abs() < 0.002,
+        "{line}"
     );
     // ... and what the calibrated interval comes from.
     assert!(

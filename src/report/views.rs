@@ -264,8 +264,15 @@ pub fn explain_text(
             "  projection {:.6} ms  (with DRAM roof {:.6}, with L2 roof {:.6})\n",
             p.pred_ms, p.pred_dram_ms, p.pred_l2_ms
         );
+        // (the analytical model counts a source of the target's architecture e times as
+        // similar: `analytical::SAME_ARCH_SIMILARITY`)
+        let same_arch = if p.same_arch {
+            " x e: the target's compute capability"
+        } else {
+            ""
+        };
         s += &format!(
-            "  weight {:.4}: {:.1} % of the combination (similarity {:.3} to the power {similarity_power})\n",
+            "  weight {:.4}: {:.1} % of the combination (similarity {:.3}{same_arch}, to the power {similarity_power})\n",
             p.weight,
             100.0 * p.weight / weight_sum.max(f64::MIN_POSITIVE),
             p.similarity
