@@ -104,6 +104,15 @@ pub fn weighted_similarity(similarity: f64, same_arch: bool, prefer_same_arch: b
     }
 }
 
+/// A source's weight in a combination that prefers (or not) sources of the target's
+/// compute capability and raises similarity to `power`.
+pub fn weight_of(similarity: f64, same_arch: bool, prefer_same_arch: bool, power: i32) -> f64 {
+    source_weight(
+        weighted_similarity(similarity, same_arch, prefer_same_arch),
+        power,
+    )
+}
+
 /// A source's weight: its similarity to the target to the power `power`.
 pub fn source_weight(similarity: f64, power: i32) -> f64 {
     if power == 1 {
@@ -181,9 +190,10 @@ fn held_out_errors_by_candidate(
             for (errors, (prefer_same_arch, power)) in errors.iter_mut().zip(weights) {
                 let mut c = Combination::default();
                 for (_, p) in &ps {
-                    let similarity =
-                        weighted_similarity(p.similarity, p.same_arch, prefer_same_arch);
-                    c.add_weighted(p, source_weight(similarity, power));
+                    c.add_weighted(
+                        p,
+                        weight_of(p.similarity, p.same_arch, prefer_same_arch, power),
+                    );
                 }
                 if let Some(p) = c.prediction() {
                     errors.push(HeldOutError {
@@ -354,8 +364,9 @@ pub struct Projection {
     pub similarity: f64,
     /// Whether the source GPU has the target's compute capability.
     pub same_arch: bool,
-    /// Its weight in a combination: the similarity to the context's power
-    /// ([`source_weight`]).
+    /// Its weight in a combination: the similarity (e times it for a source of the
+    /// target's compute capability where the context prefers those) to the context's
+    /// power ([`weight_of`]).
     pub weight: f64,
 }
 
@@ -599,8 +610,10 @@ fn project_features(
         pred_l2_ms: level_pred(Bound::L2),
         similarity: similarity_to_target,
         same_arch,
-        weight: source_weight(
-            weighted_similarity(similarity_to_target, same_arch, ctx.prefer_same_arch),
+        weight: weight_of(
+            similarity_to_target,
+            same_arch,
+            ctx.prefer_same_arch,
             ctx.similarity_power,
         ),
         source: fs,
@@ -683,6 +696,36 @@ pub fn to_kernel_ratio(ps: &mut [(&Run, Projection)], shifts: &[f64], share: f64
         p.pred_dram_ms *= f;
         p.pred_l2_ms *= f;
     }
+}
+
+/// The combined prediction (ms) of `query` as `ctx` projects, from its projections `ps`
+/// made with the target on `floors`: where those are `ctx`'s, only the weights can
+/// differ, and `ps` are weighed again (as [`project`] weighs) instead of projected
+/// anew; else projected with `ctx`.
+pub fn combined_ms_as<'a>(
+    query: &Run,
+    ps: &[(&'a Run, Projection)],
+    floors: LaunchFloors,
+    evidence: &Evidence<'a>,
+    ctx: &Context,
+) -> Result<Option<f64>> {
+    let mut c = Combination::default();
+    if floors == ctx.launch_floors {
+        for (_, p) in ps {
+            let w = weight_of(
+                p.similarity,
+                p.same_arch,
+                ctx.prefer_same_arch,
+                ctx.similarity_power,
+            );
+            c.add_weighted(p, w);
+        }
+    } else {
+        for (_, p) in &projections(query, evidence, ctx)? {
+            c.add(p);
+        }
+    }
+    Ok(c.prediction().map(|p| p.pred_ms))
 }
 
 /// All projections of `query`, each with its source run (the sources of [`sources`]).

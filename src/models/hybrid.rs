@@ -1061,9 +1061,7 @@ impl Predict for FittedHybrid {
             .any(|(src, p)| src.gpu != query.gpu && p.same_arch);
         let analytical_ms = if state.analytical_share > 0.0 && arch_source {
             let actx = analytical_context(ctx, &state.analytical_fit());
-            Combination::of(projections(query, evidence, &actx)?.iter().map(|(_, p)| p))
-                .prediction()
-                .map(|p| p.pred_ms)
+            analytical::combined_ms_as(query, &ps, ctx.launch_floors, evidence, &actx)?
         } else {
             None
         };

@@ -36,7 +36,7 @@ pub struct Context<'a> {
     /// none for it; in a fit, which of those it may choose ([`LaunchFloors::Choose`] in
     /// a new context; a fitted model projects with the one it chose).
     pub launch_floors: LaunchFloors,
-    /// Whether a source of another compute capability than the target's weighs less
+    /// Whether a source of the target's compute capability counts as more similar
     /// ([`analytical::weighted_similarity`]): true in a new context, as the analytical
     /// model weighs; the hybrid decides for itself.
     pub prefer_same_arch: bool,

@@ -367,11 +367,14 @@ pub fn fit_and_choose<'a>(
                 None => (0.0, false),
             };
             // The analytical fit's prediction of the run, from the same sources.
-            let analytical_ln_error = {
-                let aps = super::analytical::projections(&q, evidence, analytical_ctx)?;
-                super::analytical::combine(aps.iter().map(|(_, p)| p))
-                    .map_or(f64::NAN, |a| (t.time_ms / a.pred_ms).ln())
-            };
+            let analytical_ln_error = super::analytical::combined_ms_as(
+                &q,
+                &ps,
+                ctx.launch_floors,
+                evidence,
+                analytical_ctx,
+            )?
+            .map_or(f64::NAN, |a_ms| (t.time_ms / a_ms).ln());
             scored.push(Scored {
                 run: t,
                 analytical_ln_error,
