@@ -105,9 +105,7 @@ pub fn predict_table(
     }
     // Borrowed, not copied: a million-row table is predicted without a second copy.
     let evidence = Evidence::new(table.runs.iter().filter(|r| is_source(r)));
-    let mut seen = rustc_hash::FxHashSet::default();
-    let rows =
-        table.filtered(|r| is_source(r) && seen.insert((r.kernel.as_str(), r.config.as_str())));
+    let rows = table.filtered(representatives(table, is_source));
     // Chunks of rows on the parallel stages' threads, merged in row order.
     let chunks: Vec<&[Run]> = rows.runs.chunks(PREDICT_CHUNK_ROWS).collect();
     let predicted = crate::parallel::map(&chunks, crate::parallel::threads(), |chunk| {
@@ -141,6 +139,36 @@ pub fn predict_table(
         predictions,
         reasons,
     })
+}
+
+/// A mask over `table`'s rows: one row per distinct work (kernel and configuration)
+/// among the rows `is_source` accepts, the first that validation kept. A row
+/// validation excluded stands for its work only when no kept row measured it (its
+/// reason is then printed); otherwise the source time printed beside a prediction could
+/// be one the model never used (Kernel Tuner's pnpoly on the RTX 2080 Ti, 100x faster
+/// than its fp32 peak allows, stood for predictions made from the RTX 3090's rows).
+fn representatives(
+    table: &RunsTable,
+    is_source: impl Fn(&Run) -> bool,
+) -> impl FnMut(&Run) -> bool {
+    let mut chosen: rustc_hash::FxHashMap<(&str, &str), usize> = Default::default();
+    for (i, r) in table.runs.iter().enumerate().filter(|(_, r)| is_source(r)) {
+        let j = chosen
+            .entry((r.kernel.as_str(), r.config.as_str()))
+            .or_insert(i);
+        if is_excluded(&table.runs[*j]) && !is_excluded(r) {
+            *j = i;
+        }
+    }
+    let mut keep = vec![false; table.runs.len()];
+    for i in chosen.into_values() {
+        keep[i] = true;
+    }
+    let mut row = 0;
+    move |_| {
+        row += 1;
+        keep[row - 1]
+    }
 }
 
 impl Predictions {

@@ -1170,3 +1170,46 @@ fn a_saved_hybrid_keeps_the_launch_floor_bound_it_chose() {
         );
     }
 }
+
+/// `predict` writes one row per work: a source row validation kept where there is one
+/// (a row it excluded would give a time the prediction never used), and the excluded
+/// row with its reason where no kept row measured the work. SYNTHETIC rows: 10^9 FLOPs
+/// in a picosecond is above every GPU's peak.
+#[test]
+fn predict_writes_a_kept_source_row_for_each_work() {
+    let (dir, p) = write_tmp(
+        "runs.csv",
+        "gpu,kernel,config,time_ms,flops,dram_bytes\n\
+         NVIDIA TITAN V,k,n=1,0.000000001,1000000000,1000000\n\
+         NVIDIA GeForce RTX 2080 Ti,k,n=1,1.0,1000000000,1000000\n\
+         NVIDIA TITAN V,k,n=2,0.000000001,1000000000,1000000\n",
+    );
+    let out = dir.path().join("pred.csv");
+    gpucast_ok(&[
+        "predict",
+        "--runs",
+        p.to_str().unwrap(),
+        "--target",
+        "H100 SXM5 80GB",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let csv = std::fs::read_to_string(&out).unwrap();
+    let rows: Vec<&str> = csv.lines().skip(1).collect();
+    assert_eq!(rows.len(), 2, "{csv}");
+    // n=1: the RTX 2080 Ti's row, predicted (0.698 ms: its 1 ms on the H100's roofs)
+    assert!(
+        rows[0].starts_with("NVIDIA GeForce RTX 2080 Ti,k,n=1,1.0,")
+            && rows[0].contains(",NVIDIA H100 SXM5 80GB,0.69")
+            && rows[0].ends_with(",analytical,"),
+        "{csv}"
+    );
+    // n=2: only the excluded row measured it, so it stands with its reason
+    assert!(
+        rows[1].starts_with("NVIDIA TITAN V,k,n=2,")
+            && rows[1].contains(
+                ",,,,,,analytical,\"source row excluded by validation: above peak FLOP/s"
+            ),
+        "{csv}"
+    );
+}
