@@ -1173,7 +1173,8 @@ fn a_saved_hybrid_keeps_the_launch_floor_bound_it_chose() {
 
 /// `predict` writes one row per work: a source row validation kept where there is one
 /// (a row it excluded would give a time the prediction never used), and the excluded
-/// row with its reason where no kept row measured the work. SYNTHETIC rows: 10^9 FLOPs
+/// row with its reason where no kept row measured the work (in a terminal table, as a
+/// note below it). SYNTHETIC rows: 10^9 FLOPs
 /// in a picosecond is above every GPU's peak.
 #[test]
 fn predict_writes_a_kept_source_row_for_each_work() {
@@ -1211,5 +1212,20 @@ fn predict_writes_a_kept_source_row_for_each_work() {
                 ",,,,,,analytical,\"source row excluded by validation: above peak FLOP/s"
             ),
         "{csv}"
+    );
+    // The terminal table says so in a note below it, once per reason.
+    let text = gpucast_ok(&[
+        "predict",
+        "--runs",
+        p.to_str().unwrap(),
+        "--target",
+        "H100 SXM5 80GB",
+    ]);
+    let row = text.lines().find(|l| l.contains("n=2")).unwrap();
+    assert!(row.ends_with("  no prediction [1]"), "{text}");
+    let note = text.lines().last().unwrap();
+    assert!(
+        note.starts_with("[1] 1 row: source row excluded by validation: above peak FLOP/s"),
+        "{text}"
     );
 }

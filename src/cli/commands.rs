@@ -318,7 +318,7 @@ fn predict(a: PredictArgs, catalog: &Catalog) -> Result<()> {
         Format::Table => out(&format!(
             "{} on {target}:\n{}",
             preds.model,
-            preds.to_table().to_text()
+            preds.to_text()
         )),
     }
 }
