@@ -1229,3 +1229,40 @@ fn predict_writes_a_kept_source_row_for_each_work() {
         "{text}"
     );
 }
+
+/// `explain --kernel K --config C` explains the work the row of that kernel and
+/// configuration measured, its parameters in any order, as `--row` does; a
+/// configuration no row has is a usage error naming it.
+#[test]
+fn explain_finds_a_work_by_kernel_and_configuration() {
+    let dir = reference_data();
+    let data = dir.to_str().unwrap();
+    let by_row = gpucast_ok(&[
+        "explain", "--runs", data, "--row", "8", "--target", "TITAN V",
+    ]);
+    assert!(
+        by_row.starts_with("saxpy N=1048576,block=256 -> NVIDIA TITAN V"),
+        "{by_row}"
+    );
+    let by_work = gpucast_ok(&[
+        "explain",
+        "--runs",
+        data,
+        "--kernel",
+        "saxpy",
+        "--config",
+        "block=256, N=1048576",
+        "--target",
+        "TITAN V",
+    ]);
+    assert_eq!(by_work, by_row);
+    let o = gpucast(&[
+        "explain", "--runs", data, "--kernel", "saxpy", "--config", "N=3", "--target", "TITAN V",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o)); // a usage error
+    let err = stderr(&o);
+    assert!(
+        err.contains("--config 'N=3': no row of saxpy has it"),
+        "{err}"
+    );
+}

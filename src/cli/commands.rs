@@ -448,13 +448,16 @@ fn explain(a: ExplainArgs, catalog: &Catalog) -> Result<()> {
     let (table, _) =
         data::load_validated_with(&a.runs, &import_options(a.gpu.as_deref()), catalog)?;
     let target = catalog.resolve_or_err(&a.target)?.name.clone();
-    let row = table.runs.get(a.row.wrapping_sub(1)).ok_or_else(|| {
-        Error::usage(format!(
-            "--row {}: the data has rows 1..={}",
-            a.row,
-            table.len()
-        ))
-    })?;
+    let row = match (a.row, &a.kernel, &a.config) {
+        (Some(row), _, _) => table.runs.get(row.wrapping_sub(1)).ok_or_else(|| {
+            Error::usage(format!(
+                "--row {row}: the data has rows 1..={}",
+                table.len()
+            ))
+        })?,
+        (None, Some(kernel), Some(config)) => work_row(&table, kernel, config)?,
+        _ => return Err(Error::usage("give --row, or --kernel and --config")),
+    };
     let cal = calibration(&a.figures, false, &a.runs, catalog)?;
     let resources = a.figures.kernel_resources()?;
     let ctx =
@@ -495,6 +498,28 @@ fn explain(a: ExplainArgs, catalog: &Catalog) -> Result<()> {
         &fitted,
         combined.as_ref(),
     ))
+}
+
+/// The row `explain --kernel --config` names: one that measured that work (any GPU's:
+/// the projection reads only the work), a row validation kept where there is one.
+fn work_row<'t>(table: &'t data::RunsTable, kernel: &str, config: &str) -> Result<&'t data::Run> {
+    table.require_kernel("--kernel", kernel)?;
+    let config = data::canonical_config(config)
+        .map_err(|e| Error::usage(format!("--config '{config}': {e}")))?;
+    let mut rows = table
+        .runs
+        .iter()
+        .filter(|r| r.kernel == kernel && r.config == config);
+    let first = rows.next().ok_or_else(|| {
+        Error::usage(format!(
+            "--config '{config}': no row of {kernel} has it (`gpucast data show --kernel {kernel}` lists them)"
+        ))
+    })?;
+    Ok(if first.is_excluded() {
+        rows.find(|r| !r.is_excluded()).unwrap_or(first)
+    } else {
+        first
+    })
 }
 
 impl FiguresArgs {

@@ -232,8 +232,15 @@ pub struct ExplainArgs {
     #[arg(long, value_name = "NAME")]
     pub gpu: Option<String>,
     /// 1-based row of the loaded runs (as `gpucast data show` numbers them)
-    #[arg(long)]
-    pub row: usize,
+    #[arg(long, required_unless_present = "kernel", conflicts_with = "kernel")]
+    pub row: Option<usize>,
+    /// The work to explain by its kernel (with --config) instead of --row: e.g. a
+    /// configuration `tune` printed
+    #[arg(long, requires = "config")]
+    pub kernel: Option<String>,
+    /// The configuration of --kernel: `name=value` pairs joined by `,`, in any order
+    #[arg(long, requires = "kernel")]
+    pub config: Option<String>,
     /// GPU to project the row onto, or a partition of one: "H100 SXM5 [16 SMs]"
     #[arg(long)]
     pub target: String,
