@@ -263,7 +263,7 @@ impl Predictions {
 
 impl Predictions {
     /// [`to_table`](Self::to_table) for a terminal: a row without a prediction says
-    /// "no prediction [k]", and note k below the table gives the reason those rows
+    /// `no prediction [k]`, and note k below the table gives the reason those rows
     /// share, once (a reason is a sentence: written in each row, it made the column
     /// 200 characters wide on the reference study, where 12 rows have one).
     pub fn to_text(&self) -> String {
