@@ -73,11 +73,15 @@ impl ModelChoice {
 pub struct Predictions {
     pub model: String,
     pub target: String,
-    /// The source rows predicted (the first row of each distinct work).
+    /// The source rows predicted: one of each distinct work, the first that
+    /// validation kept where there is one.
     pub rows: RunsTable,
     pub predictions: Vec<Option<Prediction>>,
     /// Why a row has no prediction (None where it has one).
     pub reasons: Vec<Option<String>>,
+    /// Rows of the table measured on the target itself: never a source of its
+    /// predictions (what `evaluate` scores them against).
+    pub target_rows: usize,
 }
 
 /// Rows one thread predicts at a time: large enough that handing out chunks costs
@@ -138,6 +142,7 @@ pub fn predict_table(
         rows,
         predictions,
         reasons,
+        target_rows: table.runs.iter().filter(|r| r.gpu == target).count(),
     })
 }
 
@@ -262,6 +267,16 @@ impl Predictions {
 }
 
 impl Predictions {
+    /// What to tell a user whose data also measured the target (None otherwise).
+    pub fn target_rows_note(&self) -> Option<String> {
+        (self.target_rows > 0).then(|| {
+            format!(
+                "note: the {} row(s) measured on {} are not used to predict it (`gpucast evaluate` scores predictions against them)",
+                self.target_rows, self.target
+            )
+        })
+    }
+
     /// [`to_table`](Self::to_table) for a terminal: a row without a prediction says
     /// `no prediction [k]`, and note k below the table gives the reason those rows
     /// share, once (a reason is a sentence: written in each row, it made the column

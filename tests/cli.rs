@@ -1266,3 +1266,26 @@ fn explain_finds_a_work_by_kernel_and_configuration() {
         "{err}"
     );
 }
+
+/// Predicting a GPU the data also measured says that its own rows are not used (they
+/// are what `evaluate` scores against); a GPU the data does not have gets no such note.
+#[test]
+fn predict_says_the_targets_own_rows_are_not_used() {
+    let dir = reference_data();
+    let data = dir.to_str().unwrap();
+    let o = gpucast(&["predict", "--runs", data, "--target", "TITAN V"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o)
+            .contains("note: the 60 row(s) measured on NVIDIA TITAN V are not used to predict it"),
+        "{}",
+        stderr(&o)
+    );
+    let o = gpucast(&["predict", "--runs", data, "--target", "RTX 3090"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        !stderr(&o).contains("are not used to predict it"),
+        "{}",
+        stderr(&o)
+    );
+}

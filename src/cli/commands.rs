@@ -310,16 +310,26 @@ fn predict(a: PredictArgs, catalog: &Catalog) -> Result<()> {
             preds.rows.len(),
             path.display()
         );
-        return Ok(());
+    } else {
+        match a.format {
+            Format::Json => out(&json(&preds.to_json())?),
+            Format::Csv => out(&preds.to_table().to_csv()),
+            Format::Table => out(&format!(
+                "{} on {target}:\n{}",
+                preds.model,
+                preds.to_text()
+            )),
+        }?;
     }
-    match a.format {
-        Format::Json => out(&json(&preds.to_json())?),
-        Format::Csv => out(&preds.to_table().to_csv()),
-        Format::Table => out(&format!(
-            "{} on {target}:\n{}",
-            preds.model,
-            preds.to_text()
-        )),
+    note_target_rows(&preds);
+    Ok(())
+}
+
+/// After a successful `predict` or `tune` (an error stays one line): the note that the
+/// target's own rows were left out, where the data has some.
+fn note_target_rows(preds: &gpucast::predict::Predictions) {
+    if let Some(note) = preds.target_rows_note() {
+        eprintln!("{note}");
     }
 }
 
@@ -356,15 +366,17 @@ fn tune(a: TuneArgs, catalog: &Catalog) -> Result<()> {
             preds.target,
             path.display()
         );
-        return Ok(());
+    } else {
+        if a.predict.format == Format::Table {
+            out(&format!(
+                "{} on {}, predicted fastest first:\n",
+                preds.model, preds.target
+            ))?;
+        }
+        out(&t.render(a.predict.format))?;
     }
-    if a.predict.format == Format::Table {
-        out(&format!(
-            "{} on {}, predicted fastest first:\n",
-            preds.model, preds.target
-        ))?;
-    }
-    out(&t.render(a.predict.format))
+    note_target_rows(&preds);
+    Ok(())
 }
 
 /// The model `predict` uses: as asked, except that `hybrid` with no training data of
