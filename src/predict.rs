@@ -84,6 +84,10 @@ pub struct Predictions {
     pub target_rows: usize,
 }
 
+/// Most characters of a kernel name in a terminal table (see
+/// [`Table::shorten`](crate::report::Table::shorten)).
+pub const TEXT_KERNEL_CHARS: usize = 60;
+
 /// Rows one thread predicts at a time: large enough that handing out chunks costs
 /// nothing, small enough that the threads finish together.
 const PREDICT_CHUNK_ROWS: usize = 4096;
@@ -283,6 +287,7 @@ impl Predictions {
     /// 200 characters wide on the reference study, where 12 rows have one).
     pub fn to_text(&self) -> String {
         let mut t = self.to_table();
+        t.shorten("kernel", TEXT_KERNEL_CHARS);
         let bound = t
             .headers
             .iter()

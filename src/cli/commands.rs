@@ -367,11 +367,13 @@ fn tune(a: TuneArgs, catalog: &Catalog) -> Result<()> {
             path.display()
         );
     } else {
+        let mut t = t;
         if a.predict.format == Format::Table {
             out(&format!(
                 "{} on {}, predicted fastest first:\n",
                 preds.model, preds.target
             ))?;
+            t.shorten("kernel", gpucast::predict::TEXT_KERNEL_CHARS);
         }
         out(&t.render(a.predict.format))?;
     }

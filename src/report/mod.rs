@@ -68,6 +68,26 @@ impl Table {
                 .collect(),
         }
     }
+    /// The cells of `column` longer than `max_chars` cut to that many, the last an
+    /// ellipsis: for a terminal, where one demangled C++ kernel name (Nsight Compute
+    /// exports name kernels by their whole signature, 200 characters and more) would
+    /// widen every row. Machine-readable outputs keep the whole text.
+    pub fn shorten(&mut self, column: &str, max_chars: usize) {
+        let Some(i) = self.headers.iter().position(|h| h == column) else {
+            return;
+        };
+        for r in &mut self.rows {
+            if let Some(c) = r.get_mut(i) {
+                if c.chars().count() > max_chars {
+                    *c = c
+                        .chars()
+                        .take(max_chars.saturating_sub(1))
+                        .collect::<String>()
+                        + "…";
+                }
+            }
+        }
+    }
     fn widths(&self) -> Vec<usize> {
         let mut w: Vec<usize> = self.headers.iter().map(|h| h.chars().count()).collect();
         for r in &self.rows {
@@ -343,6 +363,20 @@ pub use crate::output::write_atomic;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shorten_cuts_long_cells_of_one_column_to_an_ellipsis() {
+        let long = format!("void k<{}>(float*)", "int, ".repeat(20));
+        let mut t = Table::new(&["kernel", "config"]);
+        t.push(vec![long.clone(), long.clone()]);
+        t.push(vec!["saxpy".into(), "N=1".into()]);
+        t.shorten("kernel", 20);
+        t.shorten("no such column", 5);
+        assert_eq!(t.rows[0][0], "void k<int, int, in…");
+        assert_eq!(t.rows[0][0].chars().count(), 20);
+        assert_eq!(t.rows[0][1], long, "other columns keep their text");
+        assert_eq!(t.rows[1], vec!["saxpy".to_string(), "N=1".to_string()]);
+    }
 
     #[test]
     fn fit_summaries_group_the_folds_by_choice() {
