@@ -113,7 +113,7 @@ pub fn predict_table(
     }
     // Borrowed, not copied: a million-row table is predicted without a second copy.
     let evidence = Evidence::new(table.runs.iter().filter(|r| is_source(r)));
-    let rows = table.filtered(representatives(table, is_source));
+    let rows = table.masked(&representatives(table, is_source));
     // Chunks of rows on the parallel stages' threads, merged in row order.
     let chunks: Vec<&[Run]> = rows.runs.chunks(PREDICT_CHUNK_ROWS).collect();
     let predicted = crate::parallel::map(&chunks, crate::parallel::threads(), |chunk| {
@@ -156,10 +156,7 @@ pub fn predict_table(
 /// reason is then printed); otherwise the source time printed beside a prediction could
 /// be one the model never used (Kernel Tuner's pnpoly on the RTX 2080 Ti, 100x faster
 /// than its fp32 peak allows, stood for predictions made from the RTX 3090's rows).
-fn representatives(
-    table: &RunsTable,
-    is_source: impl Fn(&Run) -> bool,
-) -> impl FnMut(&Run) -> bool {
+fn representatives(table: &RunsTable, is_source: impl Fn(&Run) -> bool) -> Vec<bool> {
     let mut chosen: rustc_hash::FxHashMap<(&str, &str), usize> = Default::default();
     for (i, r) in table.runs.iter().enumerate().filter(|(_, r)| is_source(r)) {
         let j = chosen
@@ -173,11 +170,7 @@ fn representatives(
     for i in chosen.into_values() {
         keep[i] = true;
     }
-    let mut row = 0;
-    move |_| {
-        row += 1;
-        keep[row - 1]
-    }
+    keep
 }
 
 impl Predictions {

@@ -203,16 +203,21 @@ impl RunsTable {
     /// A new table of the rows for which `keep` is true (pass-through columns follow):
     /// copies only those rows, where `clone` then [`RunsTable::retain`] would copy all.
     pub fn filtered<'a>(&'a self, keep: impl FnMut(&'a Run) -> bool) -> RunsTable {
-        let mask: Vec<bool> = self.runs.iter().map(keep).collect();
+        self.masked(&self.runs.iter().map(keep).collect::<Vec<bool>>())
+    }
+
+    /// The rows where `mask` (one entry per row) is true, with their pass-through
+    /// columns.
+    pub fn masked(&self, mask: &[bool]) -> RunsTable {
         RunsTable {
             runs: self
                 .runs
                 .iter()
-                .zip(&mask)
+                .zip(mask)
                 .filter(|(_, &k)| k)
                 .map(|(r, _)| r.clone())
                 .collect(),
-            extra: filter_extra(&self.extra, &mask),
+            extra: filter_extra(&self.extra, mask),
             files: self.files.clone(),
             skipped_error_rows: self.skipped_error_rows,
         }
