@@ -157,18 +157,31 @@ pub fn predict_table(
 /// be one the model never used (Kernel Tuner's pnpoly on the RTX 2080 Ti, 100x faster
 /// than its fp32 peak allows, stood for predictions made from the RTX 3090's rows).
 fn representatives(table: &RunsTable, is_source: impl Fn(&Run) -> bool) -> Vec<bool> {
-    let mut chosen: rustc_hash::FxHashMap<(&str, &str), usize> = Default::default();
-    for (i, r) in table.runs.iter().enumerate().filter(|(_, r)| is_source(r)) {
-        let j = chosen
-            .entry((r.kernel.as_str(), r.config.as_str()))
-            .or_insert(i);
-        if is_excluded(&table.runs[*j]) && !is_excluded(r) {
-            *j = i;
+    // One pass keeps each work's first row (as fast as a set); the rare works whose
+    // first row validation excluded get their first kept row in a second pass.
+    let mut seen = rustc_hash::FxHashSet::default();
+    let mut excluded_first = rustc_hash::FxHashMap::default();
+    let mut keep: Vec<bool> = table
+        .runs
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let first = is_source(r) && seen.insert((r.kernel.as_str(), r.config.as_str()));
+            if first && is_excluded(r) {
+                excluded_first.insert((r.kernel.as_str(), r.config.as_str()), i);
+            }
+            first
+        })
+        .collect();
+    if !excluded_first.is_empty() {
+        for (i, r) in table.runs.iter().enumerate() {
+            if is_source(r) && !is_excluded(r) {
+                if let Some(j) = excluded_first.remove(&(r.kernel.as_str(), r.config.as_str())) {
+                    keep[j] = false;
+                    keep[i] = true;
+                }
+            }
         }
-    }
-    let mut keep = vec![false; table.runs.len()];
-    for i in chosen.into_values() {
-        keep[i] = true;
     }
     keep
 }
