@@ -82,6 +82,9 @@ pub struct Predictions {
     /// Rows of the table measured on the target itself: never a source of its
     /// predictions (what `evaluate` scores them against).
     pub target_rows: usize,
+    /// Whether the model was trained with runs of the target (a saved model whose
+    /// training GPUs include it): set by the caller, which knows the model.
+    pub model_trained_on_target: bool,
 }
 
 /// Most characters of a kernel name in a terminal table (see
@@ -147,6 +150,7 @@ pub fn predict_table(
         predictions,
         reasons,
         target_rows: table.runs.iter().filter(|r| r.gpu == target).count(),
+        model_trained_on_target: false,
     })
 }
 
@@ -277,14 +281,23 @@ impl Predictions {
 }
 
 impl Predictions {
-    /// What to tell a user whose data also measured the target (None otherwise).
+    /// What to tell a user whose data also measured the target, or whose saved model
+    /// was trained with the target's runs (None when neither).
     pub fn target_rows_note(&self) -> Option<String> {
-        (self.target_rows > 0).then(|| {
-            format!(
-                "note: the {} row(s) measured on {} are not used to predict it (`gpucast evaluate` scores predictions against them)",
+        let mut parts = Vec::new();
+        if self.target_rows > 0 {
+            parts.push(format!(
+                "the {} row(s) measured on {} are not sources of its predictions (`gpucast evaluate` scores predictions against them)",
                 self.target_rows, self.target
-            )
-        })
+            ));
+        }
+        if self.model_trained_on_target {
+            parts.push(format!(
+                "the saved model was trained with runs of {} (its training GPUs include it)",
+                self.target
+            ));
+        }
+        (!parts.is_empty()).then(|| format!("note: {}", parts.join("; ")))
     }
 
     /// [`to_table`](Self::to_table) for a terminal: a row without a prediction says

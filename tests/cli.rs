@@ -1267,24 +1267,36 @@ fn explain_finds_a_work_by_kernel_and_configuration() {
     );
 }
 
-/// Predicting a GPU the data also measured says that its own rows are not used (they
-/// are what `evaluate` scores against); a GPU the data does not have gets no such note.
+/// Predicting a GPU the data also measured says that its own rows are not sources (they
+/// are what `evaluate` scores against), and where a saved model was trained with the
+/// target's runs, that too; a GPU the data does not have gets no such note.
 #[test]
 fn predict_says_the_targets_own_rows_are_not_used() {
     let dir = reference_data();
     let data = dir.to_str().unwrap();
     let o = gpucast(&["predict", "--runs", data, "--target", "TITAN V"]);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(
-        stderr(&o)
-            .contains("note: the 60 row(s) measured on NVIDIA TITAN V are not used to predict it"),
-        "{}",
-        stderr(&o)
-    );
+    let note = "note: the 60 row(s) measured on NVIDIA TITAN V are not sources of its predictions";
+    assert!(stderr(&o).contains(note), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("the saved model"), "{}", stderr(&o));
     let o = gpucast(&["predict", "--runs", data, "--target", "RTX 3090"]);
     assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("are not sources"), "{}", stderr(&o));
+    // The pre-trained model learned from every corpus, the TITAN V's runs included.
+    let o = gpucast(&[
+        "predict",
+        "--runs",
+        data,
+        "--target",
+        "TITAN V",
+        "--model",
+        "pretrained",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
     assert!(
-        !stderr(&o).contains("are not used to predict it"),
+        stderr(&o).contains(&format!(
+            "{note} (`gpucast evaluate` scores predictions against them); the saved model was trained with runs of NVIDIA TITAN V"
+        )),
         "{}",
         stderr(&o)
     );

@@ -444,8 +444,14 @@ fn predictions(a: &PredictArgs, catalog: &Catalog) -> Result<gpucast::predict::P
         other_data = data::load_validated(&a.data, catalog)?.0.runs;
         &other_data
     };
+    let trained_on_target = match &model {
+        ModelChoice::Saved(saved) => saved.state().training_gpus.contains(&target),
+        ModelChoice::Named(_) => false,
+    };
     let fitted = model.fitted(training, &target, &ctx)?;
-    predict_table(&table, fitted.as_ref(), &target, source.as_deref(), &ctx)
+    let mut preds = predict_table(&table, fitted.as_ref(), &target, source.as_deref(), &ctx)?;
+    preds.model_trained_on_target = trained_on_target;
+    Ok(preds)
 }
 
 /// Import options for files in a tool's own format read as runs (`--gpu`).
