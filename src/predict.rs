@@ -2,7 +2,7 @@
 //! function. One prediction per distinct work (kernel, config) among the source rows;
 //! a row with no prediction carries the reason.
 
-use crate::data::{validate::is_excluded, Run, RunsTable};
+use crate::data::{validate::is_excluded, Name, Run, RunsTable};
 use crate::error::{Error, Result};
 use crate::models::hybrid::FittedHybrid;
 use crate::models::{Context, Evidence, Fit, ModelSpec, Predict, Prediction};
@@ -82,9 +82,47 @@ pub struct Predictions {
     /// Rows of the table measured on the target itself: never a source of its
     /// predictions (what `evaluate` scores them against).
     pub target_rows: usize,
+    /// The target's own times of the works validation kept, by (kernel, config):
+    /// what [`Predictions::checked_on_target`] compares the predictions with.
+    pub target_measured_ms: rustc_hash::FxHashMap<(Name, Name), f64>,
     /// Whether the model was trained with runs of the target (a saved model whose
     /// training GPUs include it): set by the caller, which knows the model.
     pub model_trained_on_target: bool,
+}
+
+/// How the configuration predicted fastest in a tuning space did on the target, where
+/// the data measured it ([`Predictions::checked_on_target`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TargetCheck {
+    pub kernel: String,
+    /// The configuration predicted fastest.
+    pub config: String,
+    /// Its time measured on the target (None when the target did not measure it).
+    pub measured_ms: Option<f64>,
+    /// The fastest of the space's configurations measured on the target.
+    pub best_measured_ms: f64,
+    /// Its rank among those (1 = the fastest).
+    pub rank: Option<usize>,
+    /// How many of the space's configurations the target measured.
+    pub measured: usize,
+}
+
+impl TargetCheck {
+    /// One line for a user: the regret (measured time over the best measured) and rank.
+    pub fn text(&self, target: &str) -> String {
+        match (self.measured_ms, self.rank) {
+            (Some(ms), Some(rank)) => format!(
+                "measured on {target}, {}: the configuration predicted fastest takes {ms:.6} ms, {:.3}x the fastest of the {} measured there (rank {rank})",
+                self.kernel,
+                ms / self.best_measured_ms,
+                self.measured
+            ),
+            _ => format!(
+                "measured on {target}, {}: the configuration predicted fastest is not among the {} measured there",
+                self.kernel, self.measured
+            ),
+        }
+    }
 }
 
 /// Most characters of a kernel name in a terminal table (see
@@ -150,6 +188,12 @@ pub fn predict_table(
         predictions,
         reasons,
         target_rows: table.runs.iter().filter(|r| r.gpu == target).count(),
+        target_measured_ms: table
+            .runs
+            .iter()
+            .filter(|r| r.gpu == target && !is_excluded(r))
+            .map(|r| ((r.kernel.clone(), r.config.clone()), r.time_ms))
+            .collect(),
         model_trained_on_target: false,
     })
 }
@@ -335,10 +379,10 @@ impl Predictions {
         text
     }
 
-    /// The `top` configurations predicted fastest in each tuning space (one kernel and
-    /// problem: equal FLOPs) of at least two configurations, optionally of one kernel:
-    /// what to try first on a GPU you do not have.
-    pub fn best_configs(&self, kernel: Option<&str>, top: usize) -> crate::report::Table {
+    /// The tuning spaces of the predictions (one kernel and problem: equal FLOPs, or
+    /// bytes where a kernel counts none) of at least two predicted configurations,
+    /// optionally of one kernel, each predicted fastest first.
+    fn tuning_spaces(&self, kernel: Option<&str>) -> Vec<(&str, Vec<(&Run, Prediction)>)> {
         use std::collections::BTreeMap;
         let mut spaces: BTreeMap<(&str, u64), Vec<(&Run, Prediction)>> = BTreeMap::new();
         for (r, p) in self.rows.runs.iter().zip(&self.predictions) {
@@ -353,6 +397,50 @@ impl Predictions {
                     .push((r, *p));
             }
         }
+        spaces
+            .into_iter()
+            .filter(|(_, v)| v.len() >= 2)
+            .map(|((k, _), mut v)| {
+                v.sort_by(|a, b| a.1.pred_ms.total_cmp(&b.1.pred_ms));
+                (k, v)
+            })
+            .collect()
+    }
+
+    /// Where the data measured the target too: for each tuning space (as
+    /// [`best_configs`](Self::best_configs) ranks them) of which the target measured at
+    /// least two configurations, how the configuration predicted fastest did there.
+    pub fn checked_on_target(&self, kernel: Option<&str>) -> Vec<TargetCheck> {
+        let measured = |r: &Run| {
+            self.target_measured_ms
+                .get(&(r.kernel.clone(), r.config.clone()))
+                .copied()
+        };
+        let mut checks = Vec::new();
+        for (k, space) in self.tuning_spaces(kernel) {
+            let times: Vec<f64> = space.iter().filter_map(|(r, _)| measured(r)).collect();
+            if times.len() < 2 {
+                continue;
+            }
+            let best = times.iter().copied().fold(f64::INFINITY, f64::min);
+            let (pick, _) = space[0];
+            let pick_ms = measured(pick);
+            checks.push(TargetCheck {
+                kernel: k.to_string(),
+                config: pick.config.to_string(),
+                measured_ms: pick_ms,
+                best_measured_ms: best,
+                rank: pick_ms.map(|m| times.iter().filter(|&&t| t < m).count() + 1),
+                measured: times.len(),
+            });
+        }
+        checks
+    }
+
+    /// The `top` configurations predicted fastest in each tuning space (one kernel and
+    /// problem: equal FLOPs) of at least two configurations, optionally of one kernel:
+    /// what to try first on a GPU you do not have.
+    pub fn best_configs(&self, kernel: Option<&str>, top: usize) -> crate::report::Table {
         let mut t = crate::report::Table::new(&[
             "kernel",
             "rank",
@@ -364,8 +452,7 @@ impl Predictions {
             "interval",
             "measured on source",
         ]);
-        for ((k, _), mut v) in spaces.into_iter().filter(|(_, v)| v.len() >= 2) {
-            v.sort_by(|a, b| a.1.pred_ms.total_cmp(&b.1.pred_ms));
+        for (k, v) in self.tuning_spaces(kernel) {
             let n = v.len();
             for (i, (r, p)) in v.into_iter().take(top).enumerate() {
                 t.push(vec![

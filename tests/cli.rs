@@ -1301,3 +1301,75 @@ fn predict_says_the_targets_own_rows_are_not_used() {
         stderr(&o)
     );
 }
+
+/// Where the data measured the target too, `tune` says how its first pick did there:
+/// its measured time, that over the fastest measured, and its rank, all as the
+/// target's own rows give them (which were not sources of the prediction).
+#[test]
+fn tune_checks_its_first_pick_against_the_targets_own_runs() {
+    let hub =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/public/benchmark_hub");
+    let hub = hub.to_str().unwrap();
+    let o = gpucast(&[
+        "tune",
+        "--runs",
+        hub,
+        "--target",
+        "RTX A6000",
+        "--kernel",
+        "convolution_milo",
+        "--top",
+        "100000",
+        "--format",
+        "csv",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // The space as tune ranked it: config is the fourth column, quoted.
+    let ranked: Vec<String> = stdout(&o)
+        .lines()
+        .skip(1)
+        .map(|l| l.split('"').nth(1).unwrap().to_string())
+        .collect();
+    let note = stderr(&o)
+        .lines()
+        .find(|l| l.starts_with("note: measured on NVIDIA RTX A6000, convolution_milo: "))
+        .unwrap_or_else(|| panic!("{}", stderr(&o)))
+        .to_string();
+    // The target's own times, from the data.
+    let shown = gpucast_ok(&[
+        "data",
+        "show",
+        hub,
+        "--gpu",
+        "RTX A6000",
+        "--kernel",
+        "convolution_milo",
+        "--limit",
+        "0",
+        "--format",
+        "csv",
+    ]);
+    let times: std::collections::HashMap<String, f64> = shown
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let config = l.split('"').nth(1).unwrap().to_string();
+            let rest: Vec<&str> = l.rsplit('"').next().unwrap().split(',').collect();
+            (config, rest[1].parse().unwrap())
+        })
+        .collect();
+    let measured: Vec<f64> = ranked
+        .iter()
+        .filter_map(|c| times.get(c).copied())
+        .collect();
+    let pick = times[&ranked[0]];
+    let best = measured.iter().copied().fold(f64::INFINITY, f64::min);
+    let rank = measured.iter().filter(|&&t| t < pick).count() + 1;
+    let expected = format!(
+        "the configuration predicted fastest takes {pick:.6} ms, {:.3}x the fastest of the {} measured there (rank {rank})",
+        pick / best,
+        measured.len()
+    );
+    assert!(note.ends_with(&expected), "{note}\nexpected: {expected}");
+    assert!(measured.len() > 1000, "{note}");
+}

@@ -378,6 +378,11 @@ fn tune(a: TuneArgs, catalog: &Catalog) -> Result<()> {
         out(&t.render(a.predict.format))?;
     }
     note_target_rows(&preds);
+    // Where the data measured the target too: how the first pick did there (the
+    // top-1 regret of `evaluate`'s tuning-space tables).
+    for check in preds.checked_on_target(a.kernel.as_deref()) {
+        eprintln!("note: {}", check.text(&preds.target));
+    }
     Ok(())
 }
 
