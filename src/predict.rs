@@ -181,19 +181,23 @@ pub fn predict_table(
             None => Some("no usable source measured this work".into()),
         })
         .collect();
+    // The target's own rows, in one pass: counted, and the kept ones' times.
+    let mut target_rows = 0;
+    let mut target_measured_ms = rustc_hash::FxHashMap::default();
+    for r in table.runs.iter().filter(|r| r.gpu == target) {
+        target_rows += 1;
+        if !is_excluded(r) {
+            target_measured_ms.insert((r.kernel.clone(), r.config.clone()), r.time_ms);
+        }
+    }
     Ok(Predictions {
         model: model.name(),
         target: target.to_string(),
         rows,
         predictions,
         reasons,
-        target_rows: table.runs.iter().filter(|r| r.gpu == target).count(),
-        target_measured_ms: table
-            .runs
-            .iter()
-            .filter(|r| r.gpu == target && !is_excluded(r))
-            .map(|r| ((r.kernel.clone(), r.config.clone()), r.time_ms))
-            .collect(),
+        target_rows,
+        target_measured_ms,
         model_trained_on_target: false,
     })
 }

@@ -728,6 +728,13 @@ pub fn combined_ms_as<'a>(
     Ok(c.prediction().map(|p| p.pred_ms))
 }
 
+/// Whether one of `ps` (projections onto `target`) comes from another GPU of the
+/// target's compute capability: the case the hybrid's analytical share is chosen for
+/// and applied in.
+pub fn has_same_arch_source(ps: &[(&Run, Projection)], target: &str) -> bool {
+    ps.iter().any(|(s, p)| s.gpu != target && p.same_arch)
+}
+
 /// All projections of `query`, each with its source run (the sources of [`sources`]).
 pub fn projections<'a>(
     query: &Run,

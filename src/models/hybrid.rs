@@ -1056,15 +1056,13 @@ impl Predict for FittedHybrid {
             .with_launch_floors(state.launch_floors())
             .with_prefer_same_arch(prefer_same_arch);
         let mut ps = projections(query, evidence, ctx)?;
-        let arch_source = ps
-            .iter()
-            .any(|(src, p)| src.gpu != query.gpu && p.same_arch);
-        let analytical_ms = if state.analytical_share > 0.0 && arch_source {
-            let actx = analytical_context(ctx, &state.analytical_fit());
-            analytical::combined_ms_as(query, &ps, ctx.launch_floors, evidence, &actx)?
-        } else {
-            None
-        };
+        let analytical_ms =
+            if state.analytical_share > 0.0 && analytical::has_same_arch_source(&ps, &query.gpu) {
+                let actx = analytical_context(ctx, &state.analytical_fit());
+                analytical::combined_ms_as(query, &ps, ctx.launch_floors, evidence, &actx)?
+            } else {
+                None
+            };
         // (from the uncorrected projections: the share was chosen on them)
         let kernel_ratio_shifts = if state.kernel_ratio_share > 0.0 {
             Some(kernel_ratio_shift(query, &ps, evidence, ctx)?)

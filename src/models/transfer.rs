@@ -220,7 +220,7 @@ impl ShapeTransfer {
             };
             if let Some(level) = level {
                 let gs = ctx.gpu(&src.gpu)?;
-                same_arch |= gs.cc_major_minor() == gt.cc_major_minor();
+                same_arch |= p.same_arch;
                 shape.push((p.weight, self.ln_variance(gs, gt), src.time_ms.ln() - level));
             }
         }
@@ -378,7 +378,7 @@ pub fn fit_and_choose<'a>(
             scored.push(Scored {
                 run: t,
                 analytical_ln_error,
-                arch_source: ps.iter().any(|(s, p)| s.gpu != q.gpu && p.same_arch),
+                arch_source: super::analytical::has_same_arch_source(&ps, &q.gpu),
                 residual: (t.time_ms / p.pred_ms).ln(),
                 correction,
                 to_kernel_ratio,
