@@ -445,6 +445,37 @@ impl Predictions {
     /// problem: equal FLOPs) of at least two configurations, optionally of one kernel:
     /// what to try first on a GPU you do not have.
     pub fn best_configs(&self, kernel: Option<&str>, top: usize) -> crate::report::Table {
+        self.best_configs_table(kernel, top, false).0
+    }
+
+    /// [`best_configs`](Self::best_configs) for a terminal: each configuration without
+    /// the parameters every configuration of its space sets alike, which a line below
+    /// the table names once per space (Kernel Tuner's Xgemm repeats `PRECISION=32` in
+    /// all 17,956 of its configurations, the convolution its filter size), and kernel
+    /// names shortened as in [`to_text`](Self::to_text).
+    pub fn best_configs_text(&self, kernel: Option<&str>, top: usize) -> String {
+        let (mut t, shared) = self.best_configs_table(kernel, top, true);
+        t.shorten("kernel", TEXT_KERNEL_CHARS);
+        let mut text = t.to_text();
+        for (k, n, params) in shared {
+            text += &format!(
+                "{k}: all {n} configurations have {} (not repeated above)\n",
+                params.join(",")
+            );
+        }
+        text
+    }
+
+    /// The best-configurations table; with `compact`, configurations without their
+    /// space's shared parameters, and per space (kernel, configurations, the shared
+    /// `name=value` parameters) where it has any.
+    #[allow(clippy::type_complexity)]
+    fn best_configs_table<'s>(
+        &'s self,
+        kernel: Option<&str>,
+        top: usize,
+        compact: bool,
+    ) -> (crate::report::Table, Vec<(&'s str, usize, Vec<&'s str>)>) {
         let mut t = crate::report::Table::new(&[
             "kernel",
             "rank",
@@ -456,14 +487,29 @@ impl Predictions {
             "interval",
             "measured on source",
         ]);
+        let mut shared_by_space = Vec::new();
         for (k, v) in self.tuning_spaces(kernel) {
             let n = v.len();
+            let shared = if compact {
+                shared_params(v.iter().map(|(r, _)| r.config.as_str()))
+            } else {
+                Vec::new()
+            };
             for (i, (r, p)) in v.into_iter().take(top).enumerate() {
+                let config = if shared.is_empty() {
+                    r.config.to_string()
+                } else {
+                    r.config
+                        .split(',')
+                        .filter(|part| !shared.contains(part))
+                        .collect::<Vec<_>>()
+                        .join(",")
+                };
                 t.push(vec![
                     k.to_string(),
                     (i + 1).to_string(),
                     n.to_string(),
-                    r.config.to_string(),
+                    config,
                     format!("{:.6}", p.pred_ms),
                     format!("{:.6}", p.lo_ms),
                     format!("{:.6}", p.hi_ms),
@@ -471,7 +517,51 @@ impl Predictions {
                     format!("{:.6} ms on {}", r.time_ms, r.gpu),
                 ]);
             }
+            if !shared.is_empty() {
+                shared_by_space.push((k, n, shared));
+            }
         }
-        t
+        (t, shared_by_space)
+    }
+}
+
+/// The `name=value` parts of canonical configuration keys that every one of
+/// `configs` has, in key order: none unless each is `name=value` pairs (free text is
+/// left whole) and at least one part of each is not shared (a configuration is never
+/// shown empty).
+fn shared_params<'c>(configs: impl Iterator<Item = &'c str>) -> Vec<&'c str> {
+    let configs: Vec<&str> = configs.collect();
+    let is_pairs = |c: &str| c.split(',').all(|part| part.contains('='));
+    let Some(first) = configs.first() else {
+        return Vec::new();
+    };
+    if !configs.iter().all(|c| is_pairs(c)) {
+        return Vec::new();
+    }
+    let mut shared: Vec<&str> = first.split(',').collect();
+    for c in &configs[1..] {
+        shared.retain(|part| c.split(',').any(|q| q == *part));
+    }
+    // (a configuration all of whose parts are shared would be shown empty)
+    if configs.iter().any(|c| c.split(',').count() == shared.len()) {
+        return Vec::new();
+    }
+    shared
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shared_params;
+
+    #[test]
+    fn shared_params_are_the_parts_every_configuration_has() {
+        let space = ["N=32,P=32,b=1", "N=32,P=32,b=2", "N=64,P=32,b=1"];
+        assert_eq!(shared_params(space.into_iter()), ["P=32"]);
+        // none shared, or a configuration that would be left empty
+        assert!(shared_params(["a=1", "a=2"].into_iter()).is_empty());
+        assert!(shared_params(["P=32", "P=32,b=1"].into_iter()).is_empty());
+        // free text is left whole
+        assert!(shared_params(["P=32,fast", "P=32,slow"].into_iter()).is_empty());
+        assert!(shared_params(std::iter::empty()).is_empty());
     }
 }

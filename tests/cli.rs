@@ -1256,6 +1256,37 @@ fn explain_finds_a_work_by_kernel_and_configuration() {
         "TITAN V",
     ]);
     assert_eq!(by_work, by_row);
+    // Parameters may be left out (as tune's table leaves out those a whole space
+    // shares) where the rest name one configuration.
+    let partial = gpucast_ok(&[
+        "explain",
+        "--runs",
+        data,
+        "--kernel",
+        "saxpy",
+        "--config",
+        "N=1048576",
+        "--target",
+        "TITAN V",
+    ]);
+    assert_eq!(partial, by_row);
+    let o = gpucast(&[
+        "explain",
+        "--runs",
+        data,
+        "--kernel",
+        "saxpy",
+        "--config",
+        "block=256",
+        "--target",
+        "TITAN V",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains("--config 'block=256': 6 configurations of saxpy have it, e.g. 'N=262144,block=256' and 'N=1048576,block=256': give more parameters"),
+        "{}",
+        stderr(&o)
+    );
     let o = gpucast(&[
         "explain", "--runs", data, "--kernel", "saxpy", "--config", "N=3", "--target", "TITAN V",
     ]);
@@ -1372,4 +1403,65 @@ fn tune_checks_its_first_pick_against_the_targets_own_runs() {
     );
     assert!(note.ends_with(&expected), "{note}\nexpected: {expected}");
     assert!(measured.len() > 1000, "{note}");
+}
+
+/// In a terminal, `tune` shows each configuration without the parameters every
+/// configuration of its space sets alike (the benchmark hub's convolution always has a
+/// 15 x 15 filter) and names them once below the table; CSV keeps whole keys.
+#[test]
+fn tune_names_a_spaces_shared_parameters_once() {
+    let hub =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/public/benchmark_hub");
+    let hub = hub.to_str().unwrap();
+    let args = [
+        "tune",
+        "--runs",
+        hub,
+        "--target",
+        "RTX 4090",
+        "--kernel",
+        "convolution",
+        "--top",
+        "3",
+    ];
+    let text = gpucast_ok(&args);
+    let rows: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("convolution "))
+        .collect();
+    assert_eq!(rows.len(), 3, "{text}");
+    assert!(rows.iter().all(|l| !l.contains("filter_")), "{text}");
+    assert!(rows.iter().all(|l| l.contains("block_size_x=")), "{text}");
+    let n = rows[0].split_whitespace().nth(2).unwrap();
+    assert!(
+        text.ends_with(&format!(
+            "convolution: all {n} configurations have filter_height=15,filter_width=15 (not repeated above)\n"
+        )),
+        "{text}"
+    );
+    let csv = gpucast_ok(&[&args[..], &["--format", "csv"]].concat());
+    assert_eq!(csv.lines().count(), 4, "{csv}");
+    assert!(csv
+        .lines()
+        .skip(1)
+        .all(|l| l.contains("filter_height=15,filter_width=15")));
+}
+
+/// A GPU name that names no one GPU fails before any data is read.
+#[test]
+fn tune_checks_gpu_names_before_reading_data() {
+    for names in [["A100", "RTX 4090"], ["RTX 4090", "A100"]] {
+        let args = [
+            "tune",
+            "--runs",
+            "no/such/runs.csv",
+            "--target",
+            names[0],
+            "--source",
+            names[1],
+        ];
+        let err = gpucast_err(&args);
+        assert!(err.contains("GPU name 'A100' is ambiguous"), "{err}");
+        assert!(!err.contains("no/such"), "{err}");
+    }
 }

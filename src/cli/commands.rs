@@ -366,15 +366,13 @@ fn tune(a: TuneArgs, catalog: &Catalog) -> Result<()> {
             preds.target,
             path.display()
         );
+    } else if a.predict.format == Format::Table {
+        out(&format!(
+            "{} on {}, predicted fastest first:\n",
+            preds.model, preds.target
+        ))?;
+        out(&preds.best_configs_text(a.kernel.as_deref(), a.top))?;
     } else {
-        let mut t = t;
-        if a.predict.format == Format::Table {
-            out(&format!(
-                "{} on {}, predicted fastest first:\n",
-                preds.model, preds.target
-            ))?;
-            t.shorten("kernel", gpucast::predict::TEXT_KERNEL_CHARS);
-        }
         out(&t.render(a.predict.format))?;
     }
     note_target_rows(&preds);
@@ -407,14 +405,15 @@ fn predictions(a: &PredictArgs, catalog: &Catalog) -> Result<gpucast::predict::P
     // a target such as "H100 SXM5 [16 SMs]" is a partition of a known GPU
     let with_partition = catalog.for_partition_name(&a.target)?;
     let catalog = with_partition.as_ref().unwrap_or(catalog);
-    let (table, _) =
-        data::load_validated_with(&a.runs, &import_options(a.gpu.as_deref()), catalog)?;
+    // GPU names first: a misspelt one fails before the data is read
     let target = catalog.resolve_or_err(&a.target)?.name.clone();
     let source = a
         .source
         .as_ref()
         .map(|s| catalog.resolve_or_err(s).map(|g| g.name.clone()))
         .transpose()?;
+    let (table, _) =
+        data::load_validated_with(&a.runs, &import_options(a.gpu.as_deref()), catalog)?;
     let model = ModelChoice::parse(&model_for(a, &table, &target), a.seed)?;
     if let ModelChoice::Saved(saved) = &model {
         // A saved model projects as it was fitted; a different floor asked for would
@@ -527,19 +526,45 @@ fn explain(a: ExplainArgs, catalog: &Catalog) -> Result<()> {
 
 /// The row `explain --kernel --config` names: one that measured that work (any GPU's:
 /// the projection reads only the work), a row validation kept where there is one.
+/// `config` may leave out parameters (as `tune`'s table leaves out those its whole
+/// space shares) when the ones it gives name one configuration.
 fn work_row<'t>(table: &'t data::RunsTable, kernel: &str, config: &str) -> Result<&'t data::Run> {
     table.require_kernel("--kernel", kernel)?;
     let config = data::canonical_config(config)
         .map_err(|e| Error::usage(format!("--config '{config}': {e}")))?;
-    let mut rows = table
-        .runs
-        .iter()
-        .filter(|r| r.kernel == kernel && r.config == config);
-    let first = rows.next().ok_or_else(|| {
-        Error::usage(format!(
-            "--config '{config}': no row of {kernel} has it (`gpucast data show --kernel {kernel}` lists them)"
-        ))
-    })?;
+    let of_kernel = || table.runs.iter().filter(|r| r.kernel == kernel);
+    let mut named: Vec<&str> = Vec::new();
+    if !of_kernel().any(|r| r.config == config) {
+        let parts: Vec<&str> = config.split(',').collect();
+        for r in of_kernel() {
+            let own = r.config.split(',');
+            if parts.iter().all(|p| own.clone().any(|q| q == *p))
+                && !named.contains(&r.config.as_str())
+            {
+                named.push(r.config.as_str());
+            }
+        }
+        match named.len() {
+            0 => {
+                return Err(Error::usage(format!(
+                    "--config '{config}': no row of {kernel} has it (`gpucast data show --kernel {kernel}` lists them)"
+                )))
+            }
+            1 => {}
+            n => {
+                return Err(Error::usage(format!(
+                    "--config '{config}': {n} configurations of {kernel} have it, e.g. '{}' and '{}': give more parameters",
+                    named[0], named[1]
+                )))
+            }
+        }
+    }
+    let config = named.first().copied().unwrap_or(&config);
+    let mut rows = of_kernel().filter(|r| r.config == config);
+    // (found above: a row has it)
+    let first = rows
+        .next()
+        .ok_or_else(|| Error::usage(format!("--config '{config}': no row has it")))?;
     Ok(if first.is_excluded() {
         rows.find(|r| !r.is_excluded()).unwrap_or(first)
     } else {
