@@ -1447,21 +1447,30 @@ fn tune_names_a_spaces_shared_parameters_once() {
         .all(|l| l.contains("filter_height=15,filter_width=15")));
 }
 
-/// A GPU name that names no one GPU fails before any data is read.
+/// A GPU name that names no one GPU fails before any data is read (tune, predict,
+/// explain).
 #[test]
-fn tune_checks_gpu_names_before_reading_data() {
-    for names in [["A100", "RTX 4090"], ["RTX 4090", "A100"]] {
-        let args = [
-            "tune",
-            "--runs",
-            "no/such/runs.csv",
-            "--target",
-            names[0],
-            "--source",
-            names[1],
-        ];
-        let err = gpucast_err(&args);
-        assert!(err.contains("GPU name 'A100' is ambiguous"), "{err}");
-        assert!(!err.contains("no/such"), "{err}");
+fn gpu_names_are_checked_before_reading_data() {
+    for command in ["tune", "predict", "explain"] {
+        for names in [["A100", "RTX 4090"], ["RTX 4090", "A100"]] {
+            let mut args = vec![
+                command,
+                "--runs",
+                "no/such/runs.csv",
+                "--target",
+                names[0],
+                "--source",
+                names[1],
+            ];
+            if command == "explain" {
+                args.extend(["--row", "1"]);
+            }
+            let err = gpucast_err(&args);
+            assert!(
+                err.contains("GPU name 'A100' is ambiguous"),
+                "{command}: {err}"
+            );
+            assert!(!err.contains("no/such"), "{command}: {err}");
+        }
     }
 }

@@ -400,18 +400,26 @@ fn model_for(a: &PredictArgs, table: &data::RunsTable, target: &str) -> String {
     a.model.clone()
 }
 
+/// The catalog names of `--target` and `--source`: resolved before any data is read,
+/// so that a misspelt GPU fails at once.
+fn target_and_source(
+    catalog: &Catalog,
+    target: &str,
+    source: Option<&str>,
+) -> Result<(String, Option<String>)> {
+    let target = catalog.resolve_or_err(target)?.name.clone();
+    let source = source
+        .map(|s| catalog.resolve_or_err(s).map(|g| g.name.clone()))
+        .transpose()?;
+    Ok((target, source))
+}
+
 /// Load, fit and predict as `predict` and `tune` are asked to.
 fn predictions(a: &PredictArgs, catalog: &Catalog) -> Result<gpucast::predict::Predictions> {
     // a target such as "H100 SXM5 [16 SMs]" is a partition of a known GPU
     let with_partition = catalog.for_partition_name(&a.target)?;
     let catalog = with_partition.as_ref().unwrap_or(catalog);
-    // GPU names first: a misspelt one fails before the data is read
-    let target = catalog.resolve_or_err(&a.target)?.name.clone();
-    let source = a
-        .source
-        .as_ref()
-        .map(|s| catalog.resolve_or_err(s).map(|g| g.name.clone()))
-        .transpose()?;
+    let (target, source) = target_and_source(catalog, &a.target, a.source.as_deref())?;
     let (table, _) =
         data::load_validated_with(&a.runs, &import_options(a.gpu.as_deref()), catalog)?;
     let model = ModelChoice::parse(&model_for(a, &table, &target), a.seed)?;
@@ -469,9 +477,9 @@ fn import_options(gpu: Option<&str>) -> data::importers::ImportOptions {
 fn explain(a: ExplainArgs, catalog: &Catalog) -> Result<()> {
     let with_partition = catalog.for_partition_name(&a.target)?;
     let catalog = with_partition.as_ref().unwrap_or(catalog);
+    let (target, source) = target_and_source(catalog, &a.target, a.source.as_deref())?;
     let (table, _) =
         data::load_validated_with(&a.runs, &import_options(a.gpu.as_deref()), catalog)?;
-    let target = catalog.resolve_or_err(&a.target)?.name.clone();
     let row = match (a.row, &a.kernel, &a.config) {
         (Some(row), _, _) => table.runs.get(row.wrapping_sub(1)).ok_or_else(|| {
             Error::usage(format!(
@@ -487,11 +495,6 @@ fn explain(a: ExplainArgs, catalog: &Catalog) -> Result<()> {
     let ctx =
         Context::new(catalog, &cal, resources.as_ref()).with_launch_floors(a.figures.launch_floor);
     let q = data::query_on(row, &target);
-    let source = a
-        .source
-        .as_ref()
-        .map(|s| catalog.resolve_or_err(s).map(|g| g.name.clone()))
-        .transpose()?;
     if let Some(s) = &source {
         table.require_gpu("--source", s)?;
     }
