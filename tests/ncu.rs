@@ -757,3 +757,22 @@ fn own_hopper_exports_import_one_row_per_configuration() {
         (67.59 + 66.98 + 67.40) / 300.0,
     );
 }
+
+/// An export that does not name its GPU is an error that says how to name it, with
+/// the catalog's GPUs of the export's compute capability as candidates.
+#[test]
+fn an_export_without_a_gpu_name_suggests_gpus_of_its_compute_capability() {
+    use gpucast::data::importers::{self, Format, ImportOptions};
+    let file = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/ncu/cc80_gemm_nersc_metrics.csv");
+    let e = importers::import_paths(&[file], Format::Auto, &ImportOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.ends_with(
+            "compute capability 8.0); pass it with --gpu NAME (the catalog's GPUs of compute capability 8.0: \
+             NVIDIA A100 PCIe 40GB, NVIDIA A100 SXM4 40GB, NVIDIA A100 PCIe 80GB, NVIDIA A100 SXM4 80GB, NVIDIA A30)"
+        ),
+        "{e}"
+    );
+}

@@ -136,6 +136,28 @@ pub fn looks_like_ncu(path: &Path) -> bool {
     })
 }
 
+/// For an export without a GPU name: the built-in catalog's GPUs of its compute
+/// capability, as a hint after "--gpu NAME" (empty when it has none).
+fn gpus_of_cc(cc: &str) -> String {
+    const SHOWN: usize = 6;
+    let catalog = crate::catalog::Catalog::builtin();
+    let names: Vec<&str> = catalog
+        .gpus()
+        .iter()
+        .filter(|g| g.compute_capability == cc.trim())
+        .map(|g| g.name.as_str())
+        .collect();
+    match names.len() {
+        0 => String::new(),
+        n if n <= SHOWN => format!(" (the catalog's GPUs of compute capability {cc}: {})", names.join(", ")),
+        n => format!(
+            " (the catalog's GPUs of compute capability {cc}: {}, and {} more: `gpucast gpus list`)",
+            names[..SHOWN].join(", "),
+            n - SHOWN
+        ),
+    }
+}
+
 /// Import an ncu CSV export. `gpu` names the GPU when the file does not (details
 /// pages never do); when both do, they must agree.
 pub fn import(path: &Path, gpu: Option<&str>) -> Result<NcuImport> {
@@ -216,16 +238,16 @@ pub fn import_str(text: &str, file: &str, gpu: Option<&str>) -> Result<NcuImport
                 g.to_string()
             }
             (None, None) => {
-                let cc = m
-                    .compute_capability
-                    .as_deref()
+                let cc = m.compute_capability.as_deref();
+                let cc_text = cc
                     .map(|c| format!(", compute capability {c}"))
                     .unwrap_or_default();
+                let candidates = cc.map(gpus_of_cc).unwrap_or_default();
                 return Err(Error::file(
                     file,
                     format!(
                         "no GPU name in this Nsight Compute export (no device__attribute_display_name; \
-                         the 'Device' column is only an index{cc}); pass it with --gpu NAME"
+                         the 'Device' column is only an index{cc_text}); pass it with --gpu NAME{candidates}"
                     ),
                 ));
             }
