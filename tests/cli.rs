@@ -1474,3 +1474,21 @@ fn gpu_names_are_checked_before_reading_data() {
         }
     }
 }
+
+/// `data validate --gpu` names the GPU of an Nsight Compute export that does not (as
+/// `data import`, `predict` and `tune` do); without it the error says how.
+#[test]
+fn data_validate_takes_the_gpu_of_a_profile() {
+    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/ncu/cc80_gemm_nersc_metrics.csv");
+    let file = file.to_str().unwrap();
+    let text = gpucast_ok(&["data", "validate", file, "--gpu", "A100 SXM4 40GB"]);
+    assert!(
+        text.lines()
+            .any(|l| l.split_whitespace().collect::<Vec<_>>()
+                == ["NVIDIA", "A100", "SXM4", "40GB", "3", "2", "3", "0", "0"]),
+        "{text}"
+    );
+    let err = gpucast_err(&["data", "validate", file]);
+    assert!(err.contains("pass it with --gpu NAME"), "{err}");
+}

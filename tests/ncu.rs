@@ -765,14 +765,16 @@ fn an_export_without_a_gpu_name_suggests_gpus_of_its_compute_capability() {
     use gpucast::data::importers::{self, Format, ImportOptions};
     let file = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/ncu/cc80_gemm_nersc_metrics.csv");
+    let path = file.display().to_string();
     let e = importers::import_paths(&[file], Format::Auto, &ImportOptions::default())
         .unwrap_err()
         .to_string();
     assert!(
-        e.ends_with(
-            "compute capability 8.0); pass it with --gpu NAME (the catalog's GPUs of compute capability 8.0: \
+        e.ends_with(&format!(
+            "compute capability 8.0); pass it with --gpu NAME, or name it once: `gpucast data import \
+             {path} --gpu NAME --out runs.csv` (the catalog's GPUs of compute capability 8.0: \
              NVIDIA A100 PCIe 40GB, NVIDIA A100 SXM4 40GB, NVIDIA A100 PCIe 80GB, NVIDIA A100 SXM4 80GB, NVIDIA A30)"
-        ),
+        )),
         "{e}"
     );
 }

@@ -95,8 +95,10 @@ fn data_cmd(cmd: DataCommand, catalog: &Catalog) -> Result<()> {
             paths,
             format,
             list,
+            gpu,
         } => {
-            let (table, rep) = data::load_validated(&paths, catalog)?;
+            let (table, rep) =
+                data::load_validated_with(&paths, &import_options(gpu.as_deref()), catalog)?;
             if list {
                 let footer = format!(
                     "{} of {} rows flagged, {} excluded",

@@ -109,6 +109,10 @@ pub enum DataCommand {
         /// each reason) instead of the per-GPU summary
         #[arg(long)]
         list: bool,
+        /// The GPU a profile was taken on, when the file does not name it (Nsight
+        /// Compute exports of --page details)
+        #[arg(long)]
+        gpu: Option<String>,
     },
     /// Print runs as a table
     Show {

@@ -247,7 +247,8 @@ pub fn import_str(text: &str, file: &str, gpu: Option<&str>) -> Result<NcuImport
                     file,
                     format!(
                         "no GPU name in this Nsight Compute export (no device__attribute_display_name; \
-                         the 'Device' column is only an index{cc_text}); pass it with --gpu NAME{candidates}"
+                         the 'Device' column is only an index{cc_text}); pass it with --gpu NAME, or name \
+                         it once: `gpucast data import {file} --gpu NAME --out runs.csv`{candidates}"
                     ),
                 ));
             }
