@@ -88,6 +88,9 @@ pub struct Predictions {
     /// Whether the model was trained with runs of the target (a saved model whose
     /// training GPUs include it): set by the caller, which knows the model.
     pub model_trained_on_target: bool,
+    /// How the model's picks did on the data's other GPUs ([`check_on_sources`]):
+    /// set by a caller that asks for it (`tune`).
+    pub source_checks: Vec<SourceCheck>,
 }
 
 /// How the configuration predicted fastest in a tuning space did on the target, where
@@ -199,6 +202,7 @@ pub fn predict_table(
         target_rows,
         target_measured_ms,
         model_trained_on_target: false,
+        source_checks: Vec::new(),
     })
 }
 
@@ -411,6 +415,18 @@ impl Predictions {
             .collect()
     }
 
+    /// The kernels of [`best_configs`](Self::best_configs)' tuning spaces (optionally
+    /// only `kernel`), each once.
+    pub fn tuning_space_kernels(&self, kernel: Option<&str>) -> Vec<&str> {
+        let mut kernels: Vec<&str> = self
+            .tuning_spaces(kernel)
+            .into_iter()
+            .map(|(k, _)| k)
+            .collect();
+        kernels.dedup();
+        kernels
+    }
+
     /// Where the data measured the target too: for each tuning space (as
     /// [`best_configs`](Self::best_configs) ranks them) of which the target measured at
     /// least two configurations, how the configuration predicted fastest did there.
@@ -523,6 +539,116 @@ impl Predictions {
         }
         (t, shared_by_space)
     }
+}
+
+/// How a model's first pick did where the data can tell without the target: on each
+/// other GPU the data measured, predicted from the rest as `gpucast evaluate
+/// --protocol logo` predicts it ([`check_on_sources`]), for one kernel.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SourceCheck {
+    pub kernel: String,
+    /// The one GPU every prediction was projected from (`--source`), if one.
+    pub source: Option<String>,
+    /// One per tuning space of at least [`crate::evaluation::MIN_TUNING_SPACE`]
+    /// configurations: the GPU predicted, the top-1 regret (the measured time of the
+    /// configuration predicted fastest over the fastest measured) and the Spearman
+    /// rank correlation of predicted and measured times.
+    pub spaces: Vec<(String, f64, f64)>,
+}
+
+impl SourceCheck {
+    /// One line for a user: the range and mean of the regrets, the worst GPU and the
+    /// mean Spearman.
+    pub fn text(&self) -> String {
+        let n = self.spaces.len() as f64;
+        let regrets = self.spaces.iter().map(|s| s.1);
+        let (lo, hi) = regrets.fold((f64::INFINITY, 0.0_f64), |(lo, hi), r| {
+            (lo.min(r), hi.max(r))
+        });
+        let mean = self.spaces.iter().map(|s| s.1).sum::<f64>() / n;
+        let spearman = self.spaces.iter().map(|s| s.2).sum::<f64>() / n;
+        let mut gpus: Vec<&str> = self.spaces.iter().map(|s| s.0.as_str()).collect();
+        gpus.sort_unstable();
+        gpus.dedup();
+        let worst = self
+            .spaces
+            .iter()
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+            .map_or("", |s| s.0.as_str());
+        let range = if self.spaces.len() == 1 {
+            format!("{lo:.3}x the fastest measured")
+        } else {
+            format!("{lo:.3}-{hi:.3}x the fastest measured (mean {mean:.3}x; the worst on {worst})")
+        };
+        let from = match &self.source {
+            Some(s) => format!("from {s} alone"),
+            None => "from the rest (leave-one-GPU-out)".into(),
+        };
+        format!(
+            "{}: on the data's {} other GPU(s), each predicted {from}, the first pick took {range} over {} tuning space(s); Spearman {spearman:.3}",
+            self.kernel,
+            gpus.len(),
+            self.spaces.len(),
+        )
+    }
+}
+
+/// [`SourceCheck`]s of `kernels`: `spec` fitted leave-one-GPU-out on `runs` (the rows
+/// of other GPUs than the target; projected from `source` alone when given, as
+/// `predict --source` predicts) and scored on the kernels' rows. None for a kernel
+/// without a tuning space among the scored predictions, and nothing where fewer than
+/// two GPUs measured the kernels.
+pub fn check_on_sources(
+    runs: &[&Run],
+    spec: &ModelSpec,
+    kernels: &[&str],
+    source: Option<&str>,
+    ctx: &Context,
+) -> Result<Vec<SourceCheck>> {
+    use crate::evaluation::{evaluate, tuning_spaces, Metrics, Protocol, Selection};
+    let mut gpus: Vec<&str> = runs
+        .iter()
+        .filter(|r| kernels.contains(&r.kernel.as_str()))
+        .map(|r| r.gpu.as_str())
+        .collect();
+    gpus.sort_unstable();
+    gpus.dedup();
+    if gpus.len() < 2 {
+        return Ok(Vec::new());
+    }
+    let selection = Selection {
+        sources: source.map(|s| vec![s.to_string()]),
+        ..Selection::default()
+    };
+    // Fitted on every row, as the prediction's model is; only the kernels' are scored.
+    let eval = evaluate(
+        runs.iter().copied(),
+        &Protocol::Logo,
+        &selection,
+        &[spec],
+        ctx,
+        &|| {},
+    )?;
+    let records: Vec<_> = eval
+        .records
+        .iter()
+        .filter(|r| kernels.contains(&&*r.kernel))
+        .collect();
+    let mut checks: Vec<SourceCheck> = Vec::new();
+    for space in tuning_spaces(&records) {
+        let m = Metrics::from_records(space.iter().copied());
+        let kernel = space[0].kernel.to_string();
+        let entry = (space[0].target.to_string(), m.top1_regret, m.spearman);
+        match checks.iter_mut().find(|c| c.kernel == kernel) {
+            Some(c) => c.spaces.push(entry),
+            None => checks.push(SourceCheck {
+                kernel,
+                source: source.map(str::to_string),
+                spaces: vec![entry],
+            }),
+        }
+    }
+    Ok(checks)
 }
 
 /// The `name=value` parts of canonical configuration keys that every one of

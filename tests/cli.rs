@@ -1492,3 +1492,66 @@ fn data_validate_takes_the_gpu_of_a_profile() {
     let err = gpucast_err(&["data", "validate", file]);
     assert!(err.contains("pass it with --gpu NAME"), "{err}");
 }
+
+/// `tune` checks its model's picks on the data's own GPUs, each predicted from the
+/// others: the mean top-1 regret and Spearman it prints are `evaluate --protocol logo
+/// --per-kernel`'s for that kernel (the target, a GPU the data lacks, changes nothing);
+/// `--no-check` leaves the note out.
+#[test]
+fn tune_checks_its_picks_on_the_sources() {
+    let hub =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/public/benchmark_hub");
+    let hub = hub.to_str().unwrap();
+    let args = [
+        "tune",
+        "--runs",
+        hub,
+        "--target",
+        "RTX 4090",
+        "--kernel",
+        "convolution_milo",
+        "--top",
+        "1",
+    ];
+    let o = gpucast(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let note = stderr(&o)
+        .lines()
+        .find(|l| l.starts_with("note: convolution_milo: on the data's 3 other GPU(s), each predicted from the rest (leave-one-GPU-out), the first pick took "))
+        .unwrap_or_else(|| panic!("{}", stderr(&o)))
+        .to_string();
+    let scored = gpucast_ok(&[
+        "evaluate",
+        "--protocol",
+        "logo",
+        "--model",
+        "analytical",
+        "--data",
+        hub,
+        "--per-kernel",
+        "--format",
+        "csv",
+    ]);
+    let row: Vec<&str> = scored
+        .lines()
+        .find(|l| l.starts_with("analytical,convolution_milo,"))
+        .unwrap_or_else(|| panic!("{scored}"))
+        .split(',')
+        .collect();
+    let (spearman, regret) = (row[row.len() - 2], row[row.len() - 1]);
+    assert!(
+        note.contains(&format!("(mean {regret}x;")),
+        "{note} / {regret}"
+    );
+    assert!(
+        note.ends_with(&format!("; Spearman {spearman}")),
+        "{note} / {spearman}"
+    );
+    let o = gpucast(&[&args[..], &["--no-check"]].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        !stderr(&o).contains("each predicted from the rest"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -299,7 +299,7 @@ fn predict(a: PredictArgs, catalog: &Catalog) -> Result<()> {
             )
         })
         .transpose()?;
-    let preds = predictions(&a, catalog)?;
+    let preds = predictions(&a, catalog, None)?;
     let target = &preds.target;
     if let (Some(path), Some(kind)) = (&a.out, file) {
         if kind == OutFile::Json {
@@ -345,10 +345,8 @@ fn tune(a: TuneArgs, catalog: &Catalog) -> Result<()> {
         .as_deref()
         .map(|p| out_file(p, a.predict.format, &[OutFile::Csv, OutFile::Json]))
         .transpose()?;
-    let preds = predictions(&a.predict, catalog)?;
-    if let Some(k) = &a.kernel {
-        preds.rows.require_kernel("--kernel", k)?;
-    }
+    let check = (!a.no_check).then_some(a.kernel.as_deref());
+    let preds = predictions(&a.predict, catalog, check)?;
     let t = preds.best_configs(a.kernel.as_deref(), a.top);
     if t.rows.is_empty() {
         return Err(Error::usage(
@@ -383,6 +381,9 @@ fn tune(a: TuneArgs, catalog: &Catalog) -> Result<()> {
     for check in preds.checked_on_target(a.kernel.as_deref()) {
         eprintln!("note: {}", check.text(&preds.target));
     }
+    for check in &preds.source_checks {
+        eprintln!("note: {}", check.text());
+    }
     Ok(())
 }
 
@@ -416,8 +417,15 @@ fn target_and_source(
     Ok((target, source))
 }
 
-/// Load, fit and predict as `predict` and `tune` are asked to.
-fn predictions(a: &PredictArgs, catalog: &Catalog) -> Result<gpucast::predict::Predictions> {
+/// Load, fit and predict as `predict` and `tune` are asked to. With `check`
+/// (`tune`: Some, with its --kernel), a named model is also scored leave-one-GPU-out
+/// on the `--runs` rows of other GPUs than the target, for the kernels of its tuning
+/// spaces ([`gpucast::predict::check_on_sources`]).
+fn predictions(
+    a: &PredictArgs,
+    catalog: &Catalog,
+    check: Option<Option<&str>>,
+) -> Result<gpucast::predict::Predictions> {
     // a target such as "H100 SXM5 [16 SMs]" is a partition of a known GPU
     let with_partition = catalog.for_partition_name(&a.target)?;
     let catalog = with_partition.as_ref().unwrap_or(catalog);
@@ -462,9 +470,30 @@ fn predictions(a: &PredictArgs, catalog: &Catalog) -> Result<gpucast::predict::P
         ModelChoice::Saved(saved) => saved.state().training_gpus.contains(&target),
         ModelChoice::Named(_) => false,
     };
+    // (a saved model is not refitted: nothing to hold out for a check)
+    let spec_to_check = match &model {
+        ModelChoice::Named(spec) if check.is_some() => Some(spec.clone()),
+        _ => None,
+    };
     let fitted = model.fitted(training, &target, &ctx)?;
     let mut preds = predict_table(&table, fitted.as_ref(), &target, source.as_deref(), &ctx)?;
     preds.model_trained_on_target = trained_on_target;
+    if let Some(kernel) = check {
+        if let Some(k) = kernel {
+            preds.rows.require_kernel("--kernel", k)?;
+        }
+        if let Some(spec) = &spec_to_check {
+            let others: Vec<&data::Run> = table.runs.iter().filter(|r| r.gpu != target).collect();
+            let kernels = preds.tuning_space_kernels(kernel);
+            preds.source_checks = gpucast::predict::check_on_sources(
+                &others,
+                spec,
+                &kernels,
+                source.as_deref(),
+                &ctx,
+            )?;
+        }
+    }
     Ok(preds)
 }
 

@@ -224,6 +224,11 @@ pub struct TuneArgs {
     /// How many configurations to show per tuning space
     #[arg(long, default_value_t = 10)]
     pub top: usize,
+    /// Skip the check of the model's picks on the data's own GPUs (each predicted from
+    /// the others, leave-one-GPU-out: how far its first pick has been from the fastest
+    /// where that is known)
+    #[arg(long)]
+    pub no_check: bool,
 }
 
 #[derive(Args, Debug)]
