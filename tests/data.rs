@@ -111,6 +111,36 @@ fn a_directory_means_every_runs_file_in_it() {
     assert_eq!(t.extra.height(), 3);
 }
 
+/// A directory's Kernel Tuner caches (gzipped or not) are read as its runs files are;
+/// other JSON (a study's gpu_metrics.json, a saved model) is passed over.
+#[test]
+fn a_directory_means_its_kernel_tuner_caches_too() {
+    let fixtures =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/kernel_tuner");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("caches")).unwrap();
+    for (name, to) in [
+        ("xgemm_RTX_3090_subset.json.gz", "caches/x.json.gz"),
+        ("pnpoly_RTX_3090_subset.json.gz", "caches/p.gz"),
+    ] {
+        std::fs::copy(fixtures.join(name), dir.path().join(to)).unwrap();
+    }
+    std::fs::write(dir.path().join("gpu_metrics.json"), "{\"gpus\": {}}").unwrap();
+    std::fs::write(dir.path().join("model.json"), "{\"cache\": {}, \"x\": 1}").unwrap();
+    let t = data::load(&[dir.path().to_path_buf()]).unwrap();
+    let one = |name: &str| data::load(&[fixtures.join(name)]).unwrap().len();
+    assert_eq!(
+        t.len(),
+        one("xgemm_RTX_3090_subset.json.gz") + one("pnpoly_RTX_3090_subset.json.gz")
+    );
+    assert_eq!(t.files.len(), 2);
+    assert!(
+        t.files.iter().all(|f| f.contains("caches")),
+        "{:?}",
+        t.files
+    );
+}
+
 fn load_err(text: &str) -> String {
     let (_d, p) = write_tmp("bad.csv", text);
     let catalog = Catalog::builtin();

@@ -99,7 +99,7 @@ pub enum DataCommand {
     },
     /// Check runs files: errors stop with a one-line message; warnings flag rows
     Validate {
-        /// Files or directories (directories are searched for runs files)
+        /// Files or directories (searched for runs tables and Kernel Tuner caches)
         #[arg(required = true)]
         paths: Vec<PathBuf>,
         /// Output format
@@ -176,9 +176,9 @@ pub struct FiguresArgs {
 
 #[derive(Args, Debug)]
 pub struct PredictArgs {
-    /// Runs measured on source GPUs: runs tables (CSV, Parquet; files or directories) or
-    /// a tool's own files, imported on the fly (Nsight Compute CSV, Kernel Tuner cache,
-    /// GEMM latency table)
+    /// Runs measured on source GPUs: runs tables (CSV, Parquet) or a tool's own files,
+    /// imported on the fly (Nsight Compute CSV, Kernel Tuner cache, GEMM latency
+    /// table); a directory means its runs tables and Kernel Tuner caches
     #[arg(long, required = true)]
     pub runs: Vec<PathBuf>,
     /// The GPU the runs were measured on, for files that do not name it (an Nsight

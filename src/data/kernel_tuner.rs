@@ -107,6 +107,34 @@ pub(crate) fn read_text(path: &Path) -> Result<String> {
     })
 }
 
+/// Does the file look like a Kernel Tuner cache without parsing it: JSON (gzipped or
+/// not) whose first 64 KiB name `tune_params_keys`, which Kernel Tuner writes before
+/// the cache itself. For picking caches out of a directory, where other JSON (a
+/// study's gpu_metrics.json, a saved model) must be passed over; a file given by name
+/// is parsed and judged by [`is_cache`].
+pub(crate) fn looks_like_cache(path: &Path) -> bool {
+    const HEAD_BYTES: u64 = 64 * 1024;
+    let Ok(file) = std::fs::File::open(path) else {
+        return false;
+    };
+    let mut raw = Vec::new();
+    if file.take(HEAD_BYTES).read_to_end(&mut raw).is_err() {
+        return false;
+    }
+    let head = if raw.starts_with(&[0x1f, 0x8b]) {
+        let mut out = Vec::new();
+        // (a truncated stream reads up to where it stops: enough for a head)
+        let _ = flate2::read::MultiGzDecoder::new(raw.as_slice())
+            .take(HEAD_BYTES)
+            .read_to_end(&mut out);
+        out
+    } else {
+        raw
+    };
+    let text = String::from_utf8_lossy(&head);
+    text.trim_start().starts_with('{') && text.contains("\"tune_params_keys\"")
+}
+
 /// Does this parsed JSON look like a Kernel Tuner cache?
 pub fn is_cache(doc: &Value) -> bool {
     doc.get("cache").is_some_and(Value::is_object)

@@ -26,7 +26,7 @@ pub fn load_with(paths: &[PathBuf], opts: &ImportOptions) -> Result<RunsTable> {
             if found.is_empty() {
                 return Err(Error::io(
                     p.display(),
-                    "no runs files (CSV or Parquet with 'gpu', 'kernel' and 'time_ms' columns) in this directory",
+                    "no runs files (CSV or Parquet with 'gpu', 'kernel' and 'time_ms' columns, or Kernel Tuner caches) in this directory",
                 ));
             }
             files.extend(found);
@@ -100,8 +100,10 @@ fn concat_extras(extras: Vec<(usize, DataFrame)>) -> Result<DataFrame> {
 
 /// Runs files under `dir`, recursively, sorted by path. A file is a runs file when it
 /// is Parquet, or CSV whose header has `kernel` with `gpu` and `time_ms` (canonical) or
-/// `gpu_device_name` and `mean_ms` (the reference study's format); other CSVs (trial
-/// dumps, profiler exports) are skipped.
+/// `gpu_device_name` and `mean_ms` (the reference study's format), or a Kernel Tuner
+/// cache (`.json` or gzipped: [`super::kernel_tuner::looks_like_cache`]); other CSVs
+/// (trial dumps, profiler exports: a campaign's Nsight Compute exports profile the
+/// runs its runs.csv times) and other JSON are skipped.
 pub fn runs_files_in(dir: &Path) -> Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
@@ -111,7 +113,7 @@ pub fn runs_files_in(dir: &Path) -> Result<Vec<PathBuf>> {
             let p = e.path();
             if p.is_dir() {
                 stack.push(p);
-            } else if is_runs_file(&p) {
+            } else if is_runs_file(&p) || super::kernel_tuner::looks_like_cache(&p) {
                 out.push(p);
             }
         }
