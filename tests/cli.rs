@@ -1534,7 +1534,7 @@ fn tune_checks_its_picks_on_the_sources() {
     ]);
     let row: Vec<&str> = scored
         .lines()
-        .find(|l| l.starts_with("analytical,convolution_milo,"))
+        .find(|l| l.starts_with("analytical,all,convolution_milo,"))
         .unwrap_or_else(|| panic!("{scored}"))
         .split(',')
         .collect();
@@ -1554,4 +1554,59 @@ fn tune_checks_its_picks_on_the_sources() {
         "{}",
         stderr(&o)
     );
+}
+
+/// `evaluate --per-kernel` in CSV is one table a program can read (per-target rows
+/// with kernel `all`, per-kernel rows with target `all`); in JSON a `per_kernel`
+/// array beside `results`, with the same figures.
+#[test]
+fn evaluate_per_kernel_is_one_csv_and_a_json_array() {
+    let dir = reference_data();
+    let data = dir.to_str().unwrap();
+    let args = [
+        "evaluate",
+        "--protocol",
+        "logo",
+        "--model",
+        "analytical",
+        "--data",
+        data,
+        "--per-kernel",
+    ];
+    let csv = gpucast_ok(&[&args[..], &["--format", "csv"]].concat());
+    let lines: Vec<&str> = csv.lines().collect();
+    assert!(
+        lines[0].starts_with("model,target,kernel,n,MAPE %,"),
+        "{csv}"
+    );
+    assert!(
+        lines.iter().all(|l| !l.is_empty()),
+        "one table, no blank line: {csv}"
+    );
+    assert_eq!(
+        lines.iter().filter(|l| l.starts_with("model,")).count(),
+        1,
+        "{csv}"
+    );
+    let saxpy: Vec<&str> = lines
+        .iter()
+        .find(|l| l.starts_with("analytical,all,saxpy,"))
+        .unwrap_or_else(|| panic!("{csv}"))
+        .split(',')
+        .collect();
+    assert!(
+        lines.iter().any(|l| l.starts_with("analytical,all,all,")),
+        "{csv}"
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&gpucast_ok(&[&args[..], &["--format", "json"]].concat())).unwrap();
+    let row = doc["per_kernel"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["kernel"] == "saxpy")
+        .unwrap();
+    assert_eq!(row["n"].as_u64().unwrap().to_string(), saxpy[3]);
+    assert_eq!(format!("{:.1}", row["mape"].as_f64().unwrap()), saxpy[4]);
+    assert!(doc["results"].as_array().is_some_and(|r| !r.is_empty()));
 }

@@ -673,13 +673,25 @@ fn evaluate(a: EvaluateArgs, catalog: &Catalog) -> Result<()> {
     if let Some(p) = &a.predictions {
         report::write_atomic(p, &report::records_table(&eval).to_csv())?;
     }
-    if a.format == Format::Json {
-        return out(&json(&eval)?);
-    }
-    out(&report::results_table(&eval).render(a.format))?;
-    if a.per_kernel {
-        out("\n")?;
-        out(&report::per_kernel_table(&eval).render(a.format))?;
+    match (a.format, a.per_kernel) {
+        (Format::Json, false) => return out(&json(&eval)?),
+        (Format::Json, true) => {
+            let mut doc = serde_json::to_value(&eval).map_err(|e| Error::msg(e.to_string()))?;
+            let per_kernel = serde_json::to_value(report::per_kernel_results(&eval))
+                .map_err(|e| Error::msg(e.to_string()))?;
+            if let Some(fields) = doc.as_object_mut() {
+                fields.insert("per_kernel".into(), per_kernel);
+            }
+            return out(&json(&doc)?);
+        }
+        // one CSV a program can read: the per-kernel rows beside the per-target ones
+        (Format::Csv, true) => out(&report::results_and_kernels_table(&eval).to_csv())?,
+        (_, false) => out(&report::results_table(&eval).render(a.format))?,
+        (Format::Table, true) => {
+            out(&report::results_table(&eval).to_text())?;
+            out("\n")?;
+            out(&report::per_kernel_table(&eval).to_text())?;
+        }
     }
     if a.format == Format::Table {
         let missing: Vec<String> = eval

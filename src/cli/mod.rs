@@ -280,7 +280,9 @@ pub struct EvaluateArgs {
     /// Output format
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
-    /// Also print the per-kernel breakdown (table/csv)
+    /// Also print the per-kernel breakdown, pooled over targets (table: a second
+    /// table; csv: rows with target `all` in one table, whose per-target rows have
+    /// kernel `all`; json: a `per_kernel` array)
     #[arg(long)]
     pub per_kernel: bool,
     /// Write every scored prediction (model, target, kernel, config, measured, predicted, interval, bound) to this CSV

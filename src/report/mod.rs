@@ -307,21 +307,59 @@ pub fn results_table(eval: &Evaluation) -> Table {
     t
 }
 
+/// One model's metrics on one kernel, pooled over targets (`evaluate --per-kernel`).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct KernelResultRow {
+    pub model: String,
+    pub kernel: String,
+    #[serde(flatten)]
+    pub metrics: Metrics,
+}
+
+/// Per-kernel metrics: one row per (model, kernel), pooled over targets, in that order.
+pub fn per_kernel_results(eval: &Evaluation) -> Vec<KernelResultRow> {
+    let mut groups: BTreeMap<(&str, &str), Vec<&crate::evaluation::Record>> = BTreeMap::new();
+    for r in &eval.records {
+        groups.entry((&r.model, &r.kernel)).or_default().push(r);
+    }
+    groups
+        .into_iter()
+        .map(|((model, kernel), recs)| KernelResultRow {
+            model: model.to_string(),
+            kernel: kernel.to_string(),
+            metrics: Metrics::from_records(recs),
+        })
+        .collect()
+}
+
 /// Per-kernel breakdown: one row per (model, kernel), pooled over targets.
 pub fn per_kernel_table(eval: &Evaluation) -> Table {
     let mut headers = vec!["model", "kernel"];
     headers.extend(METRIC_HEADERS);
     let mut t = Table::new(&headers);
-    let mut groups: BTreeMap<(String, String), Vec<&crate::evaluation::Record>> = BTreeMap::new();
-    for r in &eval.records {
-        groups
-            .entry((r.model.to_string(), r.kernel.to_string()))
-            .or_default()
-            .push(r);
+    for r in per_kernel_results(eval) {
+        let mut row = vec![r.model, r.kernel];
+        row.extend(metric_cells(&r.metrics));
+        t.push(row);
     }
-    for ((model, kernel), recs) in groups {
-        let mut row = vec![model, kernel];
-        row.extend(metric_cells(&Metrics::from_records(recs)));
+    t
+}
+
+/// The per-target and per-kernel results as one table (one CSV a program can read):
+/// columns model, target, kernel; a per-target row has kernel `all` (every kernel
+/// pooled), a per-kernel row target `all`.
+pub fn results_and_kernels_table(eval: &Evaluation) -> Table {
+    let mut headers = vec!["model", "target", "kernel"];
+    headers.extend(METRIC_HEADERS);
+    let mut t = Table::new(&headers);
+    for r in &eval.results {
+        let mut row = vec![r.model.clone(), r.target.clone(), "all".to_string()];
+        row.extend(metric_cells(&r.metrics));
+        t.push(row);
+    }
+    for r in per_kernel_results(eval) {
+        let mut row = vec![r.model, "all".to_string(), r.kernel];
+        row.extend(metric_cells(&r.metrics));
         t.push(row);
     }
     t
