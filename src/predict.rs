@@ -566,7 +566,18 @@ impl SourceCheck {
             (lo.min(r), hi.max(r))
         });
         let mean = self.spaces.iter().map(|s| s.1).sum::<f64>() / n;
-        let spearman = self.spaces.iter().map(|s| s.2).sum::<f64>() / n;
+        // (a space whose predictions are all equal has no rank correlation)
+        let rhos: Vec<f64> = self
+            .spaces
+            .iter()
+            .map(|s| s.2)
+            .filter(|r| r.is_finite())
+            .collect();
+        let spearman = if rhos.is_empty() {
+            "-".to_string()
+        } else {
+            format!("{:.3}", rhos.iter().sum::<f64>() / rhos.len() as f64)
+        };
         let mut gpus: Vec<&str> = self.spaces.iter().map(|s| s.0.as_str()).collect();
         gpus.sort_unstable();
         gpus.dedup();
@@ -585,7 +596,7 @@ impl SourceCheck {
             None => "from the rest (leave-one-GPU-out)".into(),
         };
         format!(
-            "{}: on the data's {} other GPU(s), each predicted {from}, the first pick took {range} over {} tuning space(s); Spearman {spearman:.3}",
+            "{}: on the data's {} other GPU(s), each predicted {from}, the first pick took {range} over {} tuning space(s); Spearman {spearman}",
             self.kernel,
             gpus.len(),
             self.spaces.len(),
@@ -677,7 +688,36 @@ fn shared_params<'c>(configs: impl Iterator<Item = &'c str>) -> Vec<&'c str> {
 
 #[cfg(test)]
 mod tests {
-    use super::shared_params;
+    use super::{shared_params, SourceCheck};
+
+    #[test]
+    fn a_source_check_says_range_mean_worst_and_spearman() {
+        let check = |spaces: Vec<(&str, f64, f64)>, source: Option<&str>| {
+            SourceCheck {
+                kernel: "k".into(),
+                source: source.map(str::to_string),
+                spaces: spaces
+                    .into_iter()
+                    .map(|(g, r, s)| (g.to_string(), r, s))
+                    .collect(),
+            }
+            .text()
+        };
+        assert_eq!(
+            check(
+                vec![("A", 1.0, 0.9), ("B", 1.5, 0.7), ("A", 1.2, f64::NAN)],
+                None
+            ),
+            "k: on the data's 2 other GPU(s), each predicted from the rest (leave-one-GPU-out), \
+             the first pick took 1.000-1.500x the fastest measured (mean 1.233x; the worst on B) \
+             over 3 tuning space(s); Spearman 0.800"
+        );
+        assert_eq!(
+            check(vec![("B", 1.25, f64::NAN)], Some("A")),
+            "k: on the data's 1 other GPU(s), each predicted from A alone, the first pick took \
+             1.250x the fastest measured over 1 tuning space(s); Spearman -"
+        );
+    }
 
     #[test]
     fn shared_params_are_the_parts_every_configuration_has() {

@@ -1554,6 +1554,24 @@ fn tune_checks_its_picks_on_the_sources() {
         "{}",
         stderr(&o)
     );
+    // a kernel the data lacks is an error either way
+    for check in [&[][..], &["--no-check"][..]] {
+        let o = gpucast(
+            &[
+                &[
+                    "tune", "--runs", hub, "--target", "RTX 4090", "--kernel", "nosuch",
+                ][..],
+                check,
+            ]
+            .concat(),
+        );
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(
+            stderr(&o).contains("--kernel 'nosuch' is not in the data"),
+            "{}",
+            stderr(&o)
+        );
+    }
 }
 
 /// `evaluate --per-kernel` in CSV is one table a program can read (per-target rows

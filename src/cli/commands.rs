@@ -299,7 +299,7 @@ fn predict(a: PredictArgs, catalog: &Catalog) -> Result<()> {
             )
         })
         .transpose()?;
-    let preds = predictions(&a, catalog, None)?;
+    let preds = predictions(&a, catalog, PickCheck::No)?;
     let target = &preds.target;
     if let (Some(path), Some(kind)) = (&a.out, file) {
         if kind == OutFile::Json {
@@ -345,8 +345,15 @@ fn tune(a: TuneArgs, catalog: &Catalog) -> Result<()> {
         .as_deref()
         .map(|p| out_file(p, a.predict.format, &[OutFile::Csv, OutFile::Json]))
         .transpose()?;
-    let check = (!a.no_check).then_some(a.kernel.as_deref());
+    let check = if a.no_check {
+        PickCheck::No
+    } else {
+        PickCheck::OnSources(a.kernel.as_deref())
+    };
     let preds = predictions(&a.predict, catalog, check)?;
+    if let Some(k) = &a.kernel {
+        preds.rows.require_kernel("--kernel", k)?;
+    }
     let t = preds.best_configs(a.kernel.as_deref(), a.top);
     if t.rows.is_empty() {
         return Err(Error::usage(
@@ -417,14 +424,24 @@ fn target_and_source(
     Ok((target, source))
 }
 
-/// Load, fit and predict as `predict` and `tune` are asked to. With `check`
-/// (`tune`: Some, with its --kernel), a named model is also scored leave-one-GPU-out
-/// on the `--runs` rows of other GPUs than the target, for the kernels of its tuning
-/// spaces ([`gpucast::predict::check_on_sources`]).
+/// Whether [`predictions`] also checks how the model's picks did on the data's own
+/// GPUs (`tune`, unless --no-check).
+#[derive(Clone, Copy, PartialEq)]
+enum PickCheck<'k> {
+    No,
+    /// The tuning spaces of this kernel (None: of every kernel).
+    OnSources(Option<&'k str>),
+}
+
+/// Load, fit and predict as `predict` and `tune` are asked to. With
+/// [`PickCheck::OnSources`], a named model is also scored leave-one-GPU-out on the
+/// `--runs` rows of other GPUs than the target, for the kernels of its tuning spaces
+/// ([`gpucast::predict::check_on_sources`]; a saved model is not refitted, so it has
+/// nothing to hold out).
 fn predictions(
     a: &PredictArgs,
     catalog: &Catalog,
-    check: Option<Option<&str>>,
+    check: PickCheck,
 ) -> Result<gpucast::predict::Predictions> {
     // a target such as "H100 SXM5 [16 SMs]" is a partition of a known GPU
     let with_partition = catalog.for_partition_name(&a.target)?;
@@ -470,29 +487,18 @@ fn predictions(
         ModelChoice::Saved(saved) => saved.state().training_gpus.contains(&target),
         ModelChoice::Named(_) => false,
     };
-    // (a saved model is not refitted: nothing to hold out for a check)
-    let spec_to_check = match &model {
-        ModelChoice::Named(spec) if check.is_some() => Some(spec.clone()),
+    let spec_to_check = match (&model, check) {
+        (ModelChoice::Named(spec), PickCheck::OnSources(kernel)) => Some((spec.clone(), kernel)),
         _ => None,
     };
     let fitted = model.fitted(training, &target, &ctx)?;
     let mut preds = predict_table(&table, fitted.as_ref(), &target, source.as_deref(), &ctx)?;
     preds.model_trained_on_target = trained_on_target;
-    if let Some(kernel) = check {
-        if let Some(k) = kernel {
-            preds.rows.require_kernel("--kernel", k)?;
-        }
-        if let Some(spec) = &spec_to_check {
-            let others: Vec<&data::Run> = table.runs.iter().filter(|r| r.gpu != target).collect();
-            let kernels = preds.tuning_space_kernels(kernel);
-            preds.source_checks = gpucast::predict::check_on_sources(
-                &others,
-                spec,
-                &kernels,
-                source.as_deref(),
-                &ctx,
-            )?;
-        }
+    if let Some((spec, kernel)) = &spec_to_check {
+        let others: Vec<&data::Run> = table.runs.iter().filter(|r| r.gpu != target).collect();
+        let kernels = preds.tuning_space_kernels(*kernel);
+        preds.source_checks =
+            gpucast::predict::check_on_sources(&others, spec, &kernels, source.as_deref(), &ctx)?;
     }
     Ok(preds)
 }
