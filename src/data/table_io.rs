@@ -101,7 +101,7 @@ fn concat_extras(extras: Vec<(usize, DataFrame)>) -> Result<DataFrame> {
 /// Runs files under `dir`, recursively, sorted by path. A file is a runs file when it
 /// is Parquet, or CSV whose header has `kernel` with `gpu` and `time_ms` (canonical) or
 /// `gpu_device_name` and `mean_ms` (the reference study's format), or a Kernel Tuner
-/// cache (`.json` or gzipped: [`super::kernel_tuner::looks_like_cache`]); other CSVs
+/// cache (`.json` or gzipped, naming `tune_params_keys` near its start); other CSVs
 /// (trial dumps, profiler exports: a campaign's Nsight Compute exports profile the
 /// runs its runs.csv times) and other JSON are skipped.
 pub fn runs_files_in(dir: &Path) -> Result<Vec<PathBuf>> {
