@@ -39,6 +39,13 @@ fn tiny_stream_ms(csv: &str) -> Vec<f64> {
         .collect()
 }
 
+/// The shipped benchmark-hub corpus (Kernel Tuner caches of seven GPUs), as a path.
+fn benchmark_hub() -> String {
+    let dir =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/public/benchmark_hub");
+    dir.to_str().unwrap().to_string()
+}
+
 fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
@@ -1338,9 +1345,7 @@ fn predict_says_the_targets_own_rows_are_not_used() {
 /// target's own rows give them (which were not sources of the prediction).
 #[test]
 fn tune_checks_its_first_pick_against_the_targets_own_runs() {
-    let hub =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/public/benchmark_hub");
-    let hub = hub.to_str().unwrap();
+    let hub = &benchmark_hub();
     let o = gpucast(&[
         "tune",
         "--runs",
@@ -1410,9 +1415,7 @@ fn tune_checks_its_first_pick_against_the_targets_own_runs() {
 /// 15 x 15 filter) and names them once below the table; CSV keeps whole keys.
 #[test]
 fn tune_names_a_spaces_shared_parameters_once() {
-    let hub =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/public/benchmark_hub");
-    let hub = hub.to_str().unwrap();
+    let hub = &benchmark_hub();
     let args = [
         "tune",
         "--runs",
@@ -1499,9 +1502,7 @@ fn data_validate_takes_the_gpu_of_a_profile() {
 /// `--no-check` leaves the note out.
 #[test]
 fn tune_checks_its_picks_on_the_sources() {
-    let hub =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/public/benchmark_hub");
-    let hub = hub.to_str().unwrap();
+    let hub = &benchmark_hub();
     let args = [
         "tune",
         "--runs",
