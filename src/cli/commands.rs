@@ -497,8 +497,14 @@ fn predictions(
     if let Some((spec, kernel)) = &spec_to_check {
         let others: Vec<&data::Run> = table.runs.iter().filter(|r| r.gpu != target).collect();
         let kernels = preds.tuning_space_kernels(*kernel);
-        preds.source_checks =
-            gpucast::predict::check_on_sources(&others, spec, &kernels, source.as_deref(), &ctx)?;
+        // (seconds with the hybrid on large data: say what is going on, on a terminal)
+        let spinner = indicatif::ProgressBar::new_spinner();
+        spinner.set_message("checking the picks on the data's own GPUs (--no-check skips this)");
+        spinner.enable_steady_tick(std::time::Duration::from_millis(120));
+        let checks =
+            gpucast::predict::check_on_sources(&others, spec, &kernels, source.as_deref(), &ctx);
+        spinner.finish_and_clear();
+        preds.source_checks = checks?;
     }
     Ok(preds)
 }
