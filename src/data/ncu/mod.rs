@@ -136,6 +136,20 @@ pub fn looks_like_ncu(path: &Path) -> bool {
     })
 }
 
+/// Do two GPU names mean the same GPU: equal but for case, or the same GPU of the
+/// built-in catalog (the export's "NVIDIA H200" and a given "H200 SXM"), read into
+/// `builtin` the first time it is needed?
+fn same_gpu(a: &str, b: &str, builtin: &mut Option<crate::catalog::Catalog>) -> bool {
+    if a.eq_ignore_ascii_case(b) {
+        return true;
+    }
+    let catalog = builtin.get_or_insert_with(crate::catalog::Catalog::builtin);
+    match (catalog.resolve(a), catalog.resolve(b)) {
+        (Some(x), Some(y)) => std::ptr::eq(x, y),
+        _ => false,
+    }
+}
+
 /// For an export without a GPU name: the built-in catalog's GPUs of its compute
 /// capability, as a hint after "--gpu NAME" (empty when it has none).
 fn gpus_of_cc(cc: &str) -> String {
@@ -220,9 +234,11 @@ pub fn import_str(text: &str, file: &str, gpu: Option<&str>) -> Result<NcuImport
     // GPU of each launch.
     let mut device_from_file = true;
     let mut gpus = Vec::with_capacity(measured.len());
+    // (read only where the two names differ in text)
+    let mut builtin: Option<crate::catalog::Catalog> = None;
     for (l, m) in &measured {
         let name = match (m.device.as_deref(), gpu) {
-            (Some(d), Some(g)) if !d.eq_ignore_ascii_case(g) => {
+            (Some(d), Some(g)) if !same_gpu(d, g, &mut builtin) => {
                 return Err(Error::file(
                     file,
                     format!(
