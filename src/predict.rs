@@ -353,9 +353,11 @@ impl Predictions {
     }
 
     /// [`to_table`](Self::to_table) for a terminal: a row without a prediction says
-    /// `no prediction [k]`, and note k below the table gives the reason those rows
-    /// share, once (a reason is a sentence: written in each row, it made the column
-    /// 200 characters wide on the reference study, where 12 rows have one).
+    /// `no prediction [k]`, and note k below the table gives the kind of reason those
+    /// rows share, once, with the first row's whole reason (a reason is a sentence:
+    /// written in each row, it made the column 200 characters wide on the reference
+    /// study, where 12 rows have one; and the benchmark hub's 2,959 pnpoly rows of the
+    /// RTX 2080 Ti above its peaks each quote their own figures).
     pub fn to_text(&self) -> String {
         let mut t = self.to_table();
         t.shorten("kernel", TEXT_KERNEL_CHARS);
@@ -364,25 +366,26 @@ impl Predictions {
             .iter()
             .position(|h| h == "bound")
             .unwrap_or(t.headers.len() - 1);
-        let mut notes: Vec<(&str, usize)> = Vec::new();
-        for (row, why) in t.rows.iter_mut().zip(&self.reasons) {
+        let mut notes: Vec<(String, &Run, &str, usize)> = Vec::new();
+        for ((row, why), r) in t.rows.iter_mut().zip(&self.reasons).zip(&self.rows.runs) {
             let Some(why) = why.as_deref() else {
                 continue;
             };
-            let k = match notes.iter().position(|(n, _)| *n == why) {
+            let kind = reason_kind(r, why);
+            let k = match notes.iter().position(|(n, _, _, _)| *n == kind) {
                 Some(k) => k,
                 None => {
-                    notes.push((why, 0));
+                    notes.push((kind, r, why, 0));
                     notes.len() - 1
                 }
             };
-            notes[k].1 += 1;
+            notes[k].3 += 1;
             row[bound] = format!("no prediction [{}]", k + 1);
         }
         let mut text = t.to_text();
-        for (k, (why, rows)) in notes.iter().enumerate() {
-            let s = if *rows == 1 { "" } else { "s" };
-            text += &format!("[{}] {rows} row{s}: {why}\n", k + 1);
+        for (k, (kind, first, why, rows)) in notes.iter().enumerate() {
+            let note = reason_note(*rows, "row", "", kind, first, why);
+            text += &format!("[{}] {note}\n", k + 1);
         }
         text
     }
@@ -411,6 +414,38 @@ impl Predictions {
             .map(|((k, _), mut v)| {
                 v.sort_by(|a, b| a.1.pred_ms.total_cmp(&b.1.pred_ms));
                 (k, v)
+            })
+            .collect()
+    }
+
+    /// Rows of `kernel` (or of every kernel) without a prediction, grouped by kernel
+    /// and kind of reason: what a ranking of their tuning spaces leaves out, one line
+    /// per group (`kernel: N configuration(s) not ranked: ...`), in kernel order, then
+    /// the order the kinds first occur.
+    pub fn unranked(&self, kernel: Option<&str>) -> Vec<(&str, String)> {
+        let mut groups: Vec<(&str, String, &Run, &str, usize)> = Vec::new();
+        for (r, why) in self.rows.runs.iter().zip(&self.reasons) {
+            let Some(why) = why.as_deref() else {
+                continue;
+            };
+            if kernel.is_some_and(|k| k != r.kernel) {
+                continue;
+            }
+            let kind = reason_kind(r, why);
+            match groups
+                .iter_mut()
+                .find(|(k, n, _, _, _)| *k == r.kernel.as_str() && *n == kind)
+            {
+                Some(group) => group.4 += 1,
+                None => groups.push((r.kernel.as_str(), kind, r, why, 1)),
+            }
+        }
+        groups.sort_by_key(|(k, _, _, _, _)| *k);
+        groups
+            .into_iter()
+            .map(|(k, kind, first, why, n)| {
+                let note = reason_note(n, "configuration", " not ranked", &kind, first, why);
+                (k, format!("{k}: {note}"))
             })
             .collect()
     }
@@ -538,6 +573,39 @@ impl Predictions {
             }
         }
         (t, shared_by_space)
+    }
+}
+
+/// What a row's reason for having no prediction says without the row's own figures,
+/// to group rows by: for a source row validation excluded, the names of its flags
+/// (`above_peak_bandwidth, above_peak_flops`); otherwise the reason itself.
+fn reason_kind(r: &Run, why: &str) -> String {
+    match &r.exclusion {
+        Some(e) => {
+            let mut names = vec![e.name()];
+            for w in &r.warnings {
+                if !names.contains(&w.name()) {
+                    names.push(w.name());
+                }
+            }
+            format!("source row excluded by validation ({})", names.join(", "))
+        }
+        None => why.to_string(),
+    }
+}
+
+/// A note on `n` rows (named `noun`, `what` they are) that share a kind of reason
+/// ([`reason_kind`]): the kind, and for rows validation excluded, the first row's
+/// reasons with their figures (`first`, its reason `why`).
+fn reason_note(n: usize, noun: &str, what: &str, kind: &str, first: &Run, why: &str) -> String {
+    let s = if n == 1 { "" } else { "s" };
+    if kind == why {
+        format!("{n} {noun}{s}{what}: {kind}")
+    } else {
+        format!(
+            "{n} {noun}{s}{what}: {kind}; the first: {}",
+            first.reasons().join("; ")
+        )
     }
 }
 

@@ -1220,7 +1220,8 @@ fn predict_writes_a_kept_source_row_for_each_work() {
             ),
         "{csv}"
     );
-    // The terminal table says so in a note below it, once per reason.
+    // The terminal table says so in a note below it, once per kind of reason, with
+    // the first row's figures.
     let text = gpucast_ok(&[
         "predict",
         "--runs",
@@ -1232,9 +1233,50 @@ fn predict_writes_a_kept_source_row_for_each_work() {
     assert!(row.ends_with("  no prediction [1]"), "{text}");
     let note = text.lines().last().unwrap();
     assert!(
-        note.starts_with("[1] 1 row: source row excluded by validation: above peak FLOP/s"),
+        note.starts_with(
+            "[1] 1 row: source row excluded by validation (above_peak_flops, below_launch_floor, single_gpu); the first: above peak FLOP/s"
+        ),
         "{text}"
     );
+}
+
+/// Rows without a prediction are noted once per kind of reason, not once per row's
+/// figures: the benchmark hub's pnpoly rows of the RTX 2080 Ti, each above its peaks
+/// by its own figures, make two notes in `predict` (3,722 rows above both peaks, 12
+/// above the FLOP/s one) and the same two lines in `tune`'s error, which ranks nothing.
+#[test]
+fn rows_without_predictions_are_noted_by_kind_of_reason() {
+    let hub = &benchmark_hub();
+    let args = [
+        "--runs",
+        hub,
+        "--target",
+        "RTX 4090",
+        "--source",
+        "RTX 2080 Ti",
+    ];
+    let text = gpucast_ok(&[&["predict"][..], &args].concat());
+    let notes: Vec<&str> = text.lines().filter(|l| l.starts_with('[')).collect();
+    let both = "source row excluded by validation (above_peak_bandwidth, above_peak_flops); the first: above peak bandwidth:";
+    assert_eq!(notes.len(), 2, "{notes:?}");
+    assert!(
+        notes[0].starts_with(&format!("[1] 3722 rows: {both}")),
+        "{notes:?}"
+    );
+    assert!(
+        notes[1].starts_with("[2] 12 rows: source row excluded by validation (above_peak_flops); the first: above peak FLOP/s:"),
+        "{notes:?}"
+    );
+    let err = stderr(&gpucast(
+        &[&["tune"][..], &args, &["--kernel", "pnpoly"]].concat(),
+    ));
+    assert!(
+        err.contains(&format!(
+            "has predictions (pnpoly: 3722 configurations not ranked: {both}"
+        )),
+        "{err}"
+    );
+    assert!(err.contains(". pnpoly: 12 configurations not ranked: source row excluded by validation (above_peak_flops)"), "{err}");
 }
 
 /// `explain --kernel K --config C` explains the work the row of that kernel and

@@ -355,10 +355,17 @@ fn tune(a: TuneArgs, catalog: &Catalog) -> Result<()> {
         preds.rows.require_kernel("--kernel", k)?;
     }
     let t = preds.best_configs(a.kernel.as_deref(), a.top);
+    let unranked = preds.unranked(a.kernel.as_deref());
     if t.rows.is_empty() {
-        return Err(Error::usage(
-            "no tuning space (two or more configurations of one kernel doing the same work) has predictions",
-        ));
+        let why: Vec<&str> = unranked.iter().map(|(_, note)| note.as_str()).collect();
+        return Err(Error::usage(format!(
+            "no tuning space (two or more configurations of one kernel doing the same work) has predictions{}",
+            if why.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", why.join(". "))
+            }
+        )));
     }
     if let (Some(path), Some(kind)) = (&a.predict.out, file) {
         let format = if kind == OutFile::Json {
@@ -383,6 +390,10 @@ fn tune(a: TuneArgs, catalog: &Catalog) -> Result<()> {
         out(&t.render(a.predict.format))?;
     }
     note_target_rows(&preds);
+    let ranked = preds.tuning_space_kernels(a.kernel.as_deref());
+    for (_, note) in unranked.iter().filter(|(k, _)| ranked.contains(k)) {
+        eprintln!("note: {note}");
+    }
     // Where the data measured the target too: how the first pick did there (the
     // top-1 regret of `evaluate`'s tuning-space tables).
     for check in preds.checked_on_target(a.kernel.as_deref()) {
