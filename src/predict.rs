@@ -672,7 +672,7 @@ impl SourceCheck {
     }
 }
 
-/// [`SourceCheck`]s of `kernels`: `spec` fitted leave-one-GPU-out on `runs` (the rows
+/// [`SourceCheck`]s of `kernels`, in kernel order: `spec` fitted leave-one-GPU-out on `runs` (the rows
 /// of other GPUs than the target; projected from `source` alone when given, as
 /// `predict --source` predicts) and scored on the kernels' rows. None for a kernel
 /// without a tuning space among the scored predictions, and nothing where fewer than
@@ -727,6 +727,8 @@ pub fn check_on_sources(
             }),
         }
     }
+    // (in kernel order, as the table shows them)
+    checks.sort_by(|a, b| a.kernel.cmp(&b.kernel));
     Ok(checks)
 }
 

@@ -1597,6 +1597,24 @@ fn tune_checks_its_picks_on_the_sources() {
         "{}",
         stderr(&o)
     );
+    // every kernel's note, in kernel order as the table lists them
+    let o = gpucast(&["tune", "--runs", hub, "--target", "RTX 4090", "--top", "1"]);
+    let kernels: Vec<&str> = std::str::from_utf8(&o.stderr)
+        .unwrap()
+        .lines()
+        .filter(|l| l.contains("each predicted from the rest"))
+        .map(|l| l["note: ".len()..].split(':').next().unwrap())
+        .collect();
+    assert_eq!(
+        kernels,
+        [
+            "convolution",
+            "convolution_milo",
+            "dedispersion_milo",
+            "pnpoly",
+            "xgemm"
+        ]
+    );
     // a kernel the data lacks is an error either way
     for check in [&[][..], &["--no-check"][..]] {
         let o = gpucast(
