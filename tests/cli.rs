@@ -1689,3 +1689,39 @@ fn evaluate_per_kernel_is_one_csv_and_a_json_array() {
     assert_eq!(format!("{:.1}", row["mape"].as_f64().unwrap()), saxpy[4]);
     assert!(doc["results"].as_array().is_some_and(|r| !r.is_empty()));
 }
+
+/// A configuration of a ranked space that has no prediction is named below `tune`'s
+/// table with the kind of its reason, not dropped without a word.
+#[test]
+fn tune_names_the_configurations_it_could_not_rank() {
+    let (_dir, p) = write_tmp(
+        "runs.csv",
+        "gpu,kernel,config,time_ms,flops,dram_bytes\n\
+         NVIDIA GeForce RTX 2080 Ti,k,n=1,1.0,1000000000,1000000\n\
+         NVIDIA GeForce RTX 2080 Ti,k,n=2,2.0,1000000000,1000000\n\
+         NVIDIA GeForce RTX 2080 Ti,k,n=3,3.0,1000000000,1000000\n\
+         NVIDIA TITAN V,k,n=4,0.000000001,1000000000,1000000\n",
+    );
+    let o = gpucast(&[
+        "tune",
+        "--runs",
+        p.to_str().unwrap(),
+        "--target",
+        "H100 SXM5 80GB",
+        "--no-check",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let ranked: Vec<String> = stdout(&o)
+        .lines()
+        .filter(|l| l.starts_with("k "))
+        .map(|l| l.split_whitespace().nth(3).unwrap().to_string())
+        .collect();
+    assert_eq!(ranked, ["n=1", "n=2", "n=3"], "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains(
+            "note: k: 1 configuration not ranked: source row excluded by validation (above_peak_flops"
+        ),
+        "{}",
+        stderr(&o)
+    );
+}
