@@ -356,8 +356,8 @@ impl Predictions {
     /// `no prediction [k]`, and note k below the table gives the kind of reason those
     /// rows share, once, with the first row's whole reason (a reason is a sentence:
     /// written in each row, it made the column 200 characters wide on the reference
-    /// study, where 12 rows have one; and the benchmark hub's 2,959 pnpoly rows of the
-    /// RTX 2080 Ti above its peaks each quote their own figures).
+    /// study, where 12 rows have one; and the 3,734 benchmark-hub pnpoly rows of the
+    /// RTX 2080 Ti above its peaks, each quoting its own figures, made 2,959 notes).
     pub fn to_text(&self) -> String {
         let mut t = self.to_table();
         t.shorten("kernel", TEXT_KERNEL_CHARS);
@@ -366,26 +366,15 @@ impl Predictions {
             .iter()
             .position(|h| h == "bound")
             .unwrap_or(t.headers.len() - 1);
-        let mut notes: Vec<(String, &Run, &str, usize)> = Vec::new();
-        for ((row, why), r) in t.rows.iter_mut().zip(&self.reasons).zip(&self.rows.runs) {
-            let Some(why) = why.as_deref() else {
-                continue;
-            };
-            let kind = reason_kind(r, why);
-            let k = match notes.iter().position(|(n, _, _, _)| *n == kind) {
-                Some(k) => k,
-                None => {
-                    notes.push((kind, r, why, 0));
-                    notes.len() - 1
-                }
-            };
-            notes[k].3 += 1;
-            row[bound] = format!("no prediction [{}]", k + 1);
+        let (groups, group_of_row) = self.reason_groups(None, false);
+        for (row, group) in t.rows.iter_mut().zip(group_of_row) {
+            if let Some(k) = group {
+                row[bound] = format!("no prediction [{}]", k + 1);
+            }
         }
         let mut text = t.to_text();
-        for (k, (kind, first, why, rows)) in notes.iter().enumerate() {
-            let note = reason_note(*rows, "row", "", kind, first, why);
-            text += &format!("[{}] {note}\n", k + 1);
+        for (k, group) in groups.iter().enumerate() {
+            text += &format!("[{}] {}\n", k + 1, group.note("row", ""));
         }
         text
     }
@@ -423,31 +412,56 @@ impl Predictions {
     /// per group (`kernel: N configuration(s) not ranked: ...`), in kernel order, then
     /// the order the kinds first occur.
     pub fn unranked(&self, kernel: Option<&str>) -> Vec<(&str, String)> {
-        let mut groups: Vec<(&str, String, &Run, &str, usize)> = Vec::new();
-        for (r, why) in self.rows.runs.iter().zip(&self.reasons) {
-            let Some(why) = why.as_deref() else {
-                continue;
-            };
-            if kernel.is_some_and(|k| k != r.kernel) {
-                continue;
-            }
-            let kind = reason_kind(r, why);
-            match groups
-                .iter_mut()
-                .find(|(k, n, _, _, _)| *k == r.kernel.as_str() && *n == kind)
-            {
-                Some(group) => group.4 += 1,
-                None => groups.push((r.kernel.as_str(), kind, r, why, 1)),
-            }
-        }
-        groups.sort_by_key(|(k, _, _, _, _)| *k);
+        let (mut groups, _) = self.reason_groups(kernel, true);
+        groups.sort_by_key(|g| g.kernel);
         groups
-            .into_iter()
-            .map(|(k, kind, first, why, n)| {
-                let note = reason_note(n, "configuration", " not ranked", &kind, first, why);
-                (k, format!("{k}: {note}"))
+            .iter()
+            .map(|g| {
+                let note = g.note("configuration", " not ranked");
+                (g.kernel, format!("{}: {note}", g.kernel))
             })
             .collect()
+    }
+
+    /// Rows without a prediction (only `kernel`'s, when given) grouped by the kind of
+    /// their reason ([`reason_kind`]), and with `per_kernel` by kernel too, in the order
+    /// the groups first occur; and each row's group (None: a prediction, or another
+    /// kernel).
+    fn reason_groups(
+        &self,
+        kernel: Option<&str>,
+        per_kernel: bool,
+    ) -> (Vec<ReasonGroup<'_>>, Vec<Option<usize>>) {
+        let mut groups: Vec<ReasonGroup> = Vec::new();
+        let mut group_of_row = Vec::with_capacity(self.reasons.len());
+        for (r, why) in self.rows.runs.iter().zip(&self.reasons) {
+            let Some(why) = why
+                .as_deref()
+                .filter(|_| kernel.is_none_or(|k| k == r.kernel))
+            else {
+                group_of_row.push(None);
+                continue;
+            };
+            let kind = reason_kind(r, why);
+            let same =
+                |g: &ReasonGroup| g.kind == kind && (!per_kernel || g.kernel == r.kernel.as_str());
+            let k = match groups.iter().position(same) {
+                Some(k) => k,
+                None => {
+                    groups.push(ReasonGroup {
+                        kernel: &r.kernel,
+                        kind,
+                        first: r,
+                        why,
+                        rows: 0,
+                    });
+                    groups.len() - 1
+                }
+            };
+            groups[k].rows += 1;
+            group_of_row.push(Some(k));
+        }
+        (groups, group_of_row)
     }
 
     /// The kernels of [`best_configs`](Self::best_configs)' tuning spaces (optionally
@@ -594,18 +608,31 @@ fn reason_kind(r: &Run, why: &str) -> String {
     }
 }
 
-/// A note on `n` rows (named `noun`, `what` they are) that share a kind of reason
-/// ([`reason_kind`]): the kind, and for rows validation excluded, the first row's
-/// reasons with their figures (`first`, its reason `why`).
-fn reason_note(n: usize, noun: &str, what: &str, kind: &str, first: &Run, why: &str) -> String {
-    let s = if n == 1 { "" } else { "s" };
-    if kind == why {
-        format!("{n} {noun}{s}{what}: {kind}")
-    } else {
-        format!(
-            "{n} {noun}{s}{what}: {kind}; the first: {}",
-            first.reasons().join("; ")
-        )
+/// Rows without a prediction that share a kind of reason ([`reason_kind`]) and, where
+/// grouped so, a kernel ([`Predictions::reason_groups`]).
+struct ReasonGroup<'a> {
+    kernel: &'a str,
+    kind: String,
+    /// The group's first row and its whole reason.
+    first: &'a Run,
+    why: &'a str,
+    rows: usize,
+}
+
+impl ReasonGroup<'_> {
+    /// `N {noun}s{what}: {kind}`, and for rows validation excluded, the first row's
+    /// reasons with their figures.
+    fn note(&self, noun: &str, what: &str) -> String {
+        let (n, kind) = (self.rows, &self.kind);
+        let s = if n == 1 { "" } else { "s" };
+        if *kind == self.why {
+            format!("{n} {noun}{s}{what}: {kind}")
+        } else {
+            format!(
+                "{n} {noun}{s}{what}: {kind}; the first: {}",
+                self.first.reasons().join("; ")
+            )
+        }
     }
 }
 

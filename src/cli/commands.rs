@@ -354,9 +354,10 @@ fn tune(a: TuneArgs, catalog: &Catalog) -> Result<()> {
     if let Some(k) = &a.kernel {
         preds.rows.require_kernel("--kernel", k)?;
     }
-    let t = preds.best_configs(a.kernel.as_deref(), a.top);
-    let unranked = preds.unranked(a.kernel.as_deref());
-    if t.rows.is_empty() {
+    let kernel = a.kernel.as_deref();
+    let ranked = preds.tuning_space_kernels(kernel);
+    let unranked = preds.unranked(kernel);
+    if ranked.is_empty() {
         let why: Vec<&str> = unranked.iter().map(|(_, note)| note.as_str()).collect();
         return Err(Error::usage(format!(
             "no tuning space (two or more configurations of one kernel doing the same work) has predictions{}",
@@ -373,6 +374,7 @@ fn tune(a: TuneArgs, catalog: &Catalog) -> Result<()> {
         } else {
             Format::Csv
         };
+        let t = preds.best_configs(kernel, a.top);
         report::write_atomic(path, &t.render(format))?;
         eprintln!(
             "wrote {} configurations for {} to {}",
@@ -385,18 +387,17 @@ fn tune(a: TuneArgs, catalog: &Catalog) -> Result<()> {
             "{} on {}, predicted fastest first:\n",
             preds.model, preds.target
         ))?;
-        out(&preds.best_configs_text(a.kernel.as_deref(), a.top))?;
+        out(&preds.best_configs_text(kernel, a.top))?;
     } else {
-        out(&t.render(a.predict.format))?;
+        out(&preds.best_configs(kernel, a.top).render(a.predict.format))?;
     }
     note_target_rows(&preds);
-    let ranked = preds.tuning_space_kernels(a.kernel.as_deref());
     for (_, note) in unranked.iter().filter(|(k, _)| ranked.contains(k)) {
         eprintln!("note: {note}");
     }
     // Where the data measured the target too: how the first pick did there (the
     // top-1 regret of `evaluate`'s tuning-space tables).
-    for check in preds.checked_on_target(a.kernel.as_deref()) {
+    for check in preds.checked_on_target(kernel) {
         eprintln!("note: {}", check.text(&preds.target));
     }
     for check in &preds.source_checks {
