@@ -1173,6 +1173,31 @@ impl Predict for AnalyticalStudy {
 mod tests {
     use super::*;
 
+    /// A projection's blend as one exp of logs is the product of the two powers it
+    /// replaced, to rounding, at the shares' ends too (x^0 = 1 even for x = 0).
+    #[test]
+    fn log_powers_give_the_powers() {
+        let blend = |roof: f64, latency: f64, eta: f64| {
+            (log_power(roof, eta) + log_power(latency, 1.0 - eta)).exp()
+        };
+        for (roof, latency) in [
+            (0.37, 2.5),
+            (1.0, 1.0),
+            (12.0f64, 0.05f64),
+            (0.0, 3.0),
+            (3.0, 0.0),
+        ] {
+            for eta in [0.0, 0.25, 0.5, 0.9, 1.0] {
+                let want = roof.powf(eta) * latency.powf(1.0 - eta);
+                let got = blend(roof, latency, eta);
+                assert!(
+                    (got - want).abs() <= 1e-14 * want.max(1.0),
+                    "{roof}^{eta} x {latency}^(1-{eta}): {got} vs {want}"
+                );
+            }
+        }
+    }
+
     /// SYNTHETIC held-out errors: `per_gpu[g]` as the log error of 10 runs of GPU g.
     fn errors(per_gpu: &[f64]) -> Vec<HeldOutError> {
         per_gpu
