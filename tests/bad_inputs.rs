@@ -463,6 +463,9 @@ fn cases() -> Vec<Case> {
         // ---- importers ----
         Case::err("JSON that is not a Kernel Tuner cache", 1, "k.json: line 1, column 1: not a Kernel Tuner cache", &["data", "import", "--from", "kernel-tuner", "{dir}/k.json", "-o", "{dir}/o.csv"])
             .with("k.json", "{\"foo\": 1}\n"),
+        Case::err("a cache whose 'cache' is not an object", 1, "k.json: line 3, column 3: not a Kernel Tuner cache: 'cache' is a list, not an object of configurations", &["data", "import", "{dir}/k.json", "-o", "{dir}/o.csv"])
+            .with("k.json", "{\n  \"device_name\": \"x\",\n  \"cache\": [1, 2]\n}\n")
+            .no_file("o.csv"),
         Case::err("JSON of no known format", 1, "not a recognised format", &["data", "import", "{dir}/k.json", "-o", "{dir}/o.csv"])
             .with("k.json", "{\"foo\": 1}\n"),
         Case::err("gzip garbage", 1, "k.json.gz: cannot decompress gzip", &["data", "import", "{dir}/k.json.gz", "-o", "{dir}/o.csv"])

@@ -329,7 +329,7 @@ fn one_file(
     }
 }
 
-/// The format of one file, from its content: JSON with a `cache` object is a Kernel
+/// The format of one file, from its content: JSON with a `cache` key is a Kernel
 /// Tuner cache; a table with m, n, k and latency a GEMM table; the study's columns the
 /// study's format; gpu, kernel, config and time_ms a canonical runs table.
 pub fn detect(path: &Path) -> Result<Format> {
@@ -342,7 +342,8 @@ pub fn detect(path: &Path) -> Result<Format> {
                 format!("line {}, column {}: not a recognised format (unreadable JSON); formats: {FORMATS}", e.line(), e.column()),
             )
         })?;
-        if kernel_tuner::is_cache(&doc) {
+        // (a 'cache' that is not an object too: the importer says what is wrong with it)
+        if kernel_tuner::is_cache(&doc) || doc.get("cache").is_some() {
             return Ok(Format::KernelTuner);
         }
         return Err(Error::file(

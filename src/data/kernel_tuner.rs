@@ -166,6 +166,16 @@ pub fn import_text(
         }
         Err(e) => return Err(json_error(file, &e)),
     };
+    if let Some(cache) = doc.get("cache").filter(|c| !c.is_object()) {
+        let (line, col) = key_position(text, "cache", 0);
+        return Err(Error::file(
+            file,
+            format!(
+                "line {line}, column {col}: not a Kernel Tuner cache: 'cache' is {}, not an object of configurations",
+                kind_of(cache)
+            ),
+        ));
+    }
     let top = doc.as_object().filter(|_| is_cache(&doc)).ok_or_else(|| {
         let found = match &doc {
             Value::Object(m) if m.is_empty() => "an empty object".to_string(),
