@@ -23,6 +23,15 @@ const ROW_TITAN: &str = "NVIDIA TITAN V,saxpy,N=1024,0.01,2048,12288";
 const ROW_2080: &str = "NVIDIA GeForce RTX 2080 Ti,saxpy,N=1024,0.02,2048,12288";
 const REF_TARGET: &str = "TITAN V";
 
+/// A Kernel Tuner cache of the convolution: one measured configuration, one Kernel
+/// Tuner marked invalid and one with a negative time.
+const CACHE_WITH_FAILURES: &str = r#"{"device_name": "Tesla V100-PCIE-32GB", "kernel_name": "convolution_kernel",
+ "tune_params_keys": ["filter_width", "filter_height", "block_size_x", "block_size_y", "tile_size_x", "tile_size_y", "use_padding", "read_only"],
+ "cache": {"15,15,32,8,2,1,0,0": {"time": 2.0},
+           "15,15,32,8,1,1,0,0": {"time": "InvalidConfig"},
+           "15,15,32,8,4,1,0,0": {"time": -1.0}}}
+"#;
+
 /// What a case must do.
 enum Expect {
     /// Exit with this code and one stderr line `error: ...` holding the fragment.
@@ -466,6 +475,10 @@ fn cases() -> Vec<Case> {
         Case::err("a cache whose 'cache' is not an object", 1, "k.json: line 3, column 3: not a Kernel Tuner cache: 'cache' is a list, not an object of configurations", &["data", "import", "{dir}/k.json", "-o", "{dir}/o.csv"])
             .with("k.json", "{\n  \"device_name\": \"x\",\n  \"cache\": [1, 2]\n}\n")
             .no_file("o.csv"),
+        Case::new("entries of a cache not read as runs are counted by data validate", Stdout("; 2 entries of the data's Kernel Tuner caches, GEMM tables or profiler exports not read as runs (InvalidConfig=1 absurd_time=1;"), &["data", "validate", "{dir}/k.json"])
+            .with("k.json", CACHE_WITH_FAILURES),
+        Case::new("entries of a cache not read as runs are noted by predict", Stderr("note: 2 entries of the data's Kernel Tuner caches, GEMM tables or profiler exports not read as runs (InvalidConfig=1 absurd_time=1;"), &["predict", "--runs", "{dir}/k.json", "--target", "RTX 4090"])
+            .with("k.json", CACHE_WITH_FAILURES),
         Case::err("JSON of no known format", 1, "not a recognised format", &["data", "import", "{dir}/k.json", "-o", "{dir}/o.csv"])
             .with("k.json", "{\"foo\": 1}\n"),
         Case::err("gzip garbage", 1, "k.json.gz: cannot decompress gzip", &["data", "import", "{dir}/k.json.gz", "-o", "{dir}/o.csv"])

@@ -121,7 +121,9 @@ fn data_cmd(cmd: DataCommand, catalog: &Catalog) -> Result<()> {
                 } else {
                     String::new()
                 }
-            );
+            ) + &report::not_imported_text(&rep)
+                .map(|t| format!("; {t}"))
+                .unwrap_or_default();
             out_table(&report::validation_table(&rep), format, &footer)?;
             if format == Format::Table && !agreement.rows.is_empty() {
                 out("\nGPUs measured by two sources (their agreement: the noise floor of a prediction):\n")?;
@@ -136,7 +138,7 @@ fn data_cmd(cmd: DataCommand, catalog: &Catalog) -> Result<()> {
             kernel,
             limit,
         } => {
-            let (table, _) = data::load_validated(&paths, catalog)?;
+            let (table, _) = load_noting(&paths, &Default::default(), catalog)?;
             let gpu = gpu
                 .map(|g| catalog.resolve_or_err(&g).map(|x| x.name.clone()))
                 .transpose()?;
@@ -329,6 +331,21 @@ fn predict(a: PredictArgs, catalog: &Catalog) -> Result<()> {
 
 /// After a successful `predict` or `tune` (an error stays one line): the note that the
 /// target's own rows were left out, where the data has some.
+/// The data at `paths`, validated, with a note on standard error of what files in a
+/// tool's format held that was not read as runs (failed configurations, rows the
+/// importer could not use).
+fn load_noting(
+    paths: &[std::path::PathBuf],
+    opts: &data::importers::ImportOptions,
+    catalog: &Catalog,
+) -> Result<(data::RunsTable, data::validate::ValidationReport)> {
+    let (table, rep) = data::load_validated_with(paths, opts, catalog)?;
+    if let Some(note) = report::not_imported_text(&rep) {
+        eprintln!("note: {note}");
+    }
+    Ok((table, rep))
+}
+
 fn note_target_rows(preds: &gpucast::predict::Predictions) {
     if let Some(note) = preds.target_rows_note() {
         eprintln!("{note}");
@@ -459,8 +476,7 @@ fn predictions(
     let with_partition = catalog.for_partition_name(&a.target)?;
     let catalog = with_partition.as_ref().unwrap_or(catalog);
     let (target, source) = target_and_source(catalog, &a.target, a.source.as_deref())?;
-    let (table, _) =
-        data::load_validated_with(&a.runs, &import_options(a.gpu.as_deref()), catalog)?;
+    let (table, _) = load_noting(&a.runs, &import_options(a.gpu.as_deref()), catalog)?;
     let model = ModelChoice::parse(&model_for(a, &table, &target), a.seed)?;
     if let ModelChoice::Saved(saved) = &model {
         // A saved model projects as it was fitted; a different floor asked for would
@@ -492,7 +508,7 @@ fn predictions(
     let training: &[data::Run] = if a.data.is_empty() {
         &table.runs
     } else {
-        other_data = data::load_validated(&a.data, catalog)?.0.runs;
+        other_data = load_noting(&a.data, &Default::default(), catalog)?.0.runs;
         &other_data
     };
     let trained_on_target = match &model {
@@ -533,8 +549,7 @@ fn explain(a: ExplainArgs, catalog: &Catalog) -> Result<()> {
     let with_partition = catalog.for_partition_name(&a.target)?;
     let catalog = with_partition.as_ref().unwrap_or(catalog);
     let (target, source) = target_and_source(catalog, &a.target, a.source.as_deref())?;
-    let (table, _) =
-        data::load_validated_with(&a.runs, &import_options(a.gpu.as_deref()), catalog)?;
+    let (table, _) = load_noting(&a.runs, &import_options(a.gpu.as_deref()), catalog)?;
     let row = match (a.row, &a.kernel, &a.config) {
         (Some(row), _, _) => table.runs.get(row.wrapping_sub(1)).ok_or_else(|| {
             Error::usage(format!(
@@ -666,7 +681,7 @@ fn evaluate(a: EvaluateArgs, catalog: &Catalog) -> Result<()> {
     if let Some(p) = &a.predictions {
         out_file(p, Format::Csv, &[OutFile::Csv])?;
     }
-    let (table, rep) = data::load_validated(&a.data, catalog)?;
+    let (table, rep) = load_noting(&a.data, &Default::default(), catalog)?;
     let protocol = Protocol::new(a.protocol, a.test_kernels.clone());
     let specs = a
         .model
@@ -763,7 +778,7 @@ fn train(a: TrainArgs, catalog: &Catalog) -> Result<()> {
             return Err(Error::usage(format!("--sample {f} must be in (0, 1]")));
         }
     }
-    let (mut table, _) = data::load_validated(&a.data, catalog)?;
+    let (mut table, _) = load_noting(&a.data, &Default::default(), catalog)?;
     if let Some(f) = a.sample {
         table.retain(|r| experiments::in_sample(r, f));
     }

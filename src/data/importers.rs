@@ -153,9 +153,7 @@ fn sum_maps<'a>(
 ) -> BTreeMap<String, usize> {
     let mut out = BTreeMap::new();
     for m in maps {
-        for (k, v) in m {
-            *out.entry(k.clone()).or_insert(0) += v;
-        }
+        super::add_counts(&mut out, m);
     }
     out
 }
@@ -498,6 +496,7 @@ pub(crate) fn table_from(
         extra,
         files: vec![file.to_string()],
         skipped_error_rows: 0,
+        not_imported: Default::default(),
     })
 }
 
@@ -521,6 +520,7 @@ pub(crate) fn concat_tables(tables: Vec<RunsTable>) -> Result<RunsTable> {
         out.runs.extend(t.runs);
         out.files.extend(t.files);
         out.skipped_error_rows += t.skipped_error_rows;
+        super::add_counts(&mut out.not_imported, &t.not_imported);
     }
     if frames
         .iter()

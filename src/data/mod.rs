@@ -129,6 +129,16 @@ pub fn query_into(query: &mut Run, run: &Run, gpu: &str) {
     }
 }
 
+/// Add the counts of `more` to `into`, key by key.
+pub(crate) fn add_counts(
+    into: &mut std::collections::BTreeMap<String, usize>,
+    more: &std::collections::BTreeMap<String, usize>,
+) {
+    for (k, n) in more {
+        *into.entry(k.clone()).or_default() += n;
+    }
+}
+
 /// A runs table: typed rows plus pass-through columns.
 #[derive(Debug, Clone, Default)]
 pub struct RunsTable {
@@ -139,6 +149,12 @@ pub struct RunsTable {
     pub files: Vec<String>,
     /// Rows skipped on load because a runner marked them failed (`status` != ok).
     pub skipped_error_rows: usize,
+    /// Entries of files in a tool's format (Kernel Tuner caches, GEMM tables, Nsight
+    /// Compute exports) not read as runs, by reason: failed configurations (the
+    /// marker the tool wrote, `no_time`, `absurd_time`, ...) and measured rows the
+    /// importer could not use (e.g. `duplicate_config`). `data import` counts them per
+    /// file.
+    pub not_imported: std::collections::BTreeMap<String, usize>,
 }
 
 impl RunsTable {
@@ -220,6 +236,7 @@ impl RunsTable {
             extra: filter_extra(&self.extra, mask),
             files: self.files.clone(),
             skipped_error_rows: self.skipped_error_rows,
+            not_imported: self.not_imported.clone(),
         }
     }
 }

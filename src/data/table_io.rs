@@ -59,6 +59,7 @@ fn load_files_with(files: &[PathBuf], opts: &ImportOptions) -> Result<RunsTable>
         }
         out.files.extend(t.files);
         out.skipped_error_rows += t.skipped_error_rows;
+        super::add_counts(&mut out.not_imported, &t.not_imported);
     }
     out.extra = concat_extras(extras)?;
     Ok(out)
@@ -427,7 +428,14 @@ pub fn read_file(path: &Path) -> Result<RunsTable> {
 /// [`read_file`], importing a tool's own format with `opts`.
 pub fn read_file_with(path: &Path, opts: &ImportOptions) -> Result<RunsTable> {
     use super::importers::{import_file, Format};
-    let imported = |format| Ok(import_file(path, format, opts)?.table);
+    // (what the importer did not read as runs stays with the table, to be reported)
+    let imported = |format| {
+        let i = import_file(path, format, opts)?;
+        let mut table = i.table;
+        super::add_counts(&mut table.not_imported, &i.report.failed());
+        super::add_counts(&mut table.not_imported, &i.report.left_out());
+        Ok(table)
+    };
     if extension(path).as_deref() != Some("parquet") {
         if super::importers::file_is_json_or_gzip(path) {
             return imported(Format::KernelTuner);
@@ -621,6 +629,7 @@ pub(crate) fn from_frame(df: DataFrame, file: Arc<str>, lines: RowLines) -> Resu
         extra,
         files: vec![file.to_string()],
         skipped_error_rows: skipped,
+        not_imported: Default::default(),
     })
 }
 

@@ -101,6 +101,9 @@ pub struct ValidationReport {
     pub flagged: usize,
     pub excluded: usize,
     pub skipped_error_rows: usize,
+    /// [`super::RunsTable::not_imported`]: entries of tool-format files not read as
+    /// runs, by reason.
+    pub not_imported: BTreeMap<String, usize>,
     pub per_gpu: Vec<GpuSummary>,
     /// Every excluded or warned row with its reasons (not in JSON: it can be as
     /// long as the table).
@@ -710,6 +713,7 @@ fn summarize(table: &RunsTable, ids: &RowIds) -> ValidationReport {
         flagged: per_gpu.iter().map(|g| g.flagged).sum(),
         excluded: per_gpu.iter().map(|g| g.excluded).sum(),
         skipped_error_rows: table.skipped_error_rows,
+        not_imported: table.not_imported.clone(),
         per_gpu,
         flagged_rows,
     }

@@ -4,8 +4,8 @@ pub mod plots;
 mod views;
 
 pub use views::{
-    cross_source_table, explain_text, flagged_rows_table, gpus_table, import_report, runs_table,
-    timings_table, validation_table, RunView,
+    cross_source_table, explain_text, flagged_rows_table, gpus_table, import_report,
+    not_imported_text, runs_table, timings_table, validation_table, RunView,
 };
 
 use crate::evaluation::{Evaluation, Metrics};
@@ -193,6 +193,16 @@ pub fn pct(x: f64) -> String {
     }
 }
 
+/// Format a number to 3 decimals ("-" when it is not finite, e.g. the Spearman of
+/// one pair).
+pub fn fixed3(x: f64) -> String {
+    if x.is_finite() {
+        format!("{x:.3}")
+    } else {
+        "-".into()
+    }
+}
+
 /// Format a fraction as a percentage.
 pub fn frac_pct(x: f64) -> String {
     pct(100.0 * x)
@@ -225,11 +235,7 @@ pub fn metric_cells(m: &Metrics) -> Vec<String> {
         frac_pct(m.within_10),
         frac_pct(m.within_25),
         frac_pct(m.within_50),
-        if m.rmse_log.is_finite() {
-            format!("{:.3}", m.rmse_log)
-        } else {
-            "-".into()
-        },
+        fixed3(m.rmse_log),
         if m.interval.is_empty() {
             "-".into()
         } else {

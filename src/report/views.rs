@@ -300,15 +300,30 @@ pub fn explain_text(
     s
 }
 
+/// Counts by reason as `reason=n reason=n`.
+fn counts(m: &std::collections::BTreeMap<String, usize>) -> String {
+    m.iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// What loading the data did not read as runs from files in a tool's format
+/// ([`ValidationReport::not_imported`]), in a line; None when it read everything.
+pub fn not_imported_text(rep: &ValidationReport) -> Option<String> {
+    let n: usize = rep.not_imported.values().sum();
+    (n > 0).then(|| {
+        format!(
+            "{n} entr{} of the data's Kernel Tuner caches, GEMM tables or profiler exports not read as runs ({}; `gpucast data import FILE -o runs.csv` counts them per file)",
+            if n == 1 { "y" } else { "ies" },
+            counts(&rep.not_imported)
+        )
+    })
+}
+
 /// Per imported file: rows, failed configurations and left-out rows by reason; and
 /// the lines below it: totals, the features imported rows lack and why, notes.
 pub fn import_report(rep: &ImportReport) -> (Table, String) {
-    let counts = |m: &std::collections::BTreeMap<String, usize>| {
-        m.iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect::<Vec<_>>()
-            .join(" ")
-    };
     let mut t = Table::new(&[
         "file", "format", "gpu", "kernel", "rows", "failed", "left_out",
     ]);
@@ -402,8 +417,8 @@ pub fn cross_source_table(runs: &[Run]) -> Table {
                     b.to_string(),
                     pairs.len().to_string(),
                     super::pct(m.mape),
-                    format!("{:.3}", m.median_ratio),
-                    format!("{:.3}", crate::evaluation::spearman(&xa, &xb)),
+                    super::fixed3(m.median_ratio),
+                    super::fixed3(crate::evaluation::spearman(&xa, &xb)),
                 ]);
             }
         }
