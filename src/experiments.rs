@@ -754,7 +754,7 @@ pub fn reproduce(
             continue;
         }
         notes.push(format!(
-            "- {}: {} ({} rows{}; {} flagged, {} excluded by the validation rule)",
+            "- {}: {} ({} rows{}; {} flagged, {} excluded by the validation rule{})",
             e.name,
             l.table.files.join(", "),
             l.report.rows,
@@ -774,7 +774,10 @@ pub fn reproduce(
                 String::new()
             },
             l.report.flagged,
-            l.report.excluded
+            l.report.excluded,
+            crate::report::not_imported_text(&l.report)
+                .map(|t| format!("; {t}"))
+                .unwrap_or_default()
         ));
         let mut o = run(
             e,

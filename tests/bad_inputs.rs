@@ -475,9 +475,9 @@ fn cases() -> Vec<Case> {
         Case::err("a cache whose 'cache' is not an object", 1, "k.json: line 3, column 3: not a Kernel Tuner cache: 'cache' is a list, not an object of configurations", &["data", "import", "{dir}/k.json", "-o", "{dir}/o.csv"])
             .with("k.json", "{\n  \"device_name\": \"x\",\n  \"cache\": [1, 2]\n}\n")
             .no_file("o.csv"),
-        Case::new("entries of a cache not read as runs are counted by data validate", Stdout("; 2 entries of the data's Kernel Tuner caches, GEMM tables or profiler exports not read as runs (InvalidConfig=1 absurd_time=1;"), &["data", "validate", "{dir}/k.json"])
+        Case::new("entries of a cache not read as runs are counted by data validate", Stdout("; 2 entries of the data not read as runs (InvalidConfig=1 absurd_time=1;"), &["data", "validate", "{dir}/k.json"])
             .with("k.json", CACHE_WITH_FAILURES),
-        Case::new("entries of a cache not read as runs are noted by predict", Stderr("note: 2 entries of the data's Kernel Tuner caches, GEMM tables or profiler exports not read as runs (InvalidConfig=1 absurd_time=1;"), &["predict", "--runs", "{dir}/k.json", "--target", "RTX 4090"])
+        Case::new("entries of a cache not read as runs are noted by predict", Stderr("note: 2 entries of the data not read as runs (InvalidConfig=1 absurd_time=1;"), &["predict", "--runs", "{dir}/k.json", "--target", "RTX 4090"])
             .with("k.json", CACHE_WITH_FAILURES),
         Case::err("JSON of no known format", 1, "not a recognised format", &["data", "import", "{dir}/k.json", "-o", "{dir}/o.csv"])
             .with("k.json", "{\"foo\": 1}\n"),

@@ -491,6 +491,10 @@ NVIDIA TITAN V,k,N=3,3.0,0,24,ok,\n";
     let t = data::load(&[p]).unwrap();
     assert_eq!(t.len(), 2);
     assert_eq!(t.skipped_error_rows, 1);
+    assert_eq!(
+        t.not_imported,
+        std::collections::BTreeMap::from([("status_not_ok".to_string(), 1)])
+    );
     // the rows after a skipped one keep their own cells and place
     let kept: Vec<(&str, f64, f64, Option<usize>)> = t
         .runs

@@ -111,16 +111,11 @@ fn data_cmd(cmd: DataCommand, catalog: &Catalog) -> Result<()> {
             }
             let agreement = report::cross_source_table(&table.runs);
             let footer = format!(
-                "{} rows in {} file(s): {} flagged, {} excluded from models by the rule in `data::validate::is_excluded` (implausible: above a peak no cache explains, or flat over >= 16x work; or run on an SM partition){}",
+                "{} rows in {} file(s): {} flagged, {} excluded from models by the rule in `data::validate::is_excluded` (implausible: above a peak no cache explains, or flat over >= 16x work; or run on an SM partition)",
                 rep.rows,
                 rep.files.len(),
                 rep.flagged,
                 rep.excluded,
-                if rep.skipped_error_rows > 0 {
-                    format!("; {} runner error rows skipped", rep.skipped_error_rows)
-                } else {
-                    String::new()
-                }
             ) + &report::not_imported_text(&rep)
                 .map(|t| format!("; {t}"))
                 .unwrap_or_default();

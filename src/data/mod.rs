@@ -149,11 +149,12 @@ pub struct RunsTable {
     pub files: Vec<String>,
     /// Rows skipped on load because a runner marked them failed (`status` != ok).
     pub skipped_error_rows: usize,
-    /// Entries of files in a tool's format (Kernel Tuner caches, GEMM tables, Nsight
-    /// Compute exports) not read as runs, by reason: failed configurations (the
-    /// marker the tool wrote, `no_time`, `absurd_time`, ...) and measured rows the
-    /// importer could not use (e.g. `duplicate_config`). `data import` counts them per
-    /// file.
+    /// Entries of the files not read as runs, by reason: rows a runner marked failed
+    /// (`status_not_ok`, also in `skipped_error_rows`), and in files of a tool's
+    /// format (Kernel Tuner caches, GEMM tables, Nsight Compute exports) failed
+    /// configurations (the marker the tool wrote, `no_time`, `absurd_time`, ...) and
+    /// measured rows the importer could not use (e.g. `duplicate_config`). `data
+    /// import` counts them per file.
     pub not_imported: std::collections::BTreeMap<String, usize>,
 }
 

@@ -629,7 +629,11 @@ pub(crate) fn from_frame(df: DataFrame, file: Arc<str>, lines: RowLines) -> Resu
         extra,
         files: vec![file.to_string()],
         skipped_error_rows: skipped,
-        not_imported: Default::default(),
+        not_imported: if skipped > 0 {
+            std::collections::BTreeMap::from([("status_not_ok".to_string(), skipped)])
+        } else {
+            Default::default()
+        },
     })
 }
 

@@ -308,13 +308,14 @@ fn counts(m: &std::collections::BTreeMap<String, usize>) -> String {
         .join(" ")
 }
 
-/// What loading the data did not read as runs from files in a tool's format
-/// ([`ValidationReport::not_imported`]), in a line; None when it read everything.
+/// What loading the data did not read as runs ([`ValidationReport::not_imported`]:
+/// failed runner rows, failed configurations and rows an importer could not use), in
+/// a line; None when it read everything.
 pub fn not_imported_text(rep: &ValidationReport) -> Option<String> {
     let n: usize = rep.not_imported.values().sum();
     (n > 0).then(|| {
         format!(
-            "{n} entr{} of the data's Kernel Tuner caches, GEMM tables or profiler exports not read as runs ({}; `gpucast data import FILE -o runs.csv` counts them per file)",
+            "{n} entr{} of the data not read as runs ({}; `gpucast data import FILE -o runs.csv` counts them per file)",
             if n == 1 { "y" } else { "ies" },
             counts(&rep.not_imported)
         )
