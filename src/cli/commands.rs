@@ -324,11 +324,9 @@ fn predict(a: PredictArgs, catalog: &Catalog) -> Result<()> {
     Ok(())
 }
 
-/// After a successful `predict` or `tune` (an error stays one line): the note that the
-/// target's own rows were left out, where the data has some.
-/// The data at `paths`, validated, with a note on standard error of what files in a
-/// tool's format held that was not read as runs (failed configurations, rows the
-/// importer could not use).
+/// The data at `paths`, validated, with a note on standard error of what its files
+/// held that was not read as runs (failed configurations and runner rows, rows an
+/// importer could not use: [`report::not_imported_text`]).
 fn load_noting(
     paths: &[std::path::PathBuf],
     opts: &data::importers::ImportOptions,
@@ -341,6 +339,8 @@ fn load_noting(
     Ok((table, rep))
 }
 
+/// After a successful `predict` or `tune` (an error stays one line): the note that the
+/// target's own rows were left out, where the data has some.
 fn note_target_rows(preds: &gpucast::predict::Predictions) {
     if let Some(note) = preds.target_rows_note() {
         eprintln!("{note}");

@@ -341,7 +341,7 @@ pub fn detect(path: &Path) -> Result<Format> {
             )
         })?;
         // (a 'cache' that is not an object too: the importer says what is wrong with it)
-        if kernel_tuner::is_cache(&doc) || doc.get("cache").is_some() {
+        if doc.get("cache").is_some() {
             return Ok(Format::KernelTuner);
         }
         return Err(Error::file(

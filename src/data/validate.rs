@@ -101,8 +101,8 @@ pub struct ValidationReport {
     pub flagged: usize,
     pub excluded: usize,
     pub skipped_error_rows: usize,
-    /// [`super::RunsTable::not_imported`]: entries of tool-format files not read as
-    /// runs, by reason.
+    /// [`super::RunsTable::not_imported`]: entries of the files not read as runs, by
+    /// reason.
     pub not_imported: BTreeMap<String, usize>,
     pub per_gpu: Vec<GpuSummary>,
     /// Every excluded or warned row with its reasons (not in JSON: it can be as
