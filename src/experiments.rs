@@ -416,56 +416,9 @@ pub fn write_outputs(o: &Outcome, out: &Path, with_plots: bool) -> Result<Vec<Pa
     )?;
 
     if with_plots && o.experiment.plots {
-        let recs = &o.evaluation.records;
-        let mut targets: Vec<&str> = recs.iter().map(|r| &*r.target).collect();
-        targets.sort();
-        targets.dedup();
-        for t in targets {
-            let mut by_model: BTreeMap<&str, Vec<plots::Prediction>> = BTreeMap::new();
-            for r in recs.iter().filter(|r| &*r.target == t) {
-                by_model
-                    .entry(&r.model)
-                    .or_default()
-                    .push(plots::Prediction {
-                        measured_ms: r.measured_ms,
-                        pred_ms: r.pred_ms,
-                        lo_ms: r.pred_lo_ms,
-                        hi_ms: r.pred_hi_ms,
-                    });
-            }
-            let series: Vec<(String, Vec<plots::Prediction>)> = by_model
-                .into_iter()
-                .map(|(k, v)| (k.to_string(), v))
-                .collect();
-            let p = out.join(format!("{name}_pred_vs_measured_{}.svg", slug(t)));
-            plots::pred_vs_measured(&p, &format!("{name}: predicted vs measured, {t}"), &series)?;
-            written.push(p);
-        }
-        let mut ape: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
-        for r in recs {
-            ape.entry(&r.model)
-                .or_default()
-                .push(100.0 * (r.pred_ms - r.measured_ms).abs() / r.measured_ms);
-        }
-        let series: Vec<(String, Vec<f64>)> =
-            ape.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
-        let p = out.join(format!("{name}_error_cdf.svg"));
-        plots::error_cdf(&p, &format!("{name}: error CDF"), &series)?;
-        written.push(p);
+        written.extend(plots::evaluation_plots(&o.evaluation.records, name, out)?);
     }
     Ok(written)
-}
-
-fn slug(s: &str) -> String {
-    s.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_lowercase()
-            } else {
-                '_'
-            }
-        })
-        .collect()
 }
 
 /// A roofline chart per GPU: every run with FLOPs at its achieved GFLOP/s, and every run
@@ -488,7 +441,7 @@ pub fn roofline_plots(runs: &[Run], catalog: &Catalog, out: &Path) -> Result<Vec
                 time_ms: r.time_ms,
             })
             .collect();
-        let p = out.join(format!("roofline_{}.svg", slug(g)));
+        let p = out.join(format!("roofline_{}.svg", plots::file_slug(g)));
         plots::roofline(
             &p,
             &format!("Roofline: {g} (catalog peaks)"),

@@ -1725,3 +1725,63 @@ fn tune_names_the_configurations_it_could_not_rank() {
         stderr(&o)
     );
 }
+
+/// `evaluate --plots DIR` draws the evaluation: a predicted-vs-measured chart per
+/// target, titled with it, and the error CDF, into a directory it makes; a file in
+/// the directory's place is a usage error.
+#[test]
+fn evaluate_draws_its_charts() {
+    let dir = reference_data();
+    let data = dir.to_str().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let charts = tmp.path().join("charts");
+    let args = |to: &str| {
+        gpucast(&[
+            "evaluate",
+            "--model",
+            "analytical",
+            "--data",
+            data,
+            "--plots",
+            to,
+        ])
+    };
+    let o = args(charts.to_str().unwrap());
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!("wrote 5 charts to {}", charts.display())),
+        "{}",
+        stderr(&o)
+    );
+    let mut names: Vec<String> = std::fs::read_dir(&charts)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "logo_error_cdf.svg",
+            "logo_pred_vs_measured_nvidia_geforce_gtx_titan_x.svg",
+            "logo_pred_vs_measured_nvidia_geforce_rtx_2080_ti.svg",
+            "logo_pred_vs_measured_nvidia_geforce_rtx_4070.svg",
+            "logo_pred_vs_measured_nvidia_titan_v.svg",
+        ]
+    );
+    let svg =
+        std::fs::read_to_string(charts.join("logo_pred_vs_measured_nvidia_titan_v.svg")).unwrap();
+    assert!(svg.starts_with("<svg"), "{}", &svg[..80.min(svg.len())]);
+    assert!(
+        svg.contains("logo: predicted vs measured, NVIDIA TITAN V"),
+        "the title names the target"
+    );
+    let file = tmp.path().join("a-file");
+    std::fs::write(&file, "x").unwrap();
+    let o = args(file.to_str().unwrap());
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("a file of that name exists"),
+        "{}",
+        stderr(&o)
+    );
+}

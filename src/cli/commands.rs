@@ -676,6 +676,12 @@ fn evaluate(a: EvaluateArgs, catalog: &Catalog) -> Result<()> {
     if let Some(p) = &a.predictions {
         out_file(p, Format::Csv, &[OutFile::Csv])?;
     }
+    if let Some(dir) = a.plots.as_ref().filter(|d| d.exists() && !d.is_dir()) {
+        return Err(Error::usage(format!(
+            "--plots {}: a file of that name exists; give a directory",
+            dir.display()
+        )));
+    }
     let (table, rep) = load_noting(&a.data, &Default::default(), catalog)?;
     let protocol = Protocol::new(a.protocol, a.test_kernels.clone());
     let specs = a
@@ -706,6 +712,12 @@ fn evaluate(a: EvaluateArgs, catalog: &Catalog) -> Result<()> {
     eval.data = table.files.clone();
     if let Some(p) = &a.predictions {
         report::write_atomic(p, &report::records_table(&eval).to_csv())?;
+    }
+    if let Some(dir) = &a.plots {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display(), e.to_string()))?;
+        let name = eval.protocol.as_str();
+        let written = report::plots::evaluation_plots(&eval.records, name, dir)?;
+        eprintln!("wrote {} charts to {}", written.len(), dir.display());
     }
     match (a.format, a.per_kernel) {
         (Format::Json, false) => return out(&json(&eval)?),

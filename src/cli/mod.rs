@@ -288,6 +288,12 @@ pub struct EvaluateArgs {
     /// Write every scored prediction (model, target, kernel, config, measured, predicted, interval, bound) to this CSV
     #[arg(long, value_name = "FILE")]
     pub predictions: Option<PathBuf>,
+    /// Write SVG charts of the evaluation into this directory (made if missing):
+    /// predicted against measured per target, each model with its intervals
+    /// (`PROTOCOL_pred_vs_measured_TARGET.svg`), and each model's error CDF
+    /// (`PROTOCOL_error_cdf.svg`)
+    #[arg(long, value_name = "DIR")]
+    pub plots: Option<PathBuf>,
     /// Seed of the learned models (the same seed gives the same output)
     #[arg(long, default_value_t = 42)]
     pub seed: u64,

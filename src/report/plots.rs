@@ -11,7 +11,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Display;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use plotters::coord::ranged1d::{Ranged, SegmentValue, ValueFormatter};
 use plotters::coord::Shift;
@@ -22,6 +22,63 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use crate::error::{Error, Result};
 use crate::features::roofline::arithmetic_intensity;
 use crate::output::write_atomic;
+
+/// An evaluation's charts in `dir`, named `{name}_...svg`: predicted against measured
+/// per target (each model a series, with its intervals) and the error CDF of each
+/// model. Returns the files written.
+pub fn evaluation_plots(
+    records: &[crate::evaluation::Record],
+    name: &str,
+    dir: &Path,
+) -> Result<Vec<PathBuf>> {
+    let mut written = Vec::new();
+    let mut targets: Vec<&str> = records.iter().map(|r| &*r.target).collect();
+    targets.sort();
+    targets.dedup();
+    for t in targets {
+        let mut by_model: BTreeMap<&str, Vec<Prediction>> = BTreeMap::new();
+        for r in records.iter().filter(|r| &*r.target == t) {
+            by_model.entry(&r.model).or_default().push(Prediction {
+                measured_ms: r.measured_ms,
+                pred_ms: r.pred_ms,
+                lo_ms: r.pred_lo_ms,
+                hi_ms: r.pred_hi_ms,
+            });
+        }
+        let series: Vec<(String, Vec<Prediction>)> = by_model
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect();
+        let p = dir.join(format!("{name}_pred_vs_measured_{}.svg", file_slug(t)));
+        pred_vs_measured(&p, &format!("{name}: predicted vs measured, {t}"), &series)?;
+        written.push(p);
+    }
+    let mut ape: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
+    for r in records {
+        ape.entry(&r.model)
+            .or_default()
+            .push(100.0 * (r.pred_ms - r.measured_ms).abs() / r.measured_ms);
+    }
+    let series: Vec<(String, Vec<f64>)> =
+        ape.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+    let p = dir.join(format!("{name}_error_cdf.svg"));
+    error_cdf(&p, &format!("{name}: error CDF"), &series)?;
+    written.push(p);
+    Ok(written)
+}
+
+/// A name as a file name part: ASCII letters and digits, lower case, the rest `_`.
+pub fn file_slug(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
 
 /// Canvas size of a single chart in pixels.
 const SIZE: (u32, u32) = (900, 650);
