@@ -655,24 +655,22 @@ impl SourceCheck {
     /// One line for a user: the range and mean of the regrets, the worst GPU and the
     /// mean Spearman.
     pub fn text(&self) -> String {
-        let n = self.spaces.len() as f64;
-        let regrets = self.spaces.iter().map(|s| s.1);
-        let (lo, hi) = regrets.fold((f64::INFINITY, 0.0_f64), |(lo, hi), r| {
-            (lo.min(r), hi.max(r))
-        });
-        let mean = self.spaces.iter().map(|s| s.1).sum::<f64>() / n;
-        // (a space whose predictions are all equal has no rank correlation)
+        let regrets: Vec<f64> = self.spaces.iter().map(|s| s.1).collect();
+        let (lo, hi) = regrets
+            .iter()
+            .fold((f64::INFINITY, 0.0_f64), |(lo, hi), r| {
+                (lo.min(*r), hi.max(*r))
+            });
+        let mean = regrets.iter().sum::<f64>() / regrets.len() as f64;
+        // (a space whose predictions are all equal has no rank correlation; with none
+        // left the mean is NaN, written "-")
         let rhos: Vec<f64> = self
             .spaces
             .iter()
             .map(|s| s.2)
             .filter(|r| r.is_finite())
             .collect();
-        let spearman = if rhos.is_empty() {
-            "-".to_string()
-        } else {
-            format!("{:.3}", rhos.iter().sum::<f64>() / rhos.len() as f64)
-        };
+        let spearman = crate::report::fixed3(rhos.iter().sum::<f64>() / rhos.len() as f64);
         let mut gpus: Vec<&str> = self.spaces.iter().map(|s| s.0.as_str()).collect();
         gpus.sort_unstable();
         gpus.dedup();
@@ -699,11 +697,11 @@ impl SourceCheck {
     }
 }
 
-/// [`SourceCheck`]s of `kernels`, in kernel order: `spec` fitted leave-one-GPU-out on `runs` (the rows
-/// of other GPUs than the target; projected from `source` alone when given, as
-/// `predict --source` predicts) and scored on the kernels' rows. None for a kernel
-/// without a tuning space among the scored predictions, and nothing where fewer than
-/// two GPUs measured the kernels.
+/// [`SourceCheck`]s of `kernels`, in kernel order: `spec` fitted leave-one-GPU-out on
+/// `runs` (the rows of other GPUs than the target; projected from `source` alone when
+/// given, as `predict --source` predicts) and scored on the kernels' rows. No check
+/// for a kernel without a tuning space among the scored predictions, and none at all
+/// where fewer than two GPUs measured the kernels.
 pub fn check_on_sources(
     runs: &[&Run],
     spec: &ModelSpec,
