@@ -325,6 +325,8 @@ fn cases() -> Vec<Case> {
         ),
         Case::err("garbage named .parquet", 1, "a.parquet: cannot read", &["data", "validate", "{dir}/a.parquet"])
             .with("a.parquet", runs(&[ROW_TITAN])),
+        Case::err("decimal Parquet column", 1, "time_decimal.parquet: column 'time_ms' holds decimals", &["predict", "--runs", "{fx}/parquet/time_decimal.parquet", "--target", REF_TARGET]),
+        Case::err("decimal Parquet column, imported", 1, "time_decimal.parquet: column 'time_ms' holds decimals", &["data", "import", "{fx}/parquet/time_decimal.parquet", "-o", "{dir}/x.csv"]),
         Case::err("unknown file type", 1, "a.json: unknown file type '.json'", &["data", "validate", "{dir}/a.json"])
             .with("a.json", runs(&[ROW_TITAN])),
         Case::err("nonexistent file", 1, "nope.csv: no such file or directory", &["data", "validate", "{dir}/nope.csv"]),

@@ -318,6 +318,55 @@ fn parquet_errors_name_the_row() {
     );
 }
 
+/// A Parquet column of a type no run can hold is an error naming it, found from the
+/// file's schema before reading: a decimal column panicked inside polars, and a list
+/// column read as text gave every run a time of 0.
+#[test]
+fn parquet_columns_of_other_types_are_errors() {
+    use polars::prelude::*;
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("lists.parquet");
+    // SYNTHETIC: each run's time is a list of trials
+    let times = Series::new(
+        "time_ms".into(),
+        [
+            Series::new("".into(), [0.25, 0.26]),
+            Series::new("".into(), [0.5, 0.51]),
+        ],
+    );
+    let mut df = df!(
+        "gpu" => ["NVIDIA TITAN V", "NVIDIA TITAN V"],
+        "kernel" => ["k", "k"],
+        "config" => ["N=1", "N=2"],
+        "flops" => [0.0, 0.0],
+        "dram_bytes" => [8.0, 8.0],
+    )
+    .unwrap();
+    df.with_column(times.into()).unwrap();
+    data::write_frame(&mut df, &p).unwrap();
+    let msg = data::load(&[p]).unwrap_err().to_string();
+    assert!(
+        msg.ends_with(
+            "lists.parquet: column 'time_ms' holds lists (several values per row): the \
+             columns of a runs table are numbers (integers, 32- or 64-bit floats), text or \
+             booleans"
+        ),
+        "{msg}"
+    );
+
+    // SYNTHETIC fixture (tests/fixtures/parquet/README.md)
+    let decimal = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/parquet/time_decimal.parquet");
+    let msg = data::load(&[decimal]).unwrap_err().to_string();
+    assert!(
+        msg.ends_with(
+            "time_decimal.parquet: column 'time_ms' holds decimals: the columns of a runs \
+             table are numbers (integers, 32- or 64-bit floats), text or booleans"
+        ),
+        "{msg}"
+    );
+}
+
 /// Parquet's typed numeric columns are read as numbers (64-bit floats and integers
 /// directly, 32-bit floats through their text, as the file meant them), with the
 /// same checks and positions as text cells.

@@ -428,9 +428,7 @@ pub(crate) fn read_frame(path: &Path) -> Result<DataFrame> {
         return Err(Error::file(&name, "empty file"));
     }
     if bytes.starts_with(b"PAR1") {
-        ParquetReader::new(std::io::Cursor::new(bytes))
-            .finish()
-            .map_err(bad)
+        super::table_io::read_parquet(std::io::Cursor::new(bytes), &name)
     } else {
         // Text cells: each value is parsed (and its errors located) by the importer.
         CsvReadOptions::default()

@@ -357,7 +357,7 @@ fn read_frame(path: &Path) -> Result<(DataFrame, RowLines)> {
     match extension(path).as_deref() {
         Some("parquet") => {
             let f = std::fs::File::open(path).map_err(|e| Error::io(name, e))?;
-            let df = ParquetReader::new(f).finish().map_err(bad)?;
+            let df = read_parquet(f, name)?;
             if df.height() == 0 {
                 return Err(Error::parse_file(name, "no data rows"));
             }
@@ -412,6 +412,73 @@ fn read_frame(path: &Path) -> Result<(DataFrame, RowLines)> {
 }
 
 const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// A Parquet file (`file` names it in errors) as a frame, once its schema holds only
+/// column types a table of runs can: numbers, text, booleans. Checked before reading:
+/// polars, built without its decimal type, panics on a decimal column, and a list
+/// column read as text gave every run a time of 0.
+pub(crate) fn read_parquet<R: polars::io::mmap::MmapBytesReader>(
+    reader: R,
+    file: &str,
+) -> Result<DataFrame> {
+    let bad = |e: PolarsError| {
+        Error::parse_file(file, format!("cannot read: {}", first_line(&e.to_string())))
+    };
+    let mut reader = ParquetReader::new(reader);
+    let schema = reader.schema().map_err(bad)?;
+    for (name, field) in schema.iter() {
+        if let Some(kind) = unreadable_type(&field.dtype) {
+            return Err(Error::parse_file(
+                file,
+                format!(
+                    "column '{name}' holds {kind}: the columns of a runs table are numbers \
+                     (integers, 32- or 64-bit floats), text or booleans"
+                ),
+            ));
+        }
+    }
+    reader.finish().map_err(bad)
+}
+
+/// What a Parquet column type is, in words, when a runs table cannot hold it (None
+/// when it can: numbers, text, booleans, or a dictionary of those).
+fn unreadable_type(dtype: &ArrowDataType) -> Option<&'static str> {
+    use ArrowDataType as A;
+    match dtype {
+        A::Null
+        | A::Boolean
+        | A::Int8
+        | A::Int16
+        | A::Int32
+        | A::Int64
+        | A::UInt8
+        | A::UInt16
+        | A::UInt32
+        | A::UInt64
+        | A::Float32
+        | A::Float64
+        | A::Utf8
+        | A::LargeUtf8
+        | A::Utf8View
+        | A::Binary
+        | A::LargeBinary
+        | A::BinaryView => None,
+        A::Dictionary(_, values, _) => unreadable_type(values),
+        A::Float16 => Some("16-bit floats"),
+        A::Decimal(..) | A::Decimal32(..) | A::Decimal64(..) | A::Decimal256(..) => {
+            Some("decimals")
+        }
+        A::List(_) | A::LargeList(_) | A::FixedSizeList(..) | A::Map(..) => {
+            Some("lists (several values per row)")
+        }
+        A::Struct(_) | A::Union(_) => Some("records (several fields per row)"),
+        A::Timestamp(..) | A::Date32 | A::Date64 | A::Time32(_) | A::Time64(_) => {
+            Some("dates or times")
+        }
+        A::Duration(_) | A::Interval(_) => Some("durations"),
+        _ => Some("a type gpucast does not read"),
+    }
+}
 
 fn first_line(s: &str) -> &str {
     s.lines().next().unwrap_or(s)
