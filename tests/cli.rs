@@ -236,8 +236,13 @@ fn train_then_predict_and_reject_bad_model_files() {
     assert!(saved.get("x").is_none() && saved.get("y").is_none());
     assert!(saved.get("residual").is_some() && saved["pairs"].as_u64().unwrap() > 0);
     // Every hand edit that would change predictions silently is an error.
-    let edits: [(&str, serde_json::Value, &str); 6] = [
+    let edits: [(&str, serde_json::Value, &str); 7] = [
         ("correction_share", serde_json::json!(-0.5), "outside 0..1"),
+        (
+            "interval_log",
+            serde_json::json!([-1e308, 1e308]),
+            "interval_log (-1e308, 1e308) must be numbers within +-20",
+        ),
         (
             "similarity_power",
             serde_json::json!(3),

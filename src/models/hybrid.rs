@@ -18,6 +18,7 @@
 use super::analytical::{
     self, kernel_ratio_shift, project, projections, similarity, to_kernel_ratio, Combination,
 };
+use super::interval;
 use super::regressors::{make, FittedRegressor, RegressorKind};
 use super::transfer::{self, ShapeTransfer};
 use super::{
@@ -326,9 +327,10 @@ impl HybridState {
             }
         }
         if let Some((lo, hi)) = self.interval_log {
-            if !(lo.is_finite() && hi.is_finite() && lo <= hi) {
+            if !(interval::plausible_log(lo) && interval::plausible_log(hi) && lo <= hi) {
                 return bad(format!(
-                    "interval_log ({lo}, {hi}) must be finite with lo <= hi"
+                    "interval_log ({lo:?}, {hi:?}) must be numbers within +-{} with lo <= hi",
+                    interval::MAX_INTERVAL_LOG
                 ));
             }
         }
@@ -359,6 +361,8 @@ impl HybridState {
                     r.n_features()
                 ));
             }
+            r.check()
+                .map_err(|e| Error::model_file(format!("residual {e}")))?;
         } else if self.correction_share.max(self.new_family_share) > 0.0 && self.pairs >= MIN_PAIRS
         {
             return bad(format!(

@@ -176,6 +176,16 @@ impl GpuErrors {
     }
 }
 
+/// Largest log error a saved interval may hold (a factor of e^20, about 5 x 10^8): a
+/// held-out error is a few units at most, and a hand-edited 1e308 made every upper
+/// bound infinite.
+pub const MAX_INTERVAL_LOG: f64 = 20.0;
+
+/// Whether `v` is a log error a saved interval may hold ([`MAX_INTERVAL_LOG`]).
+pub fn plausible_log(v: f64) -> bool {
+    v.is_finite() && v.abs() <= MAX_INTERVAL_LOG
+}
+
 /// An interval for each target from the training GPUs' errors, each GPU weighted by
 /// its similarity to the target to `similarity_power` (what [`fit_interval`] chose).
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -219,13 +229,13 @@ impl LocalInterval {
         }
         for g in &self.gpus {
             let ascending = g.shape_log.windows(2).all(|w| w[0] <= w[1]);
-            if !g.level_log.is_finite()
+            if !plausible_log(g.level_log)
                 || g.shape_log.len() != SHAPE_QUANTILES
-                || !g.shape_log.iter().all(|v| v.is_finite())
+                || !g.shape_log.iter().all(|v| plausible_log(*v))
                 || !ascending
             {
                 return Err(format!(
-                    "local_interval for {}: level_log must be finite and shape_log {SHAPE_QUANTILES} finite values in ascending order",
+                    "local_interval for {}: level_log must be a number within +-{MAX_INTERVAL_LOG} and shape_log {SHAPE_QUANTILES} such numbers in ascending order",
                     g.gpu
                 ));
             }

@@ -82,6 +82,38 @@ impl FittedForest {
         self.n_features
     }
 
+    /// See [`super::FittedRegressor::check`]: at least one tree; in each, a split
+    /// names a feature the model has, a finite threshold and two children after it
+    /// (as trees are grown, so a walk always ends), a leaf a finite value.
+    pub(super) fn check(&self) -> std::result::Result<(), String> {
+        if self.trees.is_empty() {
+            return Err("no trees".into());
+        }
+        for (t, tree) in self.trees.iter().enumerate() {
+            let n = tree.nodes.len();
+            if n == 0 {
+                return Err(format!("tree {t} has no nodes"));
+            }
+            for (k, node) in tree.nodes.iter().enumerate() {
+                let ok = if node.feature == usize::MAX {
+                    node.value.is_finite()
+                } else {
+                    node.feature < self.n_features
+                        && node.threshold.is_finite()
+                        && (k + 1..n).contains(&node.left)
+                        && (k + 1..n).contains(&node.right)
+                };
+                if !ok {
+                    return Err(format!(
+                        "tree {t} node {k}: a split needs a feature below {}, a finite threshold and children after it; a leaf a finite value",
+                        self.n_features
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
     pub(super) fn predict_unchecked(&self, x: &Array2<f64>) -> Array1<f64> {
         let n = self.trees.len() as f64;
         x.map_axis(Axis(1), |row| {

@@ -88,6 +88,30 @@ impl FittedKnn {
         self.scaler.n_features()
     }
 
+    /// See [`super::FittedRegressor::check`]: one finite target per stored training
+    /// row, each row of `n_features` finite values, k between 1 and the rows.
+    pub(super) fn check(&self) -> std::result::Result<(), String> {
+        self.scaler.check()?;
+        let (rows, cols) = self.z.dim();
+        if cols != self.n_features() || rows != self.y.len() || rows == 0 {
+            return Err(format!(
+                "{rows} training rows of {cols} features with {} targets, for {} features",
+                self.y.len(),
+                self.n_features()
+            ));
+        }
+        if !(1..=rows).contains(&self.k) {
+            return Err(format!("k {} is outside 1..={rows}", self.k));
+        }
+        if !self.z.iter().all(|v| v.is_finite()) || !super::all_plausible(&self.y) {
+            return Err(format!(
+                "training rows must be finite, targets finite numbers within +-{:e}",
+                super::MAX_FITTED_MAGNITUDE
+            ));
+        }
+        Ok(())
+    }
+
     pub(super) fn predict_unchecked(&self, x: &Array2<f64>) -> Result<Array1<f64>> {
         let name = RegressorKind::Knn.name();
         let zq = self.scaler.transform(x);

@@ -72,6 +72,25 @@ impl LinearModel {
         self.scaler.n_features()
     }
 
+    /// See [`super::FittedRegressor::check`].
+    pub(super) fn check(&self) -> std::result::Result<(), String> {
+        self.scaler.check()?;
+        if self.coef.len() != self.n_features() {
+            return Err(format!(
+                "{} coefficients for {} features",
+                self.coef.len(),
+                self.n_features()
+            ));
+        }
+        if !super::all_plausible(&self.coef) || !super::plausible(self.intercept) {
+            return Err(format!(
+                "coefficients and intercept must be finite numbers within +-{:e}",
+                super::MAX_FITTED_MAGNITUDE
+            ));
+        }
+        Ok(())
+    }
+
     /// Weights on the z-scored features, and the intercept.
     pub fn coefficients(&self) -> (&Array1<f64>, f64) {
         (&self.coef, self.intercept)

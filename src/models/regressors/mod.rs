@@ -242,6 +242,28 @@ impl FittedRegressor {
         }
     }
 
+    /// Whether a fitted model read from a file is whole: every array the size its
+    /// feature count says, every number finite, scales positive, tree links pointing
+    /// forward. A hand edit that breaks one is an error naming it (a coefficient
+    /// vector of the wrong length panicked in prediction; a support-vector matrix of
+    /// the wrong width silently predicted from the features it had).
+    pub fn check(&self) -> std::result::Result<(), String> {
+        let n = self.n_features();
+        if n == 0 {
+            return Err(format!("{}: fitted on no features", self.kind().name()));
+        }
+        let r = match self {
+            FittedRegressor::Linear(m) | FittedRegressor::Ridge(m) | FittedRegressor::Lasso(m) => {
+                m.check()
+            }
+            FittedRegressor::Tree(_) | FittedRegressor::Gbm(_) => Ok(()),
+            FittedRegressor::Forest(m) => m.check(),
+            FittedRegressor::Svr(m) => m.check(),
+            FittedRegressor::Knn(m) => m.check(),
+        };
+        r.map_err(|e| format!("{}: {e}", self.kind().name()))
+    }
+
     /// One prediction per row of `x`; an error for a wrong width or a non-finite value.
     pub fn predict(&self, x: &Array2<f64>) -> Result<Array1<f64>> {
         let kind = self.kind();
@@ -377,6 +399,39 @@ impl Standardizer {
     fn n_features(&self) -> usize {
         self.mean.len()
     }
+
+    /// As many finite means as finite, positive scales.
+    fn check(&self) -> std::result::Result<(), String> {
+        if self.scale.len() != self.mean.len() {
+            return Err(format!(
+                "scaler has {} means but {} scales",
+                self.mean.len(),
+                self.scale.len()
+            ));
+        }
+        if !self.mean.iter().all(|m| m.is_finite())
+            || !self.scale.iter().all(|s| s.is_finite() && *s > 0.0)
+        {
+            return Err("scaler means must be finite and scales finite and > 0".into());
+        }
+        Ok(())
+    }
+}
+
+/// Largest magnitude a saved model's coefficients, intercepts and target scales may
+/// have: every regressor here learns a logarithm (of a time, or of a measured /
+/// projected ratio), so a fitted number near 10^6 is a hand edit. A coefficient of
+/// 1e308 made every prediction infinite.
+const MAX_FITTED_MAGNITUDE: f64 = 1e6;
+
+/// Whether `v` is a number a fitted model may hold ([`MAX_FITTED_MAGNITUDE`]).
+fn plausible(v: f64) -> bool {
+    v.is_finite() && v.abs() <= MAX_FITTED_MAGNITUDE
+}
+
+/// Every value plausible ([`plausible`]).
+fn all_plausible(values: &Array1<f64>) -> bool {
+    values.iter().all(|v| plausible(*v))
 }
 
 /// Population standard deviation of `values` around `mean`, or 1 when they are constant

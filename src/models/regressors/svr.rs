@@ -95,6 +95,47 @@ impl FittedSvr {
         self.scaler.n_features()
     }
 
+    /// See [`super::FittedRegressor::check`]. linfa-svm keeps its support vectors
+    /// private, so their shape is read from the model's serialized form: one row of
+    /// `n_features` per weight that counts (linfa pairs them in order and ignores the
+    /// rest of either list).
+    pub(super) fn check(&self) -> std::result::Result<(), String> {
+        self.scaler.check()?;
+        if !(super::plausible(self.y_mean) && super::plausible(self.y_scale) && self.y_scale > 0.0)
+        {
+            return Err(format!(
+                "y_mean and y_scale must be finite numbers within +-{:e}, y_scale > 0",
+                super::MAX_FITTED_MAGNITUDE
+            ));
+        }
+        if !(self.model.alpha.iter().all(|a| a.is_finite()) && self.model.rho.is_finite()) {
+            return Err("alpha and rho must be finite".into());
+        }
+        let value = serde_json::to_value(&self.model).map_err(|e| e.to_string())?;
+        // SvrParams fits a Gaussian kernel only
+        let width = value["kernel_method"]["Gaussian"].as_f64();
+        if !width.is_some_and(|w| w.is_finite() && w > 0.0) {
+            return Err("kernel_method must be Gaussian with a finite width > 0".into());
+        }
+        let vectors = &value["sep_hyperplane"]["WeightedCombination"]["dim"];
+        let dims = vectors
+            .as_array()
+            .and_then(|d| Some((d.first()?.as_u64()?, d.get(1)?.as_u64()?)));
+        match dims {
+            Some((rows, cols))
+                if cols as usize == self.n_features() && rows as usize == self.model.nsupport() =>
+            {
+                Ok(())
+            }
+            Some((rows, cols)) => Err(format!(
+                "{rows} support vectors of {cols} features for {} weights that count and {} features",
+                self.model.nsupport(),
+                self.n_features()
+            )),
+            None => Err("support vectors missing".into()),
+        }
+    }
+
     pub(super) fn predict_unchecked(&self, x: &Array2<f64>) -> Result<Array1<f64>> {
         use linfa::traits::Predict;
         let z = self.scaler.transform(x);

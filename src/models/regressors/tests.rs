@@ -574,3 +574,69 @@ fn serde_round_trip_predicts_identically() {
     let err = serde_json::from_str::<FittedRegressor>("{\"xgboost\": {}}").unwrap_err();
     assert!(err.to_string().contains("unknown variant"), "{err}");
 }
+
+/// A fitted model read back from JSON passes `check`; each hand edit that would make
+/// it panic or predict from the wrong numbers fails it, naming what is wrong.
+#[test]
+fn check_refuses_broken_saved_models() {
+    let (x, y) = wavy(200, 91);
+    for kind in RegressorKind::ALL {
+        let m = make(kind, 9).fit(&x, &y).unwrap();
+        assert_eq!(m.check(), Ok(()), "{kind}: a fitted model is whole");
+    }
+    let edited = |kind: RegressorKind, edit: &dyn Fn(&mut serde_json::Value)| {
+        let m = make(kind, 9).fit(&x, &y).unwrap();
+        let mut v = serde_json::to_value(&m).unwrap();
+        edit(&mut v[kind.name()]);
+        let back: FittedRegressor = serde_json::from_value(v).unwrap();
+        back.check().unwrap_err()
+    };
+    let set_array = |v: &mut serde_json::Value, values: Vec<f64>| {
+        v["dim"] = serde_json::json!([values.len()]);
+        v["data"] = serde_json::json!(values);
+    };
+    let e = edited(RegressorKind::Lasso, &|m| {
+        set_array(&mut m["coef"], vec![0.5; 3])
+    });
+    assert_eq!(e, "lasso: 3 coefficients for 8 features");
+    let e = edited(RegressorKind::Ridge, &|m| {
+        m["intercept"] = serde_json::json!(1e308)
+    });
+    assert_eq!(
+        e,
+        "ridge: coefficients and intercept must be finite numbers within +-1e6"
+    );
+    let e = edited(RegressorKind::Linear, &|m| {
+        set_array(&mut m["scaler"]["scale"], vec![0.0; 8])
+    });
+    assert_eq!(
+        e,
+        "linear: scaler means must be finite and scales finite and > 0"
+    );
+    let e = edited(RegressorKind::Svr, &|m| {
+        let dim = m["model"]["sep_hyperplane"]["WeightedCombination"]["dim"].clone();
+        let rows = dim[0].as_u64().unwrap() as usize;
+        let sv = &mut m["model"]["sep_hyperplane"]["WeightedCombination"];
+        sv["dim"] = serde_json::json!([rows, 7]);
+        sv["data"] = serde_json::json!(vec![0.0; rows * 7]);
+    });
+    assert!(e.starts_with("svr: ") && e.contains("of 7 features"), "{e}");
+    let e = edited(RegressorKind::Svr, &|m| {
+        m["y_scale"] = serde_json::json!(0.0)
+    });
+    assert!(e.contains("y_scale > 0"), "{e}");
+    let e = edited(RegressorKind::Svr, &|m| {
+        m["model"]["kernel_method"] = serde_json::json!({"Gaussian": -1.0})
+    });
+    assert_eq!(
+        e,
+        "svr: kernel_method must be Gaussian with a finite width > 0"
+    );
+    let e = edited(RegressorKind::Knn, &|m| m["k"] = serde_json::json!(0));
+    assert_eq!(e, "knn: k 0 is outside 1..=200");
+    let e = edited(RegressorKind::Forest, &|m| {
+        // the root's left child pointing back at the root: a walk that never ends
+        m["trees"][0]["nodes"][0]["l"] = serde_json::json!(0)
+    });
+    assert!(e.starts_with("forest: tree 0 node 0: a split needs"), "{e}");
+}
