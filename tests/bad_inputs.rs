@@ -32,6 +32,14 @@ const CACHE_WITH_FAILURES: &str = r#"{"device_name": "Tesla V100-PCIE-32GB", "ke
            "15,15,32,8,4,1,0,0": {"time": -1.0}}}
 "#;
 
+/// The study's `gpu_metrics.json` layout, two GPUs (SYNTHETIC figures).
+const STUDY_METRICS: &str = r#"[
+ {"device_name": "NVIDIA TITAN V",
+  "sustained_bandwidth_gbps": 300, "sustained_compute_gflops": 10900},
+ {"device_name": "NVIDIA GeForce RTX 2080 Ti",
+  "sustained_bandwidth_gbps": 267, "sustained_compute_gflops": 10400}
+]"#;
+
 /// What a case must do.
 enum Expect {
     /// Exit with this code and one stderr line `error: ...` holding the fragment.
@@ -430,6 +438,12 @@ fn cases() -> Vec<Case> {
         Case::err("nonexistent --study-metrics", 1, "nope.json: no such file", &pred(&["--study-metrics", "{dir}/nope.json"])),
         Case::err("bad --study-metrics", 1, "sm.json: not a study gpu_metrics.json", &pred(&["--model", "analytical-study", "--study-metrics", "{dir}/sm.json"]))
             .with("sm.json", "{bad"),
+        Case::err("--study-metrics bandwidth <= 0", 1, "sm.json: line 5, column 3: sustained_bandwidth_gbps must be > 0, found -267", &pred(&["--model", "analytical-study", "--study-metrics", "{dir}/sm.json"]))
+            .with("sm.json", STUDY_METRICS.replace("\"sustained_bandwidth_gbps\": 267", "\"sustained_bandwidth_gbps\": -267")),
+        Case::err("--study-metrics GPU twice", 1, "sm.json: line 4, column 3: NVIDIA TITAN V is listed twice", &pred(&["--model", "analytical-study", "--study-metrics", "{dir}/sm.json"]))
+            .with("sm.json", STUDY_METRICS.replace("RTX 2080 Ti", "TITAN V")),
+        Case::err("--study-metrics empty", 1, "sm.json: no GPUs: the list is empty", &pred(&["--model", "analytical-study", "--study-metrics", "{dir}/sm.json"]))
+            .with("sm.json", "[]"),
         Case::err("bad --resources", 1, "r.csv: missing column 'kernel'", &pred(&["--resources", "{dir}/r.csv"])).with("r.csv", "garbage,x\n"),
         Case::err("measured calibration without figures", 1, "has no measured 'sustained_bandwidth_gbs'", &pred(&["--target-calibration", "measured"])),
         // ---- evaluate, train ----
@@ -461,9 +475,9 @@ fn cases() -> Vec<Case> {
         model_file("analytical power not offered", model_json(|v| v["analytical_power"] = 3.into()), "m.json: analytical_power 3 is not one of [1, 2, 4]"),
         model_file("local interval at a power not offered", model_json(|v| v["local_interval"] = local_interval(3, 0.1)), "m.json: local_interval.similarity_power 3 is not one of [1, 2, 4]"),
         model_file("local interval without a pooled one", model_json(|v| { v["local_interval"] = local_interval(2, 0.1); v["interval_log"] = serde_json::Value::Null; }), "m.json: local_interval without interval_log"),
-        model_file("local interval with a descending shape", model_json(|v| v["local_interval"] = local_interval(2, -0.1)), "m.json: local_interval for NVIDIA TITAN V: level_log must be finite and shape_log 50 finite values in ascending order"),
+        model_file("local interval with a descending shape", model_json(|v| v["local_interval"] = local_interval(2, -0.1)), "m.json: local_interval for NVIDIA TITAN V: level_log must be a number within +-20 and shape_log 50 such numbers in ascending order"),
         model_file("unsorted families", model_json(|v| v["families"] = serde_json::json!(["stencil", "matmul"])), "m.json: families must be sorted, each named once"),
-        model_file("swapped interval", model_json(|v| v["interval_log"] = serde_json::json!([0.9, -0.4])), "m.json: interval_log (0.9, -0.4) must be finite with lo <= hi"),
+        model_file("swapped interval", model_json(|v| v["interval_log"] = serde_json::json!([0.9, -0.4])), "m.json: interval_log (0.9, -0.4) must be numbers within +-20 with lo <= hi"),
         model_file("negative shape coefficient", model_json(|v| v["shape"] = shape(&[-1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0], 1.0)), "m.json: shape.coefficients must be 7 finite numbers >= 0"),
         model_file("shape coefficients of another version", model_json(|v| v["shape"] = shape(&[1.0, 0.5], 1.0)), "m.json: shape.coefficients must be 7 finite numbers >= 0"),
         model_file("shape strength above 1", model_json(|v| v["shape"] = shape(&[1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0], 2.0)), "m.json: shape strength 2 is outside 0..1"),

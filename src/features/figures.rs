@@ -236,16 +236,51 @@ impl Calibration {
         let entries: Vec<Entry> = serde_json::from_str(&text).map_err(|e| {
             Error::file(path.display(), format!("not a study gpu_metrics.json: {e}"))
         })?;
+        let bad = |message: String| Error::file(path.display(), message);
+        if entries.is_empty() {
+            return Err(bad("no GPUs: the list is empty".into()));
+        }
         let mut map = HashMap::new();
-        for e in entries {
+        for (i, e) in entries.into_iter().enumerate() {
+            let at = |key: &str| json_key_place(&text, key, i);
             let gpu = catalog.resolve(&e.device_name).ok_or_else(|| {
-                Error::file(path.display(), format!("unknown GPU '{}'", e.device_name))
+                bad(format!(
+                    "{}: unknown GPU '{}'",
+                    at("device_name"),
+                    e.device_name
+                ))
             })?;
-            map.insert(
-                gpu.name.clone(),
-                (e.sustained_bandwidth_gbps, e.sustained_compute_gflops),
-            );
+            for (key, v) in [
+                ("sustained_bandwidth_gbps", e.sustained_bandwidth_gbps),
+                ("sustained_compute_gflops", e.sustained_compute_gflops),
+            ] {
+                if !(v.is_finite() && v > 0.0) {
+                    return Err(bad(format!("{}: {key} must be > 0, found {v}", at(key))));
+                }
+            }
+            let figures = (e.sustained_bandwidth_gbps, e.sustained_compute_gflops);
+            if map.insert(gpu.name.clone(), figures).is_some() {
+                return Err(bad(format!(
+                    "{}: {} is listed twice",
+                    at("device_name"),
+                    gpu.name
+                )));
+            }
         }
         Ok(Calibration::Study(map))
     }
+}
+
+/// "line L, column C" of the `n`-th (0-based) `"key":` in a JSON text (each entry of
+/// the study's list names each field once), or "entry n + 1" when not found.
+fn json_key_place(text: &str, key: &str, n: usize) -> String {
+    let quoted = format!("\"{key}\"");
+    text.match_indices(&quoted)
+        .filter(|(at, _)| text[at + quoted.len()..].trim_start().starts_with(':'))
+        .nth(n)
+        .map(|(at, _)| {
+            let (line, col) = crate::data::workload::line_col(text, at);
+            format!("line {line}, column {col}")
+        })
+        .unwrap_or_else(|| format!("entry {}", n + 1))
 }
