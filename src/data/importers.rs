@@ -201,6 +201,7 @@ pub fn import_paths(paths: &[PathBuf], format: Format, opts: &ImportOptions) -> 
     }
     let mut tables = Vec::new();
     let mut report = ImportReport::default();
+    let mut read = Vec::new();
     for (f, from_dir) in files {
         let fmt = match format {
             Format::Auto => match detect(&f) {
@@ -217,11 +218,16 @@ pub fn import_paths(paths: &[PathBuf], format: Format, opts: &ImportOptions) -> 
         let one = import_file(&f, fmt, opts)?;
         tables.push(one.table);
         report.files.extend(one.report.files);
+        read.push(f);
     }
-    Ok(Imported {
-        table: concat_tables(tables)?,
-        report,
-    })
+    let table = concat_tables(tables)?;
+    if table.runs.is_empty() && !read.is_empty() {
+        let mut not_read = table.not_imported.clone();
+        super::add_counts(&mut not_read, &report.failed());
+        super::add_counts(&mut not_read, &report.left_out());
+        return Err(super::no_runs_error(&read, &not_read));
+    }
+    Ok(Imported { table, report })
 }
 
 /// Import one file in a given (not auto) format.

@@ -242,6 +242,39 @@ impl RunsTable {
     }
 }
 
+/// Counts by reason, `reason=n reason=n` in the reasons' order.
+pub fn counts_text(counts: &std::collections::BTreeMap<String, usize>) -> String {
+    counts
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The error for data that yields no runs at all (`files`: what was read), with what
+/// was not read as runs and why. Every command needs runs; a header-only CSV was an
+/// error already, a cache of failed configurations validated as "0 rows".
+pub(crate) fn no_runs_error(
+    files: &[impl AsRef<std::path::Path>],
+    not_imported: &std::collections::BTreeMap<String, usize>,
+) -> crate::error::Error {
+    let what = match files {
+        [one] => one.as_ref().display().to_string(),
+        many => format!("the {} files read", many.len()),
+    };
+    let n: usize = not_imported.values().sum();
+    let why = if n > 0 {
+        format!(
+            ": none of its {n} entr{} could be read as a run ({})",
+            if n == 1 { "y" } else { "ies" },
+            counts_text(not_imported)
+        )
+    } else {
+        ": it holds no entries".to_string()
+    };
+    crate::error::Error::parse_file(what, format!("no runs{why}"))
+}
+
 /// The pass-through columns of the rows a mask keeps.
 fn filter_extra(extra: &DataFrame, mask: &[bool]) -> DataFrame {
     if extra.width() == 0 {

@@ -61,6 +61,9 @@ fn load_files_with(files: &[PathBuf], opts: &ImportOptions) -> Result<RunsTable>
         out.skipped_error_rows += t.skipped_error_rows;
         super::add_counts(&mut out.not_imported, &t.not_imported);
     }
+    if out.runs.is_empty() {
+        return Err(super::no_runs_error(files, &out.not_imported));
+    }
     out.extra = concat_extras(extras)?;
     Ok(out)
 }

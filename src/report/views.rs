@@ -301,13 +301,6 @@ pub fn explain_text(
 }
 
 /// Counts by reason as `reason=n reason=n`.
-fn counts(m: &std::collections::BTreeMap<String, usize>) -> String {
-    m.iter()
-        .map(|(k, v)| format!("{k}={v}"))
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
 /// What loading the data did not read as runs ([`ValidationReport::not_imported`]:
 /// failed runner rows, failed configurations and rows an importer could not use), in
 /// a line; None when it read everything.
@@ -317,7 +310,7 @@ pub fn not_imported_text(rep: &ValidationReport) -> Option<String> {
         format!(
             "{n} entr{} of the data not read as runs ({}; `gpucast data import FILE -o runs.csv` counts them per file)",
             if n == 1 { "y" } else { "ies" },
-            counts(&rep.not_imported)
+            crate::data::counts_text(&rep.not_imported)
         )
     })
 }
@@ -339,8 +332,8 @@ pub fn import_report(rep: &ImportReport) -> (Table, String) {
                 f.kernels.join("; ")
             },
             f.rows.to_string(),
-            counts(&f.failed),
-            counts(&f.left_out),
+            crate::data::counts_text(&f.failed),
+            crate::data::counts_text(&f.left_out),
         ]);
     }
     let mut lines = vec![format!(
