@@ -256,6 +256,21 @@ fn cases() -> Vec<Case> {
             format!("{HEADER},block_threads\n{ROW_TITAN},-3\n"),
             Error(1, "a.csv:2: column 'block_threads': must be >= 0, found -3"),
         ),
+        validate(
+            "block of more threads than the GPU launches",
+            format!("{HEADER},block_threads\n{ROW_TITAN},2048\n"),
+            Error(1, "a.csv:2: column 'block_threads': 2048 is not what NVIDIA TITAN V (compute capability 7.0) can launch: a whole number from 1 to 1024"),
+        ),
+        validate(
+            "grid of 0 blocks",
+            format!("{HEADER},grid_blocks\n{ROW_TITAN},0\n"),
+            Error(1, "a.csv:2: column 'grid_blocks': 0 is not what NVIDIA TITAN V (compute capability 7.0) can launch: a whole number of at least 1"),
+        ),
+        validate(
+            "more registers than a thread has",
+            format!("{HEADER},regs_per_thread\n{ROW_TITAN},1000\n"),
+            Error(1, "a.csv:2: column 'regs_per_thread': 1000 is not what NVIDIA TITAN V (compute capability 7.0) can launch: a whole number from 0 to 255"),
+        ),
         validate("kernel empty", runs(&["NVIDIA TITAN V,,N=1024,0.01,2048,12288"]), Error(1, "a.csv:2: column 'kernel': missing value")),
         validate(
             "config names a parameter twice",

@@ -157,7 +157,10 @@ pub fn validate(table: &mut RunsTable, catalog: &Catalog) -> Result<ValidationRe
         .runs
         .iter()
         .enumerate()
-        .map(|(i, r)| partition_sms(r, ids.gpu(i)))
+        .map(|(i, r)| {
+            check_launch(r, ids.gpu(i), catalog)?;
+            partition_sms(r, ids.gpu(i))
+        })
         .collect::<Result<_>>()?;
     check_duplicates(&table.runs, &ids, &partitions)?;
     let mut verdicts: Vec<Verdict> = table
@@ -267,6 +270,63 @@ fn partition_sms(r: &Run, gpu: &Gpu) -> Result<Option<u32>> {
         ));
     }
     Ok((n < gpu.sm_count as f64).then_some(n as u32))
+}
+
+/// A run's launch as its GPU allows one: whole numbers, a block of 1 to the
+/// compute capability's most threads, registers and shared memory per block within
+/// its limits, at least one block. The projection drops a launch it cannot place
+/// (occupancy unknown), so an impossible value would otherwise change predictions
+/// silently.
+fn check_launch(r: &Run, gpu: &Gpu, catalog: &Catalog) -> Result<()> {
+    let Some(limits) = catalog.limits_ref(gpu) else {
+        return Ok(());
+    };
+    let checks = [
+        (
+            "block_threads",
+            r.block_threads,
+            1,
+            Some(limits.max_threads_per_block),
+        ),
+        ("grid_blocks", r.grid_blocks, 1, None),
+        (
+            "regs_per_thread",
+            r.regs_per_thread,
+            0,
+            Some(limits.max_regs_per_thread),
+        ),
+        (
+            "smem_per_block",
+            r.smem_per_block,
+            0,
+            Some(limits.max_smem_per_block),
+        ),
+    ];
+    for (column, value, min, max) in checks {
+        let Some(v) = value else { continue };
+        let in_range = v >= f64::from(min) && max.is_none_or(|m| v <= f64::from(m));
+        if !(v.fract() == 0.0 && in_range) {
+            let shown = if v.fract() == 0.0 && v.abs() < 1e15 {
+                format!("{v:.0}")
+            } else {
+                format!("{v:?}")
+            };
+            let range = match max {
+                Some(m) => format!("from {min} to {m}"),
+                None => format!("of at least {min}"),
+            };
+            return Err(Error::validation(
+                &*r.origin.file,
+                Position::of(&r.origin),
+                Some(column),
+                format!(
+                    "{shown} is not what {} (compute capability {}) can launch: a whole number {range}",
+                    gpu.name, gpu.compute_capability
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Same GPU, kernel, config, SM partition and source twice is an error; two sources
