@@ -271,6 +271,11 @@ fn cases() -> Vec<Case> {
             format!("{HEADER},regs_per_thread\n{ROW_TITAN},1000\n"),
             Error(1, "a.csv:2: column 'regs_per_thread': 1000 is not what NVIDIA TITAN V (compute capability 7.0) can launch: a whole number from 0 to 255"),
         ),
+        validate(
+            "GEMM table without its latency",
+            "device,gemm_dtype,m,n,k\nNVIDIA H100 80GB HBM3,bfloat16,8,4096,4096\n",
+            Error(1, "a.csv: not a GEMM table: needs columns device, gemm_dtype or dtype, m, n, k, latency (found device, gemm_dtype, m, n, k)"),
+        ),
         validate("kernel empty", runs(&["NVIDIA TITAN V,,N=1024,0.01,2048,12288"]), Error(1, "a.csv:2: column 'kernel': missing value")),
         validate(
             "config names a parameter twice",

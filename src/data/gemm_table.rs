@@ -102,6 +102,12 @@ pub fn is_gemm_table(df: &DataFrame) -> bool {
         && (has(df, "latency") || has(df, "latency_ms"))
 }
 
+/// Whether a frame has a GEMM table's device and shape columns (whether or not it
+/// has the rest: [`is_gemm_table`]).
+pub fn has_gemm_shape(df: &DataFrame) -> bool {
+    ["device", "m", "n", "k"].iter().all(|c| has(df, c))
+}
+
 /// Import one GEMM table (Parquet or CSV).
 pub fn import(path: &Path, source: &str) -> Result<Imported> {
     let df = super::importers::read_frame(path)?;

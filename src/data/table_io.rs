@@ -515,8 +515,9 @@ pub fn read_file_with(path: &Path, opts: &ImportOptions) -> Result<RunsTable> {
         }
     }
     let (df, lines) = read_frame(path)?;
-    // A canonical table that happens to carry m, n, k columns stays canonical.
-    if super::gemm_table::is_gemm_table(&df) && df.column("time_ms").is_err() {
+    // A canonical table that happens to carry m, n, k columns stays canonical; one
+    // shaped like a GEMM table but lacking a column is the GEMM importer's to name.
+    if super::gemm_table::has_gemm_shape(&df) && df.column("time_ms").is_err() {
         return imported(Format::GemmTable);
     }
     let file: Arc<str> = Arc::from(path.display().to_string());
