@@ -556,6 +556,30 @@ fn synthetic_malformed_cells_name_line_and_column() {
         .unwrap_err()
         .to_string();
     assert!(e.starts_with("s.csv: no GPU name"), "{e}");
+    // a raw export writes every column of every launch: a row cut short is an error
+    let cut = SYNTHETIC_RAW.replace(",\"3\",\"1,000\"\n==WARNING==", "\n==WARNING==");
+    let e = ncu::import_str(&cut, "s.csv", None)
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        e,
+        "s.csv: line 4, column '(row)': 7 fields but the header at line 2 has 9"
+    );
+}
+
+/// A launch without a positive duration is left out and counted, so every command
+/// that reads the export says so (not only `data import`'s notes).
+#[test]
+fn synthetic_launch_without_duration_is_counted() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("s.csv");
+    std::fs::write(&p, SYNTHETIC_RAW.replace("\"0.5\"", "\"-0.5\"")).unwrap();
+    let t = gpucast::data::load(&[p]).unwrap();
+    assert_eq!(t.runs.len(), 1, "the two k(int) launches, one row");
+    assert_eq!(
+        t.not_imported,
+        std::collections::BTreeMap::from([("no_kernel_duration".to_string(), 1)])
+    );
 }
 
 #[test]

@@ -283,9 +283,17 @@ pub fn import_file(path: &Path, format: Format, opts: &ImportOptions) -> Result<
                 })
                 .collect();
             let notes = imp.report.to_string().lines().map(String::from).collect();
+            // (counted, so that every command that reads the file says so)
+            let skipped = imp.report.skipped_launches.len();
+            let left_out = if skipped > 0 {
+                BTreeMap::from([("no_kernel_duration".to_string(), skipped)])
+            } else {
+                BTreeMap::new()
+            };
             Ok(one_file(file, "ncu", imp.runs, opts, |r| FileReport {
                 missing,
                 notes,
+                left_out,
                 ..r
             }))
         }

@@ -159,7 +159,7 @@ pub(super) fn launches(table: &Table, layout: NcuLayout) -> Result<Vec<Launch>, 
             // Newer versions print a units row under the header: its ID cell is empty.
             let units: Vec<String> = match rows.peek() {
                 Some(r) if field(r, id_col).trim().is_empty() => {
-                    if r.fields.len() > header.len() {
+                    if r.fields.len() != header.len() {
                         return Err(width_error(r));
                     }
                     rows.next().map(|r| r.fields.clone()).unwrap_or_default()
@@ -167,7 +167,10 @@ pub(super) fn launches(table: &Table, layout: NcuLayout) -> Result<Vec<Launch>, 
                 _ => Vec::new(),
             };
             for r in rows {
-                if r.fields.len() > header.len() {
+                // A raw export writes every column of every launch: a shorter row is
+                // cut (its missing metrics would read as absent, and a launch could
+                // vanish with a misleading reason).
+                if r.fields.len() != header.len() {
                     return Err(width_error(r));
                 }
                 let mut cells = HashMap::with_capacity(header.len());
@@ -193,6 +196,7 @@ pub(super) fn launches(table: &Table, layout: NcuLayout) -> Result<Vec<Launch>, 
             let [sec, name, unit, value] = DETAILS_COLUMNS.map(col);
             let mut index: HashMap<(String, String), usize> = HashMap::new();
             for r in &table.rows {
+                // (real details exports end rows without a rule's columns early)
                 if r.fields.len() > header.len() {
                     return Err(width_error(r));
                 }
