@@ -358,6 +358,7 @@ fn cases() -> Vec<Case> {
         Case::err("cache of failed configurations only, imported", 1, "c.json: no runs: none of its 2 entries", &["data", "import", "{dir}/c.json", "-o", "{dir}/x.csv"])
             .with("c.json", CACHE_WITH_FAILURES.replace(r#""15,15,32,8,2,1,0,0": {"time": 2.0},"#, ""))
             .no_file("x.csv"),
+        Case::err("bench --repeat 0", 2, "--repeat 0: a stage is timed at least once", &["bench", "--repeat", "0"]),
         Case::err("decimal Parquet column", 1, "time_decimal.parquet: column 'time_ms' holds decimals", &["predict", "--runs", "{fx}/parquet/time_decimal.parquet", "--target", REF_TARGET]),
         Case::err("decimal Parquet column, imported", 1, "time_decimal.parquet: column 'time_ms' holds decimals", &["data", "import", "{fx}/parquet/time_decimal.parquet", "-o", "{dir}/x.csv"]),
         Case::err("unknown file type", 1, "a.json: unknown file type '.json'", &["data", "validate", "{dir}/a.json"])

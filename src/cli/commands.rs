@@ -814,6 +814,11 @@ fn train(a: TrainArgs, catalog: &Catalog) -> Result<()> {
 fn bench(a: BenchArgs, catalog: &Catalog) -> Result<()> {
     use gpucast::bench;
     // (before loading: a million rows take seconds to read)
+    if a.repeat == 0 {
+        return Err(Error::usage(
+            "--repeat 0: a stage is timed at least once (the fastest of --repeat runs is reported)",
+        ));
+    }
     for &gpus in &a.gpu_count {
         for &rows in &a.rows {
             bench::check_size(rows, gpus)?;
