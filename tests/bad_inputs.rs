@@ -358,6 +358,10 @@ fn cases() -> Vec<Case> {
         Case::err("cache of failed configurations only, imported", 1, "c.json: no runs: none of its 2 entries", &["data", "import", "{dir}/c.json", "-o", "{dir}/x.csv"])
             .with("c.json", CACHE_WITH_FAILURES.replace(r#""15,15,32,8,2,1,0,0": {"time": 2.0},"#, ""))
             .no_file("x.csv"),
+        Case::err("import of one table twice", 1, "b.csv:2: column 'config': duplicate (gpu, kernel, config) = (NVIDIA TITAN V, saxpy, N=1024): also at", &["data", "import", "{dir}/a.csv", "{dir}/b.csv", "-o", "{dir}/x.csv"])
+            .with("a.csv", runs(&[ROW_TITAN]))
+            .with("b.csv", runs(&[ROW_TITAN]))
+            .no_file("x.csv"),
         Case::err("bench --repeat 0", 2, "--repeat 0: a stage is timed at least once", &["bench", "--repeat", "0"]),
         Case::err("decimal Parquet column", 1, "time_decimal.parquet: column 'time_ms' holds decimals", &["predict", "--runs", "{fx}/parquet/time_decimal.parquet", "--target", REF_TARGET]),
         Case::err("decimal Parquet column, imported", 1, "time_decimal.parquet: column 'time_ms' holds decimals", &["data", "import", "{fx}/parquet/time_decimal.parquet", "-o", "{dir}/x.csv"]),

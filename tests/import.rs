@@ -278,14 +278,9 @@ fn cli_imports_prints_the_report_and_writes_zstd_parquet() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("kt.parquet");
     let o = Command::new(env!("CARGO_BIN_EXE_gpucast"))
-        .args([
-            "data",
-            "import",
-            "--from",
-            "kernel-tuner",
-            "--source",
-            "benchmark_hub",
-        ])
+        // (each file its default source, kernel-tuner:NAME: the two hold the same
+        // configurations, which one source may not measure twice)
+        .args(["data", "import", "--from", "kernel-tuner"])
         .arg(fixture(PNPOLY_NEW))
         .arg(fixture(PNPOLY_OLD))
         .arg("--out")
@@ -313,6 +308,23 @@ fn cli_imports_prints_the_report_and_writes_zstd_parquet() {
     assert_eq!(back.len(), 350);
     let key = "between_method=1,block_size_x=800,tile_size=2,use_method=2";
     assert_eq!(back.runs.iter().filter(|r| r.config == key).count(), 2);
+
+    // one source given for both: the same configurations twice from it, refused
+    let o = Command::new(env!("CARGO_BIN_EXE_gpucast"))
+        .args(["data", "import", "--source", "benchmark_hub"])
+        .arg(fixture(PNPOLY_NEW))
+        .arg(fixture(PNPOLY_OLD))
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.contains("column 'config': duplicate (gpu, kernel, config)")
+            && stderr.contains("from source 'benchmark_hub': also at"),
+        "{stderr}"
+    );
 
     let o = Command::new(env!("CARGO_BIN_EXE_gpucast"))
         .args(["data", "import", "--from", "gemm-tables"])

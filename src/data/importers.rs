@@ -221,6 +221,7 @@ pub fn import_paths(paths: &[PathBuf], format: Format, opts: &ImportOptions) -> 
         read.push(f);
     }
     let table = concat_tables(tables)?;
+    check_no_repeats(&table)?;
     if table.runs.is_empty() && !read.is_empty() {
         let mut not_read = table.not_imported.clone();
         super::add_counts(&mut not_read, &report.failed());
@@ -302,6 +303,34 @@ pub fn import_file(path: &Path, format: Format, opts: &ImportOptions) -> Result<
             import_file(path, fmt, opts)
         }
     }
+}
+
+/// No two rows of an import measure the same work on the same GPU (as written) and
+/// SMs from the same source: `data validate` refuses such a table, so the import
+/// says so first, at the second row (a file given twice was written out doubled).
+/// Kernel Tuner caches count their repeated configurations instead (duplicate_config).
+fn check_no_repeats(table: &RunsTable) -> Result<()> {
+    type Key<'a> = (&'a str, &'a str, &'a str, Option<&'a str>, Option<u64>);
+    let mut seen: rustc_hash::FxHashMap<Key, &super::Run> = Default::default();
+    seen.reserve(table.runs.len());
+    for run in &table.runs {
+        let sms = run.details().sm_count;
+        let key = (
+            run.gpu.as_str(),
+            run.kernel.as_str(),
+            run.config.as_str(),
+            run.source.as_deref(),
+            sms.map(f64::to_bits),
+        );
+        if let Some(first) = seen.insert(key, run) {
+            return Err(super::validate::duplicate_error(
+                run,
+                first,
+                sms.map(|n| n as u32),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// One imported file's rows (with `opts.source` as their source) and report: GPUs,

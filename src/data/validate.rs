@@ -342,26 +342,33 @@ fn check_duplicates(runs: &[Run], ids: &RowIds, partitions: &[Option<u32>]) -> R
     for (i, (run, part)) in runs.iter().zip(partitions).enumerate() {
         let key = (ids.gpu[i], ids.work[i], *part, run.source.as_deref());
         if let Some(first) = seen.insert(key, run) {
-            let source = match &run.source {
-                Some(s) => format!(" from source '{s}'"),
-                None => String::new(),
-            };
-            return Err(Error::validation(
-                &*run.origin.file,
-                Position::of(&run.origin),
-                Some("config"),
-                format!(
-                    "duplicate (gpu, kernel, config) = ({}, {}, {}){}{source}: also at {}",
-                    run.gpu,
-                    run.kernel,
-                    run.config,
-                    part.map(|n| format!(" on {n} SMs")).unwrap_or_default(),
-                    first.origin
-                ),
-            ));
+            return Err(duplicate_error(run, first, *part));
         }
     }
     Ok(())
+}
+
+/// The error for `run`, which measures what `first` measured (on `partition` SMs).
+pub(crate) fn duplicate_error(run: &Run, first: &Run, partition: Option<u32>) -> Error {
+    let source = match &run.source {
+        Some(s) => format!(" from source '{s}'"),
+        None => String::new(),
+    };
+    Error::validation(
+        &*run.origin.file,
+        Position::of(&run.origin),
+        Some("config"),
+        format!(
+            "duplicate (gpu, kernel, config) = ({}, {}, {}){}{source}: also at {}",
+            run.gpu,
+            run.kernel,
+            run.config,
+            partition
+                .map(|n| format!(" on {n} SMs"))
+                .unwrap_or_default(),
+            first.origin
+        ),
+    )
 }
 
 /// What validation found about one row, in order of discovery.
