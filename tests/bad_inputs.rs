@@ -362,6 +362,7 @@ fn cases() -> Vec<Case> {
             .with("a.csv", runs(&[ROW_TITAN]))
             .with("b.csv", runs(&[ROW_TITAN]))
             .no_file("x.csv"),
+        Case::err("--gpu names no known GPU", 2, "--gpu 'NVIDIA Fake': unknown GPU: not in the catalog", &["data", "validate", "{ref}", "--gpu", "NVIDIA Fake"]),
         Case::err("bench --repeat 0", 2, "--repeat 0: a stage is timed at least once", &["bench", "--repeat", "0"]),
         Case::err("decimal Parquet column", 1, "time_decimal.parquet: column 'time_ms' holds decimals", &["predict", "--runs", "{fx}/parquet/time_decimal.parquet", "--target", REF_TARGET]),
         Case::err("decimal Parquet column, imported", 1, "time_decimal.parquet: column 'time_ms' holds decimals", &["data", "import", "{fx}/parquet/time_decimal.parquet", "-o", "{dir}/x.csv"]),

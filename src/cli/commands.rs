@@ -97,8 +97,11 @@ fn data_cmd(cmd: DataCommand, catalog: &Catalog) -> Result<()> {
             list,
             gpu,
         } => {
-            let (table, rep) =
-                data::load_validated_with(&paths, &import_options(gpu.as_deref()), catalog)?;
+            let (table, rep) = data::load_validated_with(
+                &paths,
+                &import_options(gpu.as_deref(), catalog)?,
+                catalog,
+            )?;
             if list {
                 let footer = format!(
                     "{} of {} rows flagged, {} excluded",
@@ -471,7 +474,11 @@ fn predictions(
     let with_partition = catalog.for_partition_name(&a.target)?;
     let catalog = with_partition.as_ref().unwrap_or(catalog);
     let (target, source) = target_and_source(catalog, &a.target, a.source.as_deref())?;
-    let (table, _) = load_noting(&a.runs, &import_options(a.gpu.as_deref()), catalog)?;
+    let (table, _) = load_noting(
+        &a.runs,
+        &import_options(a.gpu.as_deref(), catalog)?,
+        catalog,
+    )?;
     let model = ModelChoice::parse(&model_for(a, &table, &target), a.seed)?;
     if let ModelChoice::Saved(saved) = &model {
         // A saved model projects as it was fitted; a different floor asked for would
@@ -532,19 +539,33 @@ fn predictions(
     Ok(preds)
 }
 
-/// Import options for files in a tool's own format read as runs (`--gpu`).
-fn import_options(gpu: Option<&str>) -> data::importers::ImportOptions {
-    data::importers::ImportOptions {
+/// Import options for files in a tool's own format read as runs (`--gpu`, which
+/// must name a GPU of the catalog: an unknown one is the option's error, not the
+/// file's).
+fn import_options(gpu: Option<&str>, catalog: &Catalog) -> Result<data::importers::ImportOptions> {
+    if let Some(name) = gpu {
+        if catalog.resolve(name).is_none() {
+            return Err(Error::usage(format!(
+                "--gpu '{name}': unknown GPU: {}",
+                catalog.unresolved_hint(name)
+            )));
+        }
+    }
+    Ok(data::importers::ImportOptions {
         gpu: gpu.map(String::from),
         ..Default::default()
-    }
+    })
 }
 
 fn explain(a: ExplainArgs, catalog: &Catalog) -> Result<()> {
     let with_partition = catalog.for_partition_name(&a.target)?;
     let catalog = with_partition.as_ref().unwrap_or(catalog);
     let (target, source) = target_and_source(catalog, &a.target, a.source.as_deref())?;
-    let (table, _) = load_noting(&a.runs, &import_options(a.gpu.as_deref()), catalog)?;
+    let (table, _) = load_noting(
+        &a.runs,
+        &import_options(a.gpu.as_deref(), catalog)?,
+        catalog,
+    )?;
     let row = match (a.row, &a.kernel, &a.config) {
         (Some(row), _, _) => table.runs.get(row.wrapping_sub(1)).ok_or_else(|| {
             Error::usage(format!(
