@@ -27,7 +27,7 @@ use super::importers::{table_from, FileReport, ImportReport, Imported, Missing};
 use super::kernel_tuner::{canonical_key, ParamValue, ABSURD_TIME_MS};
 use super::table_io::text_cells;
 use super::{Origin, Run};
-use crate::error::{Error, Result};
+use crate::error::{Error, Position, Result};
 use polars::prelude::DataFrame;
 use std::collections::HashSet;
 use std::path::Path;
@@ -111,11 +111,20 @@ pub fn has_gemm_shape(df: &DataFrame) -> bool {
 /// Import one GEMM table (Parquet or CSV).
 pub fn import(path: &Path, source: &str) -> Result<Imported> {
     let df = super::importers::read_frame(path)?;
-    import_frame(&df, &path.display().to_string(), source)
+    let text = !super::importers::read_head(path)?.starts_with(b"PAR1");
+    import_frame(&df, &path.display().to_string(), source, text)
 }
 
-/// Import a GEMM table already read into a frame; `file` names it in messages.
-pub fn import_frame(df: &DataFrame, file: &str, source: &str) -> Result<Imported> {
+/// Import a GEMM table already read into a frame; `file` names it in messages, by
+/// line when it `is_text` (CSV: data row r is line r + 1), else by row (Parquet).
+pub fn import_frame(df: &DataFrame, file: &str, source: &str, is_text: bool) -> Result<Imported> {
+    let at = |row: usize| {
+        if is_text {
+            Position::Line(row + 1)
+        } else {
+            Position::Row(row)
+        }
+    };
     if !is_gemm_table(df) {
         let cols: Vec<String> = df
             .get_column_names()
@@ -170,7 +179,7 @@ pub fn import_frame(df: &DataFrame, file: &str, source: &str) -> Result<Imported
         let row = i + 1;
         let text = |v: &Option<String>, name: &str| -> Result<String> {
             v.clone()
-                .ok_or_else(|| Error::cell(file, row, name, "missing value"))
+                .ok_or_else(|| Error::parse(file, at(row), Some(name), "missing value"))
         };
         let gpu = text(&device[i], "device")?;
         let dt = text(&dtype[i], dtype_col)?;
@@ -180,10 +189,10 @@ pub fn import_frame(df: &DataFrame, file: &str, source: &str) -> Result<Imported
             *slot = match cell.parse::<f64>() {
                 Ok(v) if v >= 1.0 && v.fract() == 0.0 && v < 9.0e15 => v,
                 _ => {
-                    return Err(Error::cell(
+                    return Err(Error::parse(
                         file,
-                        row,
-                        *name,
+                        at(row),
+                        Some(*name),
                         format!("expected a positive whole number, found '{cell}'"),
                     ))
                 }
@@ -238,7 +247,7 @@ pub fn import_frame(df: &DataFrame, file: &str, source: &str) -> Result<Imported
             origin: Origin {
                 file: file_arc.clone(),
                 row,
-                line: None,
+                line: is_text.then_some(row + 1),
             },
             ..Run::default()
         });
@@ -323,7 +332,7 @@ mod tests {
             "latency" => ["0.01", "0.01", "-1", "x", "0.02"],
         }
         .unwrap();
-        let imp = import_frame(&df, "t.csv", "test").unwrap();
+        let imp = import_frame(&df, "t.csv", "test", true).unwrap();
         let r = &imp.report.files[0];
         assert_eq!(r.rows, 1);
         assert_eq!(r.left_out.get("unknown_dtype:fp6"), Some(&1));
@@ -337,10 +346,24 @@ mod tests {
             "device" => ["G"], "dtype" => ["bf16"], "m" => ["1.5"], "n" => ["8"], "k" => ["4"], "latency" => ["1"],
         }
         .unwrap();
-        let e = import_frame(&bad, "t.csv", "test").unwrap_err().to_string();
+        let e = import_frame(&bad, "t.csv", "test", true)
+            .unwrap_err()
+            .to_string();
         assert_eq!(
             e,
             "t.csv:2: column 'm': expected a positive whole number, found '1.5'"
         );
+        // a Parquet table has rows, not lines
+        let e = import_frame(&bad, "t.parquet", "test", false)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "t.parquet: row 1: column 'm': expected a positive whole number, found '1.5'"
+        );
+        // a CSV row's run knows its line (an unknown GPU is reported there)
+        assert_eq!(imp.table.runs[0].origin.line, Some(2));
+        let parquet = import_frame(&df, "t.parquet", "test", false).unwrap();
+        assert_eq!(parquet.table.runs[0].origin.line, None);
     }
 }

@@ -441,7 +441,7 @@ pub(crate) fn file_is_json_or_gzip(path: &Path) -> bool {
     read_head(path).is_ok_and(|h| is_json_or_gzip(&h))
 }
 
-fn read_head(path: &Path) -> Result<Vec<u8>> {
+pub(crate) fn read_head(path: &Path) -> Result<Vec<u8>> {
     use std::io::Read;
     let mut f =
         std::fs::File::open(path).map_err(|e| Error::file(path.display(), e.to_string()))?;
