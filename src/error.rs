@@ -249,14 +249,22 @@ pub type Result<T> = std::result::Result<T, Error>;
 /// error has no position.
 pub fn toml_place(file: &str, text: &str, e: &toml::de::Error) -> String {
     match e.span() {
-        Some(s) => {
-            let before = &text[..s.start.min(text.len())];
-            let line = before.matches('\n').count() + 1;
-            let col = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
-            format!("{file}:{line}:{col}")
-        }
+        Some(s) => text_place(file, text, s.start),
         None => file.to_string(),
     }
+}
+
+/// `FILE:LINE:COL` of byte `offset` of `text`, as an editor counts them (an offset
+/// past the end or inside a character counts as the character's start).
+pub fn text_place(file: &str, text: &str, offset: usize) -> String {
+    let mut end = offset.min(text.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let before = &text[..end];
+    let line = before.matches('\n').count() + 1;
+    let col = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
+    format!("{file}:{line}:{col}")
 }
 
 /// A TOML error's message on one line, without the toml crate's position and snippet
@@ -310,6 +318,13 @@ mod tests {
         let text = "a = 1\nbogus = 2\n";
         let e = toml::from_str::<T>(text).unwrap_err();
         assert_eq!(toml_place("t.toml", text, &e), "t.toml:2:1");
+        // Columns count characters, not bytes; offsets past the end or inside a
+        // character do not panic.
+        assert_eq!(text_place("u.toml", "é = 1\nab", 7), "u.toml:2:1");
+        assert_eq!(text_place("u.toml", "é = 1\nab", 9), "u.toml:2:3");
+        assert_eq!(text_place("u.toml", "é = 1\nab", 99), "u.toml:2:3");
+        assert_eq!(text_place("u.toml", "é = 1\nab", 1), "u.toml:1:1");
+        assert_eq!(text_place("u.toml", "é = 1\nab", 2), "u.toml:1:2");
         let m = toml_message(&e);
         assert!(
             m.starts_with("unknown field `bogus`") && !m.contains('\n'),

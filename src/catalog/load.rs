@@ -1,71 +1,141 @@
 //! Reading, validating and merging catalog files.
 //!
 //! Errors are one line: `FILE:LINE:COLUMN: [[gpu]] #N 'NAME': what is wrong`, the
-//! line and column as an editor counts them (the entry's header, or the offending
-//! field when the problem is one field).
+//! line and column as an editor counts them: the offending key (a wrong type, an
+//! unknown field, a failed check), the alias or name that clashes, or the entry's
+//! header (a missing field). Entries are deserialized from the parser's spanned
+//! values (not a `toml::Table`, which drops positions), so every error keeps its
+//! place in the file.
 
 use super::{parse_cc, Catalog, ComputeCapability, Gpu};
-use crate::error::{toml_message, Error, Result};
+use crate::error::{text_place, toml_message, Error, Result};
+use serde::Deserialize;
+use std::ops::Range;
 use std::path::Path;
+use toml::de::{DeTable, DeValue, ValueDeserializer};
+use toml::Spanned;
 
 const BUILTIN_GPUS: &str = include_str!("../../datasets/gpus.toml");
 const BUILTIN_CCS: &str = include_str!("../../datasets/compute_capabilities.toml");
 const BUILTIN_GPUS_ORIGIN: &str = "datasets/gpus.toml (built in)";
 const BUILTIN_CCS_ORIGIN: &str = "datasets/compute_capabilities.toml (built in)";
 
+/// Byte ranges of one `[[gpu]]` / `[[cc]]` entry as written in the file.
+#[derive(Default)]
+struct EntrySpans {
+    /// The `[[gpu]]` header (or the inline table).
+    header: Range<usize>,
+    /// Each key written in the entry: (key, key's range, value's range).
+    fields: Vec<(String, Range<usize>, Range<usize>)>,
+    /// Each element of the entry's `aliases` array.
+    aliases: Vec<Range<usize>>,
+}
+
+impl EntrySpans {
+    fn of(entry: &Spanned<DeValue>) -> Self {
+        let mut s = EntrySpans {
+            header: entry.span(),
+            ..Default::default()
+        };
+        if let DeValue::Table(t) = entry.get_ref() {
+            for (k, v) in t.iter() {
+                if k.get_ref() == "aliases" {
+                    if let DeValue::Array(a) = v.get_ref() {
+                        s.aliases = a.iter().map(Spanned::span).collect();
+                    }
+                }
+                s.fields.push((k.get_ref().to_string(), k.span(), v.span()));
+            }
+        }
+        s
+    }
+
+    fn key(&self, key: &str) -> Option<Range<usize>> {
+        self.fields
+            .iter()
+            .find(|(k, _, _)| k == key)
+            .map(|(_, k, _)| k.clone())
+    }
+}
+
 /// Where entries and fields sit in a catalog file's text, for error positions.
+/// Records only what the file itself writes (not fields laid over it from a known
+/// GPU), so a position always points into `text`.
 struct Positions<'a> {
     origin: &'a str,
-    lines: Vec<&'a str>,
+    text: &'a str,
+    gpu: Vec<EntrySpans>,
+    cc: Vec<EntrySpans>,
 }
 
 impl<'a> Positions<'a> {
-    fn new(text: &'a str, origin: &'a str) -> Self {
+    fn new(text: &'a str, origin: &'a str, doc: &DeTable) -> Self {
+        let entries = |table: &str| match doc.get(table).map(Spanned::get_ref) {
+            Some(DeValue::Array(a)) => a.iter().map(EntrySpans::of).collect(),
+            _ => Vec::new(),
+        };
         Positions {
             origin,
-            lines: text.lines().collect(),
+            text,
+            gpu: entries("gpu"),
+            cc: entries("cc"),
         }
     }
 
-    /// 0-based line indices of the `[[table]]` headers, in file order.
-    fn headers(&self, table: &str) -> Vec<usize> {
-        self.lines
-            .iter()
-            .enumerate()
-            .filter(|(_, l)| {
-                let t: String = l.chars().filter(|c| !c.is_whitespace()).collect();
-                t.starts_with(&format!("[[{table}]]"))
-            })
-            .map(|(i, _)| i)
-            .collect()
+    /// No text: every position is the file as a whole.
+    fn none(origin: &'a str) -> Self {
+        Positions {
+            origin,
+            text: "",
+            gpu: Vec::new(),
+            cc: Vec::new(),
+        }
     }
 
-    /// "FILE:LINE:COL" of entry `index` of `table`, or of its `key` field when that
-    /// is written on a line of its own inside the entry.
+    fn entry(&self, table: &str, index: usize) -> Option<&EntrySpans> {
+        match table {
+            "gpu" => self.gpu.get(index),
+            _ => self.cc.get(index),
+        }
+    }
+
+    fn offset(&self, offset: usize) -> String {
+        text_place(self.origin, self.text, offset)
+    }
+
+    /// "FILE:LINE:COL" of entry `index` of `table`, or of its `key` when the entry
+    /// writes it; "FILE" for an entry not in the text.
     fn at(&self, table: &str, index: usize, key: Option<&str>) -> String {
-        let headers = self.headers(table);
-        let Some(&start) = headers.get(index) else {
+        let Some(e) = self.entry(table, index) else {
             return self.origin.to_string();
         };
-        if let Some(key) = key {
-            // The entry runs until the next table header of any kind.
-            let end = (start + 1..self.lines.len())
-                .find(|&i| self.lines[i].trim_start().starts_with('['))
-                .unwrap_or(self.lines.len());
-            for i in start + 1..end {
-                let l = self.lines[i];
-                let t = l.trim_start();
-                if let Some(rest) = t.strip_prefix(key) {
-                    if rest.trim_start().starts_with('=') {
-                        let col = l.chars().count() - t.chars().count() + 1;
-                        return format!("{}:{}:{}", self.origin, i + 1, col);
-                    }
-                }
-            }
+        let span = key.and_then(|k| e.key(k)).unwrap_or(e.header.clone());
+        self.offset(span.start)
+    }
+
+    /// Where a deserialization error of entry `index` is: the key whose value (or an
+    /// element of it) is wrong, as for a failed check; else toml's own span (an
+    /// unknown key, the header for a missing field).
+    fn of_error(&self, table: &str, index: usize, e: &toml::de::Error) -> String {
+        let (Some(entry), Some(span)) = (self.entry(table, index), e.span()) else {
+            return self.at(table, index, None);
+        };
+        let inside = |v: &Range<usize>| v.start <= span.start && span.end <= v.end;
+        match entry.fields.iter().find(|(_, _, v)| inside(v)) {
+            Some((_, k, _)) => self.offset(k.start),
+            None => self.offset(span.start),
         }
-        let col =
-            self.lines[start].chars().count() - self.lines[start].trim_start().chars().count();
-        format!("{}:{}:{}", self.origin, start + 1, col + 1)
+    }
+
+    /// Where the `n`th of a GPU's names is written (0 the name, then the aliases);
+    /// None when entry `index` does not write it.
+    fn name(&self, index: usize, n: usize) -> Option<String> {
+        let e = self.gpu.get(index)?;
+        let span = match n {
+            0 => e.key("name")?,
+            _ => e.aliases.get(n - 1)?.clone(),
+        };
+        Some(self.offset(span.start))
     }
 }
 
@@ -83,10 +153,10 @@ fn invalid(key: &'static str, message: impl Into<String>) -> Invalid {
     }
 }
 
-/// Parse catalog TOML text (syntax only). The toml crate's message carries the
-/// line and column; it is folded into one line.
-fn parse_doc(text: &str, origin: &str) -> Result<toml::Table> {
-    toml::from_str(text).map_err(|e| {
+/// Parse catalog TOML text (syntax only), keeping every value's byte range. The
+/// toml crate's message carries the line and column; it is folded into one line.
+fn parse_doc<'t>(text: &'t str, origin: &str) -> Result<DeTable<'t>> {
+    DeTable::parse(text).map(Spanned::into_inner).map_err(|e| {
         Error::file(
             crate::error::toml_place(origin, text, &e),
             format!("not a valid catalog TOML file: {}", toml_message(&e)),
@@ -99,25 +169,24 @@ fn one_line(s: &str) -> String {
 }
 
 /// Typed, validated GPUs and compute capabilities of a parsed catalog document.
-fn parse_table(
-    mut doc: toml::Table,
-    pos: &Positions,
-) -> Result<(Vec<Gpu>, Vec<ComputeCapability>)> {
-    let origin = pos.origin;
-    let gpu_values = take_array(&mut doc, "gpu", origin)?;
-    let cc_values = take_array(&mut doc, "cc", origin)?;
+fn parse_table(mut doc: DeTable, pos: &Positions) -> Result<(Vec<Gpu>, Vec<ComputeCapability>)> {
+    let gpu_values = take_array(&mut doc, "gpu", pos)?;
+    let cc_values = take_array(&mut doc, "cc", pos)?;
     if let Some(k) = doc.keys().next() {
         return Err(Error::file(
-            origin,
-            format!("unknown top-level key '{k}' (a catalog file holds [[gpu]] and [[cc]] tables)"),
+            pos.offset(k.span().start),
+            format!(
+                "unknown top-level key '{}' (a catalog file holds [[gpu]] and [[cc]] tables)",
+                k.get_ref()
+            ),
         ));
     }
     let mut gpus = Vec::with_capacity(gpu_values.len());
     for (i, v) in gpu_values.into_iter().enumerate() {
-        let label = entry_label("gpu", i, v.get("name"));
-        let gpu: Gpu = v.try_into().map_err(|e: toml::de::Error| {
+        let label = entry_label("gpu", i, &v, "name");
+        let gpu = Gpu::deserialize(ValueDeserializer::from(v)).map_err(|e| {
             Error::file(
-                pos.at("gpu", i, None),
+                pos.of_error("gpu", i, &e),
                 format!("{label}: {}", one_line(e.message())),
             )
         })?;
@@ -131,10 +200,10 @@ fn parse_table(
     }
     let mut ccs = Vec::with_capacity(cc_values.len());
     for (i, v) in cc_values.into_iter().enumerate() {
-        let label = entry_label("cc", i, v.get("cc"));
-        let cc: ComputeCapability = v.try_into().map_err(|e: toml::de::Error| {
+        let label = entry_label("cc", i, &v, "cc");
+        let cc = ComputeCapability::deserialize(ValueDeserializer::from(v)).map_err(|e| {
             Error::file(
-                pos.at("cc", i, None),
+                pos.of_error("cc", i, &e),
                 format!("{label}: {}", one_line(e.message())),
             )
         })?;
@@ -159,25 +228,36 @@ fn parse_table(
         }
         ccs.push(cc);
     }
-    check_duplicates(&gpus, pos)?;
+    check_duplicates(&gpus, pos.origin, |i, _, n| pos.name(i, n))?;
     Ok((gpus, ccs))
 }
 
-fn take_array(doc: &mut toml::Table, key: &str, origin: &str) -> Result<Vec<toml::Value>> {
-    match doc.remove(key) {
-        None => Ok(Vec::new()),
-        Some(toml::Value::Array(a)) => Ok(a),
-        Some(_) => Err(Error::file(
-            origin,
+fn take_array<'t>(
+    doc: &mut DeTable<'t>,
+    key: &str,
+    pos: &Positions,
+) -> Result<Vec<Spanned<DeValue<'t>>>> {
+    let Some((k, v)) = doc.remove_entry(key) else {
+        return Ok(Vec::new());
+    };
+    match v.into_inner() {
+        DeValue::Array(a) => Ok(a.into_iter().collect()),
+        _ => Err(Error::file(
+            pos.offset(k.span().start),
             format!("'{key}' must be an array of tables ([[{key}]])"),
         )),
     }
 }
 
-fn entry_label(table: &str, i: usize, name: Option<&toml::Value>) -> String {
-    match name.and_then(|n| n.as_str()) {
-        Some(n) => format!("[[{table}]] #{} '{n}'", i + 1),
-        None => format!("[[{table}]] #{}", i + 1),
+/// "[[gpu]] #N 'NAME'" (or without the name when `name_key` holds no string).
+fn entry_label(table: &str, i: usize, entry: &Spanned<DeValue>, name_key: &str) -> String {
+    let name = match entry.get_ref() {
+        DeValue::Table(t) => t.get(name_key).map(Spanned::get_ref),
+        _ => None,
+    };
+    match name {
+        Some(DeValue::String(n)) => format!("[[{table}]] #{} '{n}'", i + 1),
+        _ => format!("[[{table}]] #{}", i + 1),
     }
 }
 
@@ -341,26 +421,51 @@ fn validate_cc(c: &ComputeCapability) -> std::result::Result<(), Invalid> {
     Ok(())
 }
 
-/// No name or alias (case-insensitive) may name two GPUs.
-fn check_duplicates(gpus: &[Gpu], pos: &Positions) -> Result<()> {
-    let mut seen: std::collections::HashMap<String, &str> = std::collections::HashMap::new();
+/// The `n`th of a GPU's names: 0 its name, then its aliases.
+fn nth_name(g: &Gpu, n: usize) -> &str {
+    match n {
+        0 => &g.name,
+        _ => &g.aliases[n - 1],
+    }
+}
+
+/// No name or alias (case-insensitive) may name two GPUs. `at(i, g, n)` places the
+/// `n`th name of GPU `i` (see [`nth_name`]) when a file writes it. A clash is
+/// reported where the later GPU writes the name, else where the earlier one does (a
+/// file's GPU laid over a known one may clash with a known GPU after it).
+fn check_duplicates(
+    gpus: &[Gpu],
+    origin: &str,
+    at: impl Fn(usize, &Gpu, usize) -> Option<String>,
+) -> Result<()> {
+    let clash = |g: &Gpu, n: usize, other: &Gpu| {
+        format!(
+            "name or alias '{}' of GPU '{}' is already used by GPU '{}'",
+            nth_name(g, n),
+            g.name,
+            other.name
+        )
+    };
+    // lower-case spelling -> (GPU, which of its names)
+    let mut seen: std::collections::HashMap<String, (usize, usize)> =
+        std::collections::HashMap::new();
     for (i, g) in gpus.iter().enumerate() {
         let mut own = std::collections::HashSet::new();
-        for n in std::iter::once(&g.name).chain(g.aliases.iter()) {
-            let key = n.trim().to_lowercase();
+        for n in 0..=g.aliases.len() {
+            let key = nth_name(g, n).trim().to_lowercase();
             if !own.insert(key.clone()) {
                 continue; // the same GPU naming itself twice is harmless
             }
-            if let Some(other) = seen.get(&key) {
-                return Err(Error::file(
-                    pos.at("gpu", i, None),
-                    format!(
-                        "name or alias '{n}' of GPU '{}' is already used by GPU '{other}'",
-                        g.name
-                    ),
-                ));
+            if let Some(&(j, m)) = seen.get(&key) {
+                let other = &gpus[j];
+                let (place, message) = match (at(i, g, n), at(j, other, m)) {
+                    (Some(p), _) => (p, clash(g, n, other)),
+                    (None, Some(p)) => (p, clash(other, m, g)),
+                    (None, None) => (origin.to_string(), clash(g, n, other)),
+                };
+                return Err(Error::file(place, message));
             }
-            seen.insert(key, &g.name);
+            seen.insert(key, (i, n));
         }
     }
     Ok(())
@@ -402,9 +507,9 @@ fn check_ccs_known(
 }
 
 fn builtin_ccs() -> Vec<ComputeCapability> {
-    let pos = Positions::new(BUILTIN_CCS, BUILTIN_CCS_ORIGIN);
     let doc = parse_doc(BUILTIN_CCS, BUILTIN_CCS_ORIGIN)
         .unwrap_or_else(|e| panic!("built-in compute capability table is broken: {e}"));
+    let pos = Positions::new(BUILTIN_CCS, BUILTIN_CCS_ORIGIN, &doc);
     parse_table(doc, &pos)
         .unwrap_or_else(|e| panic!("built-in compute capability table is broken: {e}"))
         .1
@@ -426,15 +531,8 @@ impl Catalog {
     /// The catalog shipped with gpucast. Panics only if the shipped data files
     /// are broken, which a unit test rules out.
     pub fn builtin() -> Catalog {
-        let pos = Positions::new(BUILTIN_GPUS, BUILTIN_GPUS_ORIGIN);
-        let (gpus, _) = parse_doc(BUILTIN_GPUS, BUILTIN_GPUS_ORIGIN)
-            .and_then(|doc| parse_table(doc, &pos))
-            .unwrap_or_else(|e| panic!("built-in GPU catalog is broken: {e}"));
-        let ccs = builtin_ccs();
-        let index = |g: &Gpu| gpus.iter().position(|x| x.name == g.name);
-        check_ccs_known(&gpus, &ccs, &pos, index)
-            .unwrap_or_else(|e| panic!("built-in GPU catalog is broken: {e}"));
-        Catalog::new(gpus, ccs)
+        Catalog::from_toml_str(BUILTIN_GPUS, BUILTIN_GPUS_ORIGIN)
+            .unwrap_or_else(|e| panic!("built-in GPU catalog is broken: {e}"))
     }
 
     /// A catalog from one TOML text holding `[[gpu]]` and/or `[[cc]]` tables, with
@@ -442,8 +540,9 @@ impl Catalog {
     /// `origin` names the file in error messages. Every GPU's compute capability
     /// must be in that table.
     pub fn from_toml_str(text: &str, origin: &str) -> Result<Catalog> {
-        let pos = Positions::new(text, origin);
-        let (gpus, own_ccs) = parse_table(parse_doc(text, origin)?, &pos)?;
+        let doc = parse_doc(text, origin)?;
+        let pos = Positions::new(text, origin, &doc);
+        let (gpus, own_ccs) = parse_table(doc, &pos)?;
         let mut ccs = builtin_ccs();
         merge_ccs(&mut ccs, own_ccs);
         check_ccs_known(&gpus, &ccs, &pos, |g| {
@@ -463,48 +562,61 @@ impl Catalog {
         let origin = path.display().to_string();
         let text = std::fs::read_to_string(path)
             .map_err(|e| Error::file(&origin, format!("cannot read: {e}")))?;
-        let pos = Positions::new(&text, &origin);
-        let mut doc = parse_doc(&text, &origin)?;
-        self.overlay_known(&mut doc, &origin)?;
+        let doc = parse_doc(&text, &origin)?;
+        let pos = Positions::new(&text, &origin, &doc);
+        let known = self.known_entries(&doc, &origin)?;
+        // Rebound after `known`, whose texts the laid-over values borrow.
+        let mut doc = doc;
+        overlay_known(&mut doc, &known, &origin)?;
         let (gpus, ccs) = parse_table(doc, &pos)?;
         let mut all_ccs = self.ccs.clone();
         merge_ccs(&mut all_ccs, ccs.clone());
         check_ccs_known(&gpus, &all_ccs, &pos, |g| {
             gpus.iter().position(|x| x.name == g.name)
         })?;
-        self.merge(Catalog::new(gpus, ccs), &origin)
+        let names: Vec<String> = gpus.iter().map(|g| g.name.clone()).collect();
+        self.merge_placed(Catalog::new(gpus, ccs), &origin, |_, g, n| {
+            let i = names.iter().position(|x| *x == g.name)?;
+            pos.name(i, n)
+        })
     }
 
-    /// Complete each `[[gpu]]` entry that names a known GPU with that GPU's fields
-    /// (the entry's own fields win).
-    fn overlay_known(&self, doc: &mut toml::Table, origin: &str) -> Result<()> {
-        if let Some(toml::Value::Array(entries)) = doc.get_mut("gpu") {
-            for entry in entries.iter_mut() {
-                let Some(table) = entry.as_table_mut() else {
-                    continue;
-                };
-                let Some(known) = table
-                    .get("name")
-                    .and_then(|n| n.as_str())
-                    .and_then(|n| self.resolve_exact(n))
-                else {
-                    continue;
-                };
-                let mut base = toml::Table::try_from(known)
+    /// For each `[[gpu]]` entry of `doc` that names a known GPU: its index and that
+    /// GPU as TOML text (what [`overlay_known`] lays under the entry).
+    fn known_entries(&self, doc: &DeTable, origin: &str) -> Result<Vec<(usize, String)>> {
+        let Some(DeValue::Array(entries)) = doc.get("gpu").map(Spanned::get_ref) else {
+            return Ok(Vec::new());
+        };
+        let mut known = Vec::new();
+        for (i, entry) in entries.iter().enumerate() {
+            let DeValue::Table(t) = entry.get_ref() else {
+                continue;
+            };
+            let Some(DeValue::String(name)) = t.get("name").map(Spanned::get_ref) else {
+                continue;
+            };
+            if let Some(g) = self.resolve_exact(name) {
+                let text = toml::to_string(g)
                     .map_err(|e| Error::file(origin, format!("internal: {e}")))?;
-                for (k, v) in std::mem::take(table) {
-                    base.insert(k, v);
-                }
-                base.insert("name".into(), toml::Value::String(known.name.clone()));
-                *table = base;
+                known.push((i, text));
             }
         }
-        Ok(())
+        Ok(known)
     }
 
     /// Merges another catalog (see [`Catalog::merge_file`]).
     /// On error `self` is left unchanged.
     pub fn merge(&mut self, other: Catalog, origin: &str) -> Result<()> {
+        self.merge_placed(other, origin, |_, _, _| None)
+    }
+
+    /// [`Catalog::merge`], a name clash placed by `at` (see [`check_duplicates`]).
+    fn merge_placed(
+        &mut self,
+        other: Catalog,
+        origin: &str,
+        at: impl Fn(usize, &Gpu, usize) -> Option<String>,
+    ) -> Result<()> {
         let mut merged = self.clone();
         for g in other.gpus {
             let key = g.name.trim().to_lowercase();
@@ -518,12 +630,53 @@ impl Catalog {
             }
         }
         merge_ccs(&mut merged.ccs, other.ccs);
-        let pos = Positions::new("", origin);
-        check_duplicates(&merged.gpus, &pos)?;
+        check_duplicates(&merged.gpus, origin, at)?;
+        let pos = Positions::none(origin);
         check_ccs_known(&merged.gpus, &merged.ccs, &pos, |_| None)?;
         *self = Catalog::new(merged.gpus, merged.ccs);
         Ok(())
     }
+}
+
+/// Completes each entry of `known` (see [`Catalog::known_entries`]) with the known
+/// GPU's fields; the entry's own fields win, and its name becomes the known GPU's
+/// canonical name. The laid-over fields take the entry header's range: they are
+/// valid, so no error points at them, and a position never leaves the file.
+fn overlay_known<'t>(
+    doc: &mut DeTable<'t>,
+    known: &'t [(usize, String)],
+    origin: &str,
+) -> Result<()> {
+    let Some(DeValue::Array(entries)) = doc.get_mut("gpu").map(Spanned::get_mut) else {
+        return Ok(());
+    };
+    for (i, text) in known {
+        let (Some(entry), Ok(base)) = (entries.get_mut(*i), DeTable::parse(text)) else {
+            return Err(Error::file(
+                origin,
+                "internal: a known GPU does not read back",
+            ));
+        };
+        let header = entry.span();
+        let DeValue::Table(table) = entry.get_mut() else {
+            continue;
+        };
+        let mut name = None;
+        for (k, v) in base.into_inner() {
+            if k.get_ref() == "name" {
+                name = Some(v.into_inner());
+            } else if !table.contains_key(k.get_ref().as_ref()) {
+                table.insert(
+                    Spanned::new(header.clone(), k.into_inner()),
+                    Spanned::new(header.clone(), v.into_inner()),
+                );
+            }
+        }
+        if let (Some(name), Some(v)) = (name, table.get_mut("name")) {
+            *v = Spanned::new(v.span(), name);
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -577,7 +730,7 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(
-            e.starts_with("d.toml:17:1:") && e.contains("already used"),
+            e.starts_with("d.toml:18:1:") && e.contains("already used"),
             "{e}"
         );
         let e = Catalog::from_toml_str(&one("Q", "eight", 1), "q.toml")
@@ -608,6 +761,210 @@ mod tests {
         assert!(e.contains("unknown top-level key 'foo'"), "{e}");
     }
 
+    /// SYNTHETIC: the limits of a made-up compute capability 13.7 (valid as written).
+    const CC_13_7: &str = "[[cc]]\ncc = \"13.7\"\nmax_threads_per_block = 1024\nmax_threads_per_sm = 1536\nmax_warps_per_sm = 48\nmax_blocks_per_sm = 16\nregs_per_sm = 65536\nmax_regs_per_block = 65536\nmax_regs_per_thread = 255\nreg_alloc_unit = 256\nwarp_alloc_granularity = 4\nsmem_per_sm = 102400\nmax_smem_per_block = 101376\nsmem_alloc_unit = 128\nreserved_smem_per_block = 1024\nsmem_carveout_kb = [0, 100]\n";
+
+    fn load_err(text: &str) -> String {
+        Catalog::from_toml_str(text, "c.toml")
+            .unwrap_err()
+            .to_string()
+    }
+
+    #[test]
+    fn type_errors_point_at_the_key() {
+        // `one` writes sm_count on line 6; the value's type is checked by serde, which
+        // alone knows nothing of lines: each used to be reported at 1:1.
+        let sms =
+            |v: &str| one("T", "8.6", 1).replace("sm_count = 1\n", &format!("sm_count = {v}\n"));
+        assert_eq!(
+            load_err(&sms("\"many\"")),
+            "c.toml:6:1: [[gpu]] #1 'T': invalid type: string \"many\", expected u32"
+        );
+        assert_eq!(
+            load_err(&sms("132.5")),
+            "c.toml:6:1: [[gpu]] #1 'T': invalid type: floating point `132.5`, expected u32"
+        );
+        assert_eq!(
+            load_err(&sms("-4")),
+            "c.toml:6:1: [[gpu]] #1 'T': invalid value: integer `-4`, expected u32"
+        );
+        // An indented key of the second entry: its own line and column.
+        let text = format!(
+            "{}\n{}",
+            one("A", "8.6", 1),
+            one("B", "8.6", 1).replace("l2_bytes = 1\n", "  l2_bytes = -1\n")
+        );
+        assert_eq!(
+            load_err(&text),
+            "c.toml:26:3: [[gpu]] #2 'B': invalid value: integer `-1`, expected u64"
+        );
+        // An element inside an array is reported at the array's key.
+        let text = format!("{}aliases = [\"x\", 3]\n", one("A", "8.6", 1));
+        assert_eq!(
+            load_err(&text),
+            "c.toml:16:1: [[gpu]] #1 'A': invalid type: integer `3`, expected a string"
+        );
+        // An inline table: the key inside it.
+        assert_eq!(
+            load_err("gpu = [{name = \"I\", sm_count = 1.5}]\n"),
+            "c.toml:1:21: [[gpu]] #1 'I': invalid type: floating point `1.5`, expected u32"
+        );
+    }
+
+    #[test]
+    fn missing_and_unknown_fields_point_at_header_and_key() {
+        // A missing field: the entry's header (after a comment, indented).
+        let text = format!(
+            "# mine\n\n  {}",
+            one("M", "8.6", 1).replace("sm_count = 1\n", "")
+        );
+        assert_eq!(
+            load_err(&text),
+            "c.toml:3:3: [[gpu]] #1 'M': missing field `sm_count`"
+        );
+        let e = load_err(&format!(
+            "{}\n{}warp_sise = 32\n",
+            one("A", "8.6", 1),
+            one("U", "8.6", 1)
+        ));
+        assert!(
+            e.starts_with(
+                "c.toml:32:1: [[gpu]] #2 'U': unknown field `warp_sise`, expected one of `name`"
+            ),
+            "{e}"
+        );
+        assert!(!e.contains('\n'), "{e}");
+        assert_eq!(
+            load_err("# top\n\nfoo = 1\n"),
+            "c.toml:3:1: unknown top-level key 'foo' (a catalog file holds [[gpu]] and [[cc]] tables)"
+        );
+        assert_eq!(
+            load_err("\ngpu = 3\n"),
+            "c.toml:2:1: 'gpu' must be an array of tables ([[gpu]])"
+        );
+    }
+
+    #[test]
+    fn cc_errors_point_at_the_key() {
+        // SYNTHETIC: a negative carveout; smem_carveout_kb is line 16 of CC_13_7, line 32 here.
+        let text = format!(
+            "{}\n{}",
+            one("F", "13.7", 1),
+            CC_13_7.replace("[0, 100]", "[0, -100]")
+        );
+        assert_eq!(
+            load_err(&text),
+            "c.toml:32:1: [[cc]] #1 '13.7': invalid value: integer `-100`, expected u32"
+        );
+        let text = CC_13_7.replace("smem_carveout_kb = [0, 100]\n", "");
+        assert_eq!(
+            load_err(&text),
+            "c.toml:1:1: [[cc]] #1 '13.7': missing field `smem_carveout_kb`"
+        );
+        let text = CC_13_7.replace("max_warps_per_sm = 48", "max_warps_per_sm = \"48\"");
+        assert_eq!(
+            load_err(&text),
+            "c.toml:5:1: [[cc]] #1 '13.7': invalid type: string \"48\", expected u32"
+        );
+    }
+
+    #[test]
+    fn name_clashes_point_at_the_name_or_alias() {
+        // Within one file: the later GPU's alias, at the alias itself.
+        let text = format!(
+            "{}\n{}aliases = [\"b1\", \"A\"]\n",
+            one("A", "8.6", 1),
+            one("B", "8.6", 1)
+        );
+        assert_eq!(
+            load_err(&text),
+            "c.toml:32:18: name or alias 'A' of GPU 'B' is already used by GPU 'A'"
+        );
+        // Against the built-in catalog (the clash is found when merging).
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("mine.toml");
+        let mut c = cat();
+        std::fs::write(
+            &p,
+            format!(
+                "# mine\n{}aliases = [\"H100 SXM5\"]\n",
+                one("Fuzz", "9.0", 1)
+            ),
+        )
+        .unwrap();
+        let e = c.merge_file(&p).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            format!(
+                "{}:17:12: name or alias 'H100 SXM5' of GPU 'Fuzz' is already used by GPU 'NVIDIA H100 SXM5 80GB'",
+                p.display()
+            )
+        );
+        // A known GPU laid over with the name of a GPU listed after it (the first
+        // and the last built-in GPU): still the file's alias.
+        let known = c.gpus()[0].name.clone();
+        let later = c.gpus().last().unwrap().name.clone();
+        std::fs::write(
+            &p,
+            format!("[[gpu]]\nname = \"{known}\"\naliases = [\"a\",\n  \"{later}\"]\n"),
+        )
+        .unwrap();
+        let e = c.merge_file(&p).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            format!(
+                "{}:4:3: name or alias '{later}' of GPU '{known}' is already used by GPU '{later}'",
+                p.display()
+            )
+        );
+        // The public merge of a catalog without text names the origin only.
+        let other = Catalog::from_toml_str(
+            &format!("{}aliases = [\"Tesla T4\"]\n", one("My card", "7.5", 40)),
+            "mine.toml",
+        )
+        .unwrap();
+        assert_eq!(
+            c.merge(other, "mine.toml").unwrap_err().to_string(),
+            "mine.toml: name or alias 'Tesla T4' of GPU 'My card' is already used by GPU 'NVIDIA Tesla T4'"
+        );
+    }
+
+    #[test]
+    fn partial_entries_point_into_the_file() {
+        // SYNTHETIC: partial entries over a known GPU; the laid-over fields are not
+        // in the file, the entry's own are found where they are written.
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("part.toml");
+        let mut c = cat();
+        for (text, want) in [
+            (
+                "[[gpu]]\nname = \"h100 sxm5\"\nmeasured_source = \"me\"\n  sm_count = \"x\"\n",
+                "4:3: [[gpu]] #1 'NVIDIA H100 SXM5 80GB': invalid type: string \"x\", expected u32",
+            ),
+            (
+                "[[gpu]]\nname = \"h100 sxm5\"\nmem_bandwidth_gbs = -5.0\n",
+                "3:1: [[gpu]] #1 'NVIDIA H100 SXM5 80GB': mem_bandwidth_gbs must be a positive number, got -5",
+            ),
+            (
+                "\n[[gpu]]\nname = \"h100 sxm5\"\nwarp_size = 48\n",
+                "2:1: [[gpu]] #1 'NVIDIA H100 SXM5 80GB': max_threads_per_sm 2048 is not a multiple of warp_size 48",
+            ),
+        ] {
+            std::fs::write(&p, text).unwrap();
+            let e = c.merge_file(&p).unwrap_err().to_string();
+            assert_eq!(e, format!("{}:{want}", p.display()));
+        }
+        // A valid partial entry still merges over the known GPU.
+        std::fs::write(
+            &p,
+            "[[gpu]]\nname = \"h100 sxm5\"\nsustained_bandwidth_gbs = 3000.0\n",
+        )
+        .unwrap();
+        c.merge_file(&p).unwrap();
+        let g = c.resolve("H100 SXM5").unwrap();
+        assert_eq!((g.sustained_bandwidth_gbs, g.sm_count), (Some(3000.0), 132));
+    }
+
     #[test]
     fn unknown_compute_capability_is_a_load_error() {
         // SYNTHETIC: a GPU of a compute capability no table lists.
@@ -620,9 +977,11 @@ mod tests {
         );
         assert!(e.contains("12.0") && !e.contains('\n'), "{e}");
         // The same file with the capability's limits loads.
-        let cc = "[[cc]]\ncc = \"13.7\"\nmax_threads_per_block = 1024\nmax_threads_per_sm = 1536\nmax_warps_per_sm = 48\nmax_blocks_per_sm = 16\nregs_per_sm = 65536\nmax_regs_per_block = 65536\nmax_regs_per_thread = 255\nreg_alloc_unit = 256\nwarp_alloc_granularity = 4\nsmem_per_sm = 102400\nmax_smem_per_block = 101376\nsmem_alloc_unit = 128\nreserved_smem_per_block = 1024\nsmem_carveout_kb = [0, 100]\n";
-        let c = Catalog::from_toml_str(&format!("{}\n{cc}", one("Future", "13.7", 1)), "f.toml")
-            .unwrap();
+        let c = Catalog::from_toml_str(
+            &format!("{}\n{CC_13_7}", one("Future", "13.7", 1)),
+            "f.toml",
+        )
+        .unwrap();
         let g = c.resolve("Future").unwrap();
         assert_eq!(c.limits(g).unwrap().max_blocks_per_sm, 16);
     }
