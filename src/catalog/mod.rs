@@ -459,9 +459,24 @@ impl Catalog {
     /// [`parse_partition_name`]) added, so that commands can target a slice of a GPU;
     /// `None` when `name` is not a partition name or the catalog knows it already. A
     /// partition of an unknown GPU, or of as many SMs as the GPU has or more, is an
-    /// error.
+    /// error, and so is a name with a bracket that is not a partition name ("H100
+    /// SXM5 []"): name resolution ignores brackets, so it would silently mean the
+    /// whole GPU. A GPU whose own name or alias has brackets is still found by it.
     pub fn for_partition_name(&self, name: &str) -> crate::error::Result<Option<Catalog>> {
         let Some((base, sms)) = parse_partition_name(name) else {
+            let q = name.trim().to_lowercase();
+            let own_name = || {
+                self.gpus.iter().any(|g| {
+                    std::iter::once(&g.name)
+                        .chain(&g.aliases)
+                        .any(|n| n.trim().to_lowercase() == q)
+                })
+            };
+            if name.contains(['[', ']']) && !own_name() {
+                return Err(crate::error::Error::usage(format!(
+                    "'{name}': a GPU partition is written NAME [N SMs], e.g. \"H100 SXM5 [16 SMs]\""
+                )));
+            }
             return Ok(None);
         };
         if self.resolve(name).is_some() {
@@ -624,6 +639,37 @@ mod tests {
             16
         );
         assert!(cat().for_partition_name("H100 SXM5").unwrap().is_none());
+        // A bracket that is not a well-formed "[N SMs]" suffix is a usage error, not
+        // the whole GPU (brackets are ignored when resolving names).
+        for bad in [
+            "H100 SXM5 [",
+            "H100 SXM5 []",
+            "H100 SXM5 [ ]",
+            "H100 SXM5 ]",
+            "H100 SXM5 [16 SMs",
+            "H100 SXM5 [16]",
+            "H100 SXM5[16 SMs]",
+            "H100 SXM5 [-4 SMs]",
+            "H100 SXM5 [16 SMs] x",
+        ] {
+            assert_eq!(parse_partition_name(bad), None, "{bad}");
+            let e = cat().for_partition_name(bad).unwrap_err();
+            assert_eq!(e.exit_code(), 2, "{bad}");
+            assert_eq!(
+                e.to_string(),
+                format!(
+                    "'{bad}': a GPU partition is written NAME [N SMs], e.g. \"H100 SXM5 [16 SMs]\""
+                ),
+            );
+        }
+        // A GPU named with brackets is found by its own name (or alias).
+        let mut odd = cat().by_name("NVIDIA H100 SXM5 80GB").unwrap().clone();
+        odd.name = "Lab GPU [rev 2]".into();
+        odd.aliases = vec!["lab [2]".into()];
+        let c = Catalog::new(vec![odd], cat().ccs.clone());
+        assert!(c.for_partition_name("lab gpu [REV 2]").unwrap().is_none());
+        assert!(c.for_partition_name("LAB [2]").unwrap().is_none());
+        assert!(c.for_partition_name("Lab GPU [rev 3]").is_err());
         let e = cat()
             .for_partition_name("H100 SXM5 [132 SMs]")
             .unwrap_err()
