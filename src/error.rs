@@ -254,9 +254,16 @@ pub fn toml_place(file: &str, text: &str, e: &toml::de::Error) -> String {
     }
 }
 
-/// `FILE:LINE:COL` of byte `offset` of `text`, as an editor counts them (an offset
-/// past the end or inside a character counts as the character's start).
+/// `FILE:LINE:COL` of byte `offset` of `text`, as an editor counts them
+/// ([`line_col`]).
 pub fn text_place(file: &str, text: &str, offset: usize) -> String {
+    let (line, col) = line_col(text, offset);
+    format!("{file}:{line}:{col}")
+}
+
+/// 1-based line and column (in characters) of byte `offset` of `text`; an offset
+/// past the end or inside a character counts as the character's start.
+pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
     let mut end = offset.min(text.len());
     while !text.is_char_boundary(end) {
         end -= 1;
@@ -264,7 +271,7 @@ pub fn text_place(file: &str, text: &str, offset: usize) -> String {
     let before = &text[..end];
     let line = before.matches('\n').count() + 1;
     let col = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
-    format!("{file}:{line}:{col}")
+    (line, col)
 }
 
 /// A TOML error's message on one line, without the toml crate's position and snippet

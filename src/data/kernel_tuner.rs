@@ -33,9 +33,9 @@
 //! unknown problems never share a key.
 
 use super::importers::{FileReport, Imported, Missing};
-use super::workload::{line_col, Env, Matched, Workload, Workloads};
+use super::workload::{Env, Matched, Workload, Workloads};
 use super::{Name, Origin, Run};
-use crate::error::{Error, Result};
+use crate::error::{line_col, Error, Result};
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, HashSet};
 use std::io::Read;

@@ -29,7 +29,7 @@
 use gpucast_runs::expr;
 
 use super::OPTIONAL_NUMERIC;
-use crate::error::{Error, Result};
+use crate::error::{line_col, Error, Result};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -334,19 +334,6 @@ fn toml_error(text: &str, origin: &str, e: &toml::de::Error) -> Error {
         }
         None => Error::file(origin, msg),
     }
-}
-
-/// 1-based line and column (in characters) of byte offset `at` in `text`.
-pub(crate) fn line_col(text: &str, at: usize) -> (usize, usize) {
-    let at = at.min(text.len());
-    let before = &text.as_bytes()[..at];
-    let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
-    let start = before
-        .iter()
-        .rposition(|&b| b == b'\n')
-        .map_or(0, |p| p + 1);
-    let col = String::from_utf8_lossy(&before[start..]).chars().count() + 1;
-    (line, col)
 }
 
 /// Where `key` is defined in a TOML text (its first line starting with `key =` or

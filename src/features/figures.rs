@@ -279,7 +279,7 @@ fn json_key_place(text: &str, key: &str, n: usize) -> String {
         .filter(|(at, _)| text[at + quoted.len()..].trim_start().starts_with(':'))
         .nth(n)
         .map(|(at, _)| {
-            let (line, col) = crate::data::workload::line_col(text, at);
+            let (line, col) = crate::error::line_col(text, at);
             format!("line {line}, column {col}")
         })
         .unwrap_or_else(|| format!("entry {}", n + 1))
