@@ -277,16 +277,20 @@ fn auto_detects_each_format_and_names_the_formats_when_it_cannot() {
 fn cli_imports_prints_the_report_and_writes_zstd_parquet() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("kt.parquet");
-    let o = Command::new(env!("CARGO_BIN_EXE_gpucast"))
-        // (each file its default source, kernel-tuner:NAME: the two hold the same
-        // configurations, which one source may not measure twice)
-        .args(["data", "import", "--from", "kernel-tuner"])
-        .arg(fixture(PNPOLY_NEW))
-        .arg(fixture(PNPOLY_OLD))
-        .arg("--out")
-        .arg(&out)
-        .output()
-        .unwrap();
+    // `data import OPTIONS FILES --out kt.parquet`
+    let import = |options: &[&str], files: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_gpucast"))
+            .args(["data", "import"])
+            .args(options)
+            .args(files.iter().map(|f| fixture(f)))
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap()
+    };
+    // (each file its default source, kernel-tuner:NAME: the two hold the same
+    // configurations, which one source may not measure twice)
+    let o = import(&["--from", "kernel-tuner"], &[PNPOLY_NEW, PNPOLY_OLD]);
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(stdout.contains("RuntimeFailedConfig=23"), "{stdout}");
@@ -310,14 +314,7 @@ fn cli_imports_prints_the_report_and_writes_zstd_parquet() {
     assert_eq!(back.runs.iter().filter(|r| r.config == key).count(), 2);
 
     // one source given for both: the same configurations twice from it, refused
-    let o = Command::new(env!("CARGO_BIN_EXE_gpucast"))
-        .args(["data", "import", "--source", "benchmark_hub"])
-        .arg(fixture(PNPOLY_NEW))
-        .arg(fixture(PNPOLY_OLD))
-        .arg("--out")
-        .arg(&out)
-        .output()
-        .unwrap();
+    let o = import(&["--source", "benchmark_hub"], &[PNPOLY_NEW, PNPOLY_OLD]);
     assert_eq!(o.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(
@@ -326,13 +323,7 @@ fn cli_imports_prints_the_report_and_writes_zstd_parquet() {
         "{stderr}"
     );
 
-    let o = Command::new(env!("CARGO_BIN_EXE_gpucast"))
-        .args(["data", "import", "--from", "gemm-tables"])
-        .arg(fixture(GEMM_CSV))
-        .arg("--out")
-        .arg(&out)
-        .output()
-        .unwrap();
+    let o = import(&["--from", "gemm-tables"], &[GEMM_CSV]);
     assert_eq!(o.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(
