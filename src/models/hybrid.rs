@@ -460,8 +460,10 @@ impl FittedHybrid {
         })?;
         Self::from_state(state).map_err(|e| Error::model_file(format!("{}: {e}", path.display())))
     }
-    /// Write the model file atomically.
+    /// Write the model file atomically, once it passes the checks a load makes (a
+    /// model that could not be read back is not written).
     pub fn save(&self, path: &std::path::Path) -> Result<()> {
+        self.state.check()?;
         let text = serde_json::to_string(&self.state).map_err(|e| Error::msg(e.to_string()))?;
         crate::output::write_atomic(path, &text)
     }
@@ -1147,6 +1149,26 @@ impl Predict for FittedHybrid {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A model that would not load is not written: `save` makes the load's checks.
+    #[test]
+    fn save_refuses_a_model_that_would_not_load() {
+        let shipped =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("models/hybrid-pretrained.json");
+        let mut model = FittedHybrid::load(&shipped).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("m.json");
+        model.save(&out).unwrap();
+        assert!(
+            FittedHybrid::load(&out).is_ok(),
+            "a whole model round-trips"
+        );
+        std::fs::remove_file(&out).unwrap();
+        model.state.correction_share = 2.0;
+        let e = model.save(&out).unwrap_err().to_string();
+        assert!(e.contains("correction_share 2 is outside 0..1"), "{e}");
+        assert!(!out.exists(), "nothing written");
+    }
 
     /// SYNTHETIC held-out runs on 3 GPUs, 30 each: the hybrid's error `hybrid(i)` and
     /// the analytical fit's `analytical(i)` on run i, a source of the run's
