@@ -358,6 +358,9 @@ fn cases() -> Vec<Case> {
         Case::err("cache of failed configurations only, imported", 1, "c.json: no runs: none of its 2 entries", &["data", "import", "{dir}/c.json", "-o", "{dir}/x.csv"])
             .with("c.json", CACHE_WITH_FAILURES.replace(r#""15,15,32,8,2,1,0,0": {"time": 2.0},"#, ""))
             .no_file("x.csv"),
+        Case::err("runner table of failed runs only, imported", 1, "a.csv: no runs: none of its 2 entries could be read as a run (status_not_ok=2)", &["data", "import", "{dir}/a.csv", "-o", "{dir}/x.csv"])
+            .with("a.csv", format!("{HEADER},status\n{ROW_TITAN},failed\n{ROW_2080},failed\n"))
+            .no_file("x.csv"),
         Case::err("import of one table twice", 1, "b.csv:2: column 'config': duplicate (gpu, kernel, config) = (NVIDIA TITAN V, saxpy, N=1024): also at", &["data", "import", "{dir}/a.csv", "{dir}/b.csv", "-o", "{dir}/x.csv"])
             .with("a.csv", runs(&[ROW_TITAN]))
             .with("b.csv", runs(&[ROW_TITAN]))

@@ -134,6 +134,11 @@ impl ImportReport {
     pub fn left_out(&self) -> BTreeMap<String, usize> {
         sum_maps(self.files.iter().map(|f| &f.left_out))
     }
+    /// Every entry not read as a run, by reason: [`Self::failed`] and
+    /// [`Self::left_out`] together (what a table's `not_imported` holds).
+    pub fn not_read(&self) -> BTreeMap<String, usize> {
+        sum_maps(self.files.iter().flat_map(|f| [&f.failed, &f.left_out]))
+    }
     /// Missing features over all files: feature -> (rows, reasons).
     pub fn missing(&self) -> BTreeMap<String, (usize, Vec<String>)> {
         let mut out: BTreeMap<String, (usize, Vec<String>)> = BTreeMap::new();
@@ -223,10 +228,8 @@ pub fn import_paths(paths: &[PathBuf], format: Format, opts: &ImportOptions) -> 
     let table = concat_tables(tables)?;
     check_no_repeats(&table)?;
     if table.runs.is_empty() && !read.is_empty() {
-        let mut not_read = table.not_imported.clone();
-        super::add_counts(&mut not_read, &report.failed());
-        super::add_counts(&mut not_read, &report.left_out());
-        return Err(super::no_runs_error(&read, &not_read));
+        // (the report, not the tables: a canonical table's failed rows are in both)
+        return Err(super::no_runs_error(&read, &report.not_read()));
     }
     Ok(Imported { table, report })
 }

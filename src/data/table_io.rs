@@ -502,8 +502,7 @@ pub fn read_file_with(path: &Path, opts: &ImportOptions) -> Result<RunsTable> {
     let imported = |format| {
         let i = import_file(path, format, opts)?;
         let mut table = i.table;
-        super::add_counts(&mut table.not_imported, &i.report.failed());
-        super::add_counts(&mut table.not_imported, &i.report.left_out());
+        super::add_counts(&mut table.not_imported, &i.report.not_read());
         Ok(table)
     };
     if extension(path).as_deref() != Some("parquet") {
