@@ -110,9 +110,8 @@ pub fn has_gemm_shape(df: &DataFrame) -> bool {
 
 /// Import one GEMM table (Parquet or CSV).
 pub fn import(path: &Path, source: &str) -> Result<Imported> {
-    let df = super::importers::read_frame(path)?;
-    let text = !super::importers::read_head(path)?.starts_with(b"PAR1");
-    import_frame(&df, &path.display().to_string(), source, text)
+    let (df, is_text) = super::importers::read_frame_and_kind(path)?;
+    import_frame(&df, &path.display().to_string(), source, is_text)
 }
 
 /// Import a GEMM table already read into a frame; `file` names it in messages, by

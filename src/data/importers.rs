@@ -289,11 +289,10 @@ pub fn import_file(path: &Path, format: Format, opts: &ImportOptions) -> Result<
             let notes = imp.report.to_string().lines().map(String::from).collect();
             // (counted, so that every command that reads the file says so)
             let skipped = imp.report.skipped_launches.len();
-            let left_out = if skipped > 0 {
-                BTreeMap::from([("no_kernel_duration".to_string(), skipped)])
-            } else {
-                BTreeMap::new()
-            };
+            let left_out = (skipped > 0)
+                .then(|| ("no_kernel_duration".to_string(), skipped))
+                .into_iter()
+                .collect();
             Ok(one_file(file, "ncu", imp.runs, opts, |r| FileReport {
                 missing,
                 notes,
@@ -444,7 +443,7 @@ pub(crate) fn file_is_json_or_gzip(path: &Path) -> bool {
     read_head(path).is_ok_and(|h| is_json_or_gzip(&h))
 }
 
-pub(crate) fn read_head(path: &Path) -> Result<Vec<u8>> {
+fn read_head(path: &Path) -> Result<Vec<u8>> {
     use std::io::Read;
     let mut f =
         std::fs::File::open(path).map_err(|e| Error::file(path.display(), e.to_string()))?;
@@ -461,6 +460,12 @@ pub(crate) fn read_head(path: &Path) -> Result<Vec<u8>> {
 
 /// A CSV (every cell as text) or Parquet file as a frame.
 pub(crate) fn read_frame(path: &Path) -> Result<DataFrame> {
+    read_frame_and_kind(path).map(|(df, _)| df)
+}
+
+/// [`read_frame`], and whether the file was text (CSV: data row r is line r + 1)
+/// rather than Parquet.
+pub(crate) fn read_frame_and_kind(path: &Path) -> Result<(DataFrame, bool)> {
     let name = path.display().to_string();
     let bad = |e: PolarsError| {
         let msg = e.to_string();
@@ -474,15 +479,17 @@ pub(crate) fn read_frame(path: &Path) -> Result<DataFrame> {
         return Err(Error::file(&name, "empty file"));
     }
     if bytes.starts_with(b"PAR1") {
-        super::table_io::read_parquet(std::io::Cursor::new(bytes), &name)
+        let df = super::table_io::read_parquet(std::io::Cursor::new(bytes), &name)?;
+        Ok((df, false))
     } else {
         // Text cells: each value is parsed (and its errors located) by the importer.
-        CsvReadOptions::default()
+        let df = CsvReadOptions::default()
             .with_has_header(true)
             .with_infer_schema_length(Some(0))
             .into_reader_with_file_handle(std::io::Cursor::new(bytes))
             .finish()
-            .map_err(bad)
+            .map_err(bad)?;
+        Ok((df, true))
     }
 }
 
