@@ -464,15 +464,7 @@ impl Catalog {
     /// whole GPU. A GPU whose own name or alias has brackets is still found by it.
     pub fn for_partition_name(&self, name: &str) -> crate::error::Result<Option<Catalog>> {
         let Some((base, sms)) = parse_partition_name(name) else {
-            let q = name.trim().to_lowercase();
-            let own_name = || {
-                self.gpus.iter().any(|g| {
-                    std::iter::once(&g.name)
-                        .chain(&g.aliases)
-                        .any(|n| n.trim().to_lowercase() == q)
-                })
-            };
-            if name.contains(['[', ']']) && !own_name() {
+            if name.contains(['[', ']']) && self.spelled(name).is_empty() {
                 return Err(crate::error::Error::usage(format!(
                     "'{name}': a GPU partition is written NAME [N SMs], e.g. \"H100 SXM5 [16 SMs]\""
                 )));

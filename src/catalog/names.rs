@@ -161,13 +161,7 @@ impl Catalog {
         if let Some(g) = self.by_name_or_alias(q) {
             return Some(g);
         }
-        let lower = q.to_lowercase();
-        let hits: Vec<&Gpu> = self
-            .gpus
-            .iter()
-            .filter(|g| all_names(g).any(|n| n.to_lowercase() == lower))
-            .collect();
-        if let Some(r) = unique(hits) {
+        if let Some(r) = unique(self.spelled(q)) {
             return r;
         }
         let n = normalize_name(q);
@@ -180,6 +174,15 @@ impl Catalog {
             .filter(|g| all_names(g).any(|a| normalize_name(a) == n))
             .collect();
         unique(hits).flatten()
+    }
+
+    /// The GPUs with `name` (trimmed) as their name or an alias, in any case.
+    pub(crate) fn spelled(&self, name: &str) -> Vec<&Gpu> {
+        let lower = name.trim().to_lowercase();
+        self.gpus
+            .iter()
+            .filter(|g| all_names(g).any(|n| n.to_lowercase() == lower))
+            .collect()
     }
 
     fn lookup(&self, name: &str) -> Lookup<'_> {
