@@ -539,7 +539,7 @@ NVIDIA TITAN V,k,N=3,3.0,0,24,ok,\n";
     let (_d, p) = write_tmp("runs.csv", text);
     let t = data::load(&[p]).unwrap();
     assert_eq!(t.len(), 2);
-    assert_eq!(t.skipped_error_rows, 1);
+    assert_eq!(t.skipped_error_rows(), 1);
     assert_eq!(
         t.not_imported,
         std::collections::BTreeMap::from([("status_not_ok".to_string(), 1)])
@@ -578,7 +578,7 @@ fn rows_across_text_chunks_keep_their_cells() {
     }
     let (_d, p) = write_tmp("many.csv", &text);
     let t = data::load(&[p]).unwrap();
-    assert_eq!((t.len(), t.skipped_error_rows), (rows - 1, 1));
+    assert_eq!((t.len(), t.skipped_error_rows()), (rows - 1, 1));
     for r in t.runs.iter() {
         let row = r.origin.row - 1;
         assert_ne!(row, 65_535, "the error row is skipped");

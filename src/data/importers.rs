@@ -262,11 +262,8 @@ pub fn import_file(path: &Path, format: Format, opts: &ImportOptions) -> Result<
                 ));
             }
             let table = super::read_file(path)?;
-            let failed = if table.skipped_error_rows > 0 {
-                BTreeMap::from([("status_not_ok".to_string(), table.skipped_error_rows)])
-            } else {
-                BTreeMap::new()
-            };
+            // (a canonical table's only entries not read: rows a runner marked failed)
+            let failed = table.not_imported.clone();
             let format = if is_study { "study" } else { "canonical" };
             Ok(one_file(file, format, table, opts, |r| FileReport {
                 failed,
@@ -546,7 +543,6 @@ pub(crate) fn table_from(
         runs,
         extra,
         files: vec![file.to_string()],
-        skipped_error_rows: 0,
         not_imported: Default::default(),
     })
 }
@@ -570,7 +566,6 @@ pub(crate) fn concat_tables(tables: Vec<RunsTable>) -> Result<RunsTable> {
         frames.push(df);
         out.runs.extend(t.runs);
         out.files.extend(t.files);
-        out.skipped_error_rows += t.skipped_error_rows;
         super::add_counts(&mut out.not_imported, &t.not_imported);
     }
     if frames

@@ -147,10 +147,8 @@ pub struct RunsTable {
     pub extra: DataFrame,
     /// Files the rows came from.
     pub files: Vec<String>,
-    /// Rows skipped on load because a runner marked them failed (`status` != ok).
-    pub skipped_error_rows: usize,
     /// Entries of the files not read as runs, by reason: rows a runner marked failed
-    /// (`status_not_ok`, also in `skipped_error_rows`), and in files of a tool's
+    /// (`status_not_ok`: [`RunsTable::skipped_error_rows`]), and in files of a tool's
     /// format (Kernel Tuner caches, GEMM tables, Nsight Compute exports) failed
     /// configurations (the marker the tool wrote, `no_time`, `absurd_time`, ...) and
     /// measured rows the importer could not use (e.g. `duplicate_config`). `data
@@ -158,7 +156,15 @@ pub struct RunsTable {
     pub not_imported: std::collections::BTreeMap<String, usize>,
 }
 
+/// The reason a row a runner marked failed (`status` != ok) was not read.
+pub const STATUS_NOT_OK: &str = "status_not_ok";
+
 impl RunsTable {
+    /// Rows skipped on load because a runner marked them failed (`status` != ok).
+    pub fn skipped_error_rows(&self) -> usize {
+        self.not_imported.get(STATUS_NOT_OK).copied().unwrap_or(0)
+    }
+
     pub fn len(&self) -> usize {
         self.runs.len()
     }
@@ -236,7 +242,6 @@ impl RunsTable {
                 .collect(),
             extra: filter_extra(&self.extra, mask),
             files: self.files.clone(),
-            skipped_error_rows: self.skipped_error_rows,
             not_imported: self.not_imported.clone(),
         }
     }

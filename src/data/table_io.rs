@@ -58,7 +58,6 @@ fn load_files_with(files: &[PathBuf], opts: &ImportOptions) -> Result<RunsTable>
             out.runs.extend(t.runs);
         }
         out.files.extend(t.files);
-        out.skipped_error_rows += t.skipped_error_rows;
         super::add_counts(&mut out.not_imported, &t.not_imported);
     }
     if out.runs.is_empty() {
@@ -698,12 +697,10 @@ pub(crate) fn from_frame(df: DataFrame, file: Arc<str>, lines: RowLines) -> Resu
         runs,
         extra,
         files: vec![file.to_string()],
-        skipped_error_rows: skipped,
-        not_imported: if skipped > 0 {
-            std::collections::BTreeMap::from([("status_not_ok".to_string(), skipped)])
-        } else {
-            Default::default()
-        },
+        not_imported: (skipped > 0)
+            .then(|| (super::STATUS_NOT_OK.to_string(), skipped))
+            .into_iter()
+            .collect(),
     })
 }
 

@@ -779,7 +779,7 @@ fn summarize(table: &RunsTable, ids: &RowIds) -> ValidationReport {
         rows: table.runs.len(),
         flagged: per_gpu.iter().map(|g| g.flagged).sum(),
         excluded: per_gpu.iter().map(|g| g.excluded).sum(),
-        skipped_error_rows: table.skipped_error_rows,
+        skipped_error_rows: table.skipped_error_rows(),
         not_imported: table.not_imported.clone(),
         per_gpu,
         flagged_rows,

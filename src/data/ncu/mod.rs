@@ -287,7 +287,6 @@ pub fn import_str(text: &str, file: &str, gpu: Option<&str>) -> Result<NcuImport
             runs,
             extra,
             files: vec![file.to_string()],
-            skipped_error_rows: 0,
             not_imported: Default::default(),
         },
         report,
