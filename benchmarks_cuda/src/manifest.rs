@@ -602,6 +602,30 @@ mod tests {
         );
     }
 
+    /// The L2-residency sweep (`l2-sweep.toml`, the manifest behind
+    /// datasets/own/*/l2-sweep) is the suite's own kernels with other sizes: every other
+    /// field equal, 28 working sets from 1 to 512 MB each.
+    #[test]
+    fn l2_sweep_manifest_is_the_suites_kernels_at_other_sizes() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let sweep = Suite::from_path(&dir.join("l2-sweep.toml")).unwrap();
+        let suite = Suite::embedded().unwrap();
+        assert_eq!(sweep.kernels.len(), 5);
+        for k in &sweep.kernels {
+            let mut own = suite.get(&k.name).unwrap().clone();
+            let sizes = &k.sizes["N"];
+            assert_eq!(sizes.len(), 28, "{}", k.name);
+            let bytes_per_n = Env::from([("N".to_string(), 1.0), ("blocks".to_string(), 0.0)]);
+            let per_n = k.working_set.eval(&bytes_per_n).unwrap();
+            let (first_mb, last_mb) = (sizes[0] * per_n / 1e6, sizes[27] * per_n / 1e6);
+            assert!((0.7..1.3).contains(&first_mb), "{} {first_mb}", k.name);
+            assert!((500.0..525.0).contains(&last_mb), "{} {last_mb}", k.name);
+            own.sizes = k.sizes.clone();
+            own.verify = k.verify.clone();
+            assert_eq!(format!("{own:?}"), format!("{k:?}"), "{}", k.name);
+        }
+    }
+
     #[test]
     fn embedded_suite_parses_and_has_reference_16() {
         let s = Suite::embedded().unwrap();
