@@ -19,6 +19,11 @@ pub const SUSTAINED_COMPUTE_FRACTION: f64 = 0.90;
 /// microbenchmarks report for Volta and Turing (Jia et al., "Dissecting the NVIDIA
 /// Volta/Turing GPU architecture via microbenchmarking": ~2.1 TB/s on a V100 with 80
 /// SMs at 1.38 GHz, ~1.3 TB/s on a T4 with 40 SMs at 1.59 GHz), per SM so it scales.
+/// It is a throughput roof: simple streaming kernels get far less from L2 residency
+/// (at most 1.32x their DRAM rate on our H100 and H200, datasets/own/*/l2-sweep), but
+/// capping the L2 roof at 2-4x the DRAM roof, which helps the analytical model on the
+/// reference study (24.2 -> 22.4-23.2 % LOGO MAPE), makes the hybrid worse than it on
+/// some targets (RTX 2080 Ti beside the Hopper GPUs +2.8 points at 4x).
 pub const L2_BYTES_PER_CLOCK_PER_SM: f64 = 20.0;
 /// L1 / shared-memory bandwidth: 128 bytes per clock per SM (32 banks of 4 bytes, the
 /// CUDA C++ Programming Guide's shared-memory description; on Volta and later L1 and
