@@ -16,6 +16,8 @@ pub enum Position {
     Line(usize),
     /// A 1-based data row of a file without lines (Parquet).
     Row(usize),
+    /// A line and column of a JSON file (Kernel Tuner caches), as an editor counts them.
+    LineColumn(usize, usize),
 }
 
 impl Position {
@@ -39,6 +41,7 @@ fn place(
         Position::File => write!(f, "{file}: ")?,
         Position::Line(l) => write!(f, "{file}:{l}: ")?,
         Position::Row(r) => write!(f, "{file}: row {r}: ")?,
+        Position::LineColumn(l, c) => write!(f, "{file}: line {l}, column {c}: ")?,
     }
     if let Some(c) = column {
         write!(f, "column '{c}': ")?;
@@ -75,6 +78,9 @@ pub enum Error {
         name: String,
         file: String,
         line: Position,
+        /// Where the name is written: `column 'gpu'` in a runs table, the key or
+        /// column of a tool's own format (e.g. `'device_name'` in a Kernel Tuner cache).
+        field: String,
         /// What to do about it (e.g. "not in the catalog (add it with --gpus FILE)").
         hint: String,
     },
@@ -110,10 +116,12 @@ impl fmt::Display for Error {
                 name,
                 file,
                 line,
+                field,
                 hint,
             } => {
                 if !file.is_empty() {
-                    place(f, file, *line, Some("gpu"))?;
+                    place(f, file, *line, None)?;
+                    write!(f, "{field}: ")?;
                 }
                 write!(f, "unknown GPU '{name}'")?;
                 if !hint.is_empty() {
@@ -199,16 +207,20 @@ impl Error {
             message: message.into(),
         }
     }
+    /// A GPU name the catalog does not know, written at `line` of `file` in `field`
+    /// (e.g. `column 'gpu'`; unused without a file).
     pub fn unknown_gpu(
         name: impl Into<String>,
         file: impl fmt::Display,
         line: Position,
+        field: impl Into<String>,
         hint: impl Into<String>,
     ) -> Self {
         Error::UnknownGpu {
             name: name.into(),
             file: file.to_string(),
             line,
+            field: field.into(),
             hint: hint.into(),
         }
     }
@@ -296,13 +308,19 @@ mod tests {
         );
         let e = Error::validation("a.csv", Position::Line(3), Some("config"), "dup");
         assert_eq!(e.to_string(), "a.csv:3: column 'config': dup");
-        let e = Error::unknown_gpu("X 9000", "a.csv", Position::Line(4), "add it");
+        let e = Error::unknown_gpu(
+            "X 9000",
+            "a.csv",
+            Position::Line(4),
+            "column 'gpu'",
+            "add it",
+        );
         assert_eq!(
             e.to_string(),
             "a.csv:4: column 'gpu': unknown GPU 'X 9000': add it"
         );
         assert_eq!(
-            Error::unknown_gpu("X", "", Position::File, "").to_string(),
+            Error::unknown_gpu("X", "", Position::File, "column 'gpu'", "").to_string(),
             "unknown GPU 'X'"
         );
         // shims keep old call sites meaning the same thing

@@ -545,6 +545,14 @@ fn cases() -> Vec<Case> {
                 lines[2] = &bad;
                 lines.join("\n") + "\n"
             }),
+        Case::err("Kernel Tuner cache of an unknown GPU", 1, "c.json: line 1, column 2: 'device_name': unknown GPU 'Tesla V900': not in the catalog", &["data", "validate", "{dir}/c.json"])
+            .with("c.json", CACHE_WITH_FAILURES.replace("Tesla V100-PCIE-32GB", "Tesla V900")),
+        Case::err("GEMM table of an unknown GPU", 1, "g.csv:4: column 'device': unknown GPU 'NVIDIA A900': not in the catalog", &["data", "validate", "{dir}/g.csv"])
+            .with("g.csv", {
+                let mut lines: Vec<String> = gemm.lines().map(str::to_string).collect();
+                lines[3] = lines[3].replace("NVIDIA A100-SXM4-80GB", "NVIDIA A900");
+                lines.join("\n") + "\n"
+            }),
         Case::err("unknown import format", 1, "unknown import format 'kernel-tunr'", &["data", "import", "--from", "kernel-tunr", "{fx}/kernel_tuner/pnpoly_RTX_3090_subset.json.gz", "-o", "{dir}/o.csv"]),
         Case::err("import -o x.json", 2, "x.json: output must end in .csv or .parquet", &["data", "import", "{fx}/gemm_table/a100_sxm_trtllm-1.0.0_n4096_k4096.csv", "-o", "{dir}/x.json"])
             .no_file("x.json"),

@@ -286,7 +286,12 @@ pub fn import_frame(df: &DataFrame, file: &str, source: &str, is_text: bool) -> 
             why: "the table records one latency per shape".into(),
         });
     }
-    let table = table_from(runs, extra, file)?;
+    let mut table = table_from(runs, extra, file)?;
+    table.gpu_fields.push(super::GpuField {
+        file: file.to_string(),
+        field: "column 'device'".to_string(),
+        at: None,
+    });
     Ok(Imported {
         table,
         report: ImportReport {

@@ -544,6 +544,7 @@ pub(crate) fn table_from(
         extra,
         files: vec![file.to_string()],
         not_imported: Default::default(),
+        gpu_fields: Vec::new(),
     })
 }
 
@@ -566,6 +567,7 @@ pub(crate) fn concat_tables(tables: Vec<RunsTable>) -> Result<RunsTable> {
         frames.push(df);
         out.runs.extend(t.runs);
         out.files.extend(t.files);
+        out.gpu_fields.extend(t.gpu_fields);
         super::add_counts(&mut out.not_imported, &t.not_imported);
     }
     if frames

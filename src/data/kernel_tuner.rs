@@ -348,7 +348,13 @@ pub fn import_text(
     report.kernels = vec![workload.map_or(kernel_name.to_string(), |w| w.name.to_string())];
     report.missing = tally.missing(workload, runs.len(), &runs);
     let extra = vec![("work_from", work_from)];
-    let table = super::importers::table_from(runs, extra, file)?;
+    let mut table = super::importers::table_from(runs, extra, file)?;
+    let (line, col) = key_position(text, "device_name", 0);
+    table.gpu_fields.push(super::GpuField {
+        file: file.to_string(),
+        field: "'device_name'".to_string(),
+        at: Some(crate::error::Position::LineColumn(line, col)),
+    });
     Ok(Imported {
         table,
         report: super::importers::ImportReport {

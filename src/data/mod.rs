@@ -154,6 +154,21 @@ pub struct RunsTable {
     /// measured rows the importer could not use (e.g. `duplicate_config`). `data
     /// import` counts them per file.
     pub not_imported: std::collections::BTreeMap<String, usize>,
+    /// Files in a tool's own format, and where each writes its GPU's name (a runs
+    /// table's is `column 'gpu'` on each row's line): what an unknown GPU's error
+    /// points at.
+    pub gpu_fields: Vec<GpuField>,
+}
+
+/// Where a file in a tool's own format writes the GPU's name.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GpuField {
+    pub file: String,
+    /// The key or column, as the error shows it (e.g. `'device_name'`, `column 'device'`).
+    pub field: String,
+    /// Where the name is when one place in the file holds it for every row; `None`:
+    /// each row's own line or row.
+    pub at: Option<crate::error::Position>,
 }
 
 /// The reason a row a runner marked failed (`status` != ok) was not read.
@@ -243,6 +258,7 @@ impl RunsTable {
             extra: filter_extra(&self.extra, mask),
             files: self.files.clone(),
             not_imported: self.not_imported.clone(),
+            gpu_fields: self.gpu_fields.clone(),
         }
     }
 }

@@ -58,6 +58,7 @@ fn load_files_with(files: &[PathBuf], opts: &ImportOptions) -> Result<RunsTable>
             out.runs.extend(t.runs);
         }
         out.files.extend(t.files);
+        out.gpu_fields.extend(t.gpu_fields);
         super::add_counts(&mut out.not_imported, &t.not_imported);
     }
     if out.runs.is_empty() {
@@ -701,6 +702,7 @@ pub(crate) fn from_frame(df: DataFrame, file: Arc<str>, lines: RowLines) -> Resu
             .then(|| (super::STATUS_NOT_OK.to_string(), skipped))
             .into_iter()
             .collect(),
+        gpu_fields: Vec::new(),
     })
 }
 

@@ -126,10 +126,17 @@ pub fn validate(table: &mut RunsTable, catalog: &Catalog) -> Result<ValidationRe
             Some(&id) => id,
             None => {
                 let Some(gpu) = catalog.resolve(&run.gpu) else {
+                    let written = table
+                        .gpu_fields
+                        .iter()
+                        .find(|g| *g.file == *run.origin.file);
                     return Err(Error::unknown_gpu(
                         run.gpu.to_string(),
                         &*run.origin.file,
-                        Position::of(&run.origin),
+                        written
+                            .and_then(|g| g.at)
+                            .unwrap_or_else(|| Position::of(&run.origin)),
+                        written.map_or("column 'gpu'", |g| g.field.as_str()),
                         catalog.unresolved_hint(&run.gpu),
                     ));
                 };

@@ -288,6 +288,14 @@ pub fn import_str(text: &str, file: &str, gpu: Option<&str>) -> Result<NcuImport
             extra,
             files: vec![file.to_string()],
             not_imported: Default::default(),
+            gpu_fields: device_from_file
+                .then(|| super::GpuField {
+                    file: file.to_string(),
+                    field: "column 'device__attribute_display_name'".to_string(),
+                    at: None,
+                })
+                .into_iter()
+                .collect(),
         },
         report,
     })
