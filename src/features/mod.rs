@@ -69,6 +69,11 @@ pub fn is_atomic(run: &Run) -> bool {
     })
 }
 
+/// Most registers a thread can have on any NVIDIA architecture.
+const MAX_REGS_PER_THREAD: u32 = 255;
+/// Most static shared memory a kernel can declare (CUDA's 48 KiB; more must be dynamic).
+const MAX_STATIC_SMEM_BYTES: u32 = 48 * 1024;
+
 /// Registers and static shared memory of each kernel as compiled for each
 /// architecture (`gpucast-bench inspect` CSV: kernel, arch, regs_per_thread,
 /// static_smem_bytes, ...). When given, a run's occupancy on a GPU uses the resources
@@ -86,16 +91,23 @@ impl KernelResources {
     /// to the source tree.
     pub const SHIPPED: &'static str = "benchmarks_cuda/inspect/resources.csv";
 
+    /// Read a `gpucast-bench inspect` CSV. Every data line is checked, used or not: a
+    /// kernel and an `sm_NN` architecture, 1-255 registers, static shared memory within
+    /// CUDA's 48 KiB, each (kernel, architecture) once. Lines starting with `#` are
+    /// comments.
     pub fn from_csv(path: &std::path::Path) -> crate::error::Result<KernelResources> {
-        use crate::error::Error;
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| Error::file(path.display(), e.to_string()))?;
-        let mut lines = text.lines().filter(|l| !l.starts_with('#'));
-        let header: Vec<&str> = lines.next().unwrap_or("").split(',').collect();
+        use crate::error::{Error, Position};
+        let file = path.display();
+        let text = std::fs::read_to_string(path).map_err(|e| Error::file(&file, e.to_string()))?;
+        // (line as an editor counts it, text), comments and blank lines left out
+        let mut lines = (1..)
+            .zip(text.lines())
+            .filter(|(_, l)| !l.starts_with('#') && !l.trim().is_empty());
+        let header: Vec<&str> = lines.next().map_or(vec![], |(_, l)| l.split(',').collect());
         let col = |name: &str| {
             header.iter().position(|h| h.trim() == name).ok_or_else(|| {
-                Error::file(
-                    path.display(),
+                Error::parse_file(
+                    &file,
                     format!("missing column '{name}' (expected gpucast-bench inspect CSV)"),
                 )
             })
@@ -107,31 +119,59 @@ impl KernelResources {
             col("static_smem_bytes")?,
         );
         let mut out = KernelResources::default();
-        for (i, line) in lines.enumerate() {
-            let cells: Vec<&str> = line.split(',').collect();
-            let num = |c: usize, name: &str| -> crate::error::Result<u32> {
-                cells
-                    .get(c)
-                    .and_then(|v| v.trim().parse().ok())
-                    .ok_or_else(|| {
-                        Error::cell(
-                            path.display(),
-                            i + 1,
-                            name,
-                            format!("expected a whole number in '{line}'"),
-                        )
-                    })
+        let mut first_line: std::collections::HashMap<(String, String), usize> = Default::default();
+        for (n, line) in lines {
+            let cells: Vec<&str> = line.split(',').map(str::trim).collect();
+            let bad =
+                |name: &str, what: String| Error::parse(&file, Position::Line(n), Some(name), what);
+            let cell = |c: usize| cells.get(c).copied().unwrap_or("");
+            let num = |c: usize, name: &str, most: u32| -> crate::error::Result<u32> {
+                match cell(c).parse::<u32>() {
+                    Ok(v) if v <= most => Ok(v),
+                    Ok(v) => Err(bad(
+                        name,
+                        format!("{v} is more than the {most} a kernel can have"),
+                    )),
+                    Err(_) => Err(bad(
+                        name,
+                        format!("expected a whole number, found '{}'", cell(c)),
+                    )),
+                }
             };
-            let (Some(kernel), Some(arch)) = (cells.get(k), cells.get(a)) else {
-                continue;
-            };
+            let kernel = cell(k);
+            if kernel.is_empty() {
+                return Err(bad("kernel", "no kernel name".to_string()));
+            }
+            let arch = cell(a);
+            // sm_86, sm_90a, sm_100f: digits, then an optional variant letter
+            let arch_ok = arch.strip_prefix("sm_").is_some_and(|v| {
+                let digits = v.trim_end_matches(|c: char| c.is_ascii_lowercase());
+                !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
+            });
+            if !arch_ok {
+                return Err(bad(
+                    "arch",
+                    format!("expected an architecture like sm_86, found '{arch}'"),
+                ));
+            }
+            let regs = num(r, "regs_per_thread", MAX_REGS_PER_THREAD)?;
+            if regs == 0 {
+                return Err(bad(
+                    "regs_per_thread",
+                    "0 registers: a kernel uses at least one".to_string(),
+                ));
+            }
+            let smem = num(sm, "static_smem_bytes", MAX_STATIC_SMEM_BYTES)?;
+            if let Some(first) = first_line.insert((kernel.to_string(), arch.to_string()), n) {
+                return Err(bad(
+                    "arch",
+                    format!("{kernel} on {arch} twice (also at line {first})"),
+                ));
+            }
             out.by_kernel_arch
-                .entry(kernel.trim().to_string())
+                .entry(kernel.to_string())
                 .or_default()
-                .insert(
-                    arch.trim().to_string(),
-                    (num(r, "regs_per_thread")?, num(sm, "static_smem_bytes")?),
-                );
+                .insert(arch.to_string(), (regs, smem));
         }
         Ok(out)
     }
@@ -621,6 +661,44 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("missing column 'regs_per_thread'"));
+        // every line is checked, used or not, at the line an editor shows (comments count)
+        let header = "# inspect output\nkernel,arch,regs_per_thread,static_smem_bytes\n# one kernel\nk,sm_70,32,0\n";
+        for (row, error) in [
+            (
+                "k",
+                "r.csv:5: column 'arch': expected an architecture like sm_86, found ''",
+            ),
+            (",sm_70,32,0", "r.csv:5: column 'kernel': no kernel name"),
+            (
+                "k,7.0,32,0",
+                "r.csv:5: column 'arch': expected an architecture like sm_86, found '7.0'",
+            ),
+            ("k,sm_,32,0", "found 'sm_'"),
+            (
+                "k,sm_75,9999,0",
+                "r.csv:5: column 'regs_per_thread': 9999 is more than the 255 a kernel can have",
+            ),
+            ("k,sm_75,0,0", "column 'regs_per_thread': 0 registers"),
+            (
+                "k,sm_75,32,65536",
+                "r.csv:5: column 'static_smem_bytes': 65536 is more than the 49152",
+            ),
+            (
+                "k,sm_75,32,-1",
+                "column 'static_smem_bytes': expected a whole number, found '-1'",
+            ),
+            (
+                "k,sm_70,40,0",
+                "r.csv:5: column 'arch': k on sm_70 twice (also at line 4)",
+            ),
+        ] {
+            std::fs::write(&p, format!("{header}{row}\n")).unwrap();
+            let e = KernelResources::from_csv(&p).unwrap_err().to_string();
+            assert!(e.contains(error), "{row}: {e}");
+        }
+        std::fs::write(&p, format!("{header}k,sm_90a,32,49152\n")).unwrap();
+        let r = KernelResources::from_csv(&p).unwrap();
+        assert_eq!(r.get("k", "sm_90a"), Some((32, 49152)));
     }
 
     #[test]
