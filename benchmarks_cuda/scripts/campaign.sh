@@ -13,6 +13,8 @@
 #          partitions  the whole suite on SM partitions (green contexts): $SM_COUNTS
 #          corun       $CORUN_SETS co-run sets of 2..6 kernels on disjoint partitions
 #          ncu         Nsight Compute raw CSV per kernel (traffic, instructions, occupancy)
+#          l2sweep     the L2-residency sweep (l2-sweep.toml) twice, and its Nsight Compute
+#                      exports with the caches left warm
 #          all         every step above, in that order
 #   OUT    output root; files go to OUT/<gpu-slug>/ (the layout of datasets/measured/)
 #   BENCH  the gpucast-bench binary (default: target/release/gpucast-bench)
@@ -21,7 +23,7 @@
 # --clock-control none), no persistence or compute-mode changes, no resets.
 set -euo pipefail
 
-STEP=${1:?usage: campaign.sh STEP OUT [BENCH]  (STEP: probe|calibrate|suite|repeat|partitions|corun|ncu|all)}
+STEP=${1:?usage: campaign.sh STEP OUT [BENCH]  (STEP: probe|calibrate|suite|repeat|partitions|corun|ncu|l2sweep|all)}
 OUT=${2:?usage: campaign.sh STEP OUT [BENCH]}
 BENCH=${3:-target/release/gpucast-bench}
 SM_COUNTS=${SM_COUNTS:-"16 32 64 96"}   # multiples of 8 (Hopper's granularity); with the whole GPU from the suite step: 5 counts
@@ -150,6 +152,33 @@ ncu_step() {
   done
 }
 
+# The L2-residency sweep (l2-sweep.toml: five streaming kernels of the suite at 28
+# working sets), twice (run-to-run), then one Nsight Compute export per kernel with the
+# caches left as the previous launch left them (--cache-control none): where L2
+# residency ends and what it buys. Files go to $DIR/l2-sweep/, the layout of
+# datasets/own/*/l2-sweep/.
+L2_SWEEP_MANIFEST="$(dirname "$0")/../l2-sweep.toml"
+L2_SWEEP_METRICS=dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sector_hit_rate.pct,lts__t_bytes.sum,gpu__time_duration.sum
+l2sweep() {
+  local out="$DIR/l2-sweep" k
+  mkdir -p "$out/ncu"
+  run "$BENCH" run --manifest "$L2_SWEEP_MANIFEST" --trials "$TRIALS" --out "$out/l2_sweep.csv" --resume --no-progress
+  run "$BENCH" run --manifest "$L2_SWEEP_MANIFEST" --trials "$TRIALS" --out "$out/l2_sweep_repeat.csv" --resume --no-progress
+  for k in $(awk -F'"' '/^\[\[kernel\]\]/ { want = 1; next } want && /^name = / { print $2; want = 0 }' "$L2_SWEEP_MANIFEST"); do
+    [ -s "$out/ncu/$k.csv" ] && continue   # resume: done kernels are skipped
+    if [ "$DRY_RUN" = 1 ]; then
+      run ncu --clock-control none --cache-control none --csv --page raw --metrics "$L2_SWEEP_METRICS" \
+        "$BENCH" run --manifest "$L2_SWEEP_MANIFEST" --kernels "$k" --trials 1 --warmup 0 --min-trial-ms 0.000001 --no-verify --no-progress --out "$out/ncu/$k.runs.csv"
+      continue
+    fi
+    ncu --clock-control none --cache-control none --csv --page raw --metrics "$L2_SWEEP_METRICS" \
+      "$BENCH" run --manifest "$L2_SWEEP_MANIFEST" --kernels "$k" --trials 1 --warmup 0 --min-trial-ms 0.000001 --no-verify --no-progress \
+      --out "$out/ncu/$k.runs.csv" > "$out/ncu/$k.csv.tmp" 2> "$out/ncu/$k.log" \
+      && mv "$out/ncu/$k.csv.tmp" "$out/ncu/$k.csv" \
+      || { echo "campaign: ncu failed for $k (see $out/ncu/$k.log)" >&2; FAILED=$((FAILED + 1)); }
+  done
+}
+
 case "$STEP" in
   probe) probe ;;
   calibrate) calibrate ;;
@@ -158,8 +187,9 @@ case "$STEP" in
   partitions) partitions ;;
   corun) corun ;;
   ncu) ncu_step ;;
-  all) probe; calibrate; suite; partitions; corun; ncu_step; repeat ;;
-  *) echo "campaign: unknown step '$STEP' (probe|calibrate|suite|repeat|partitions|corun|ncu|all)" >&2; exit 2 ;;
+  l2sweep) l2sweep ;;
+  all) probe; calibrate; suite; partitions; corun; ncu_step; repeat; l2sweep ;;
+  *) echo "campaign: unknown step '$STEP' (probe|calibrate|suite|repeat|partitions|corun|ncu|l2sweep|all)" >&2; exit 2 ;;
 esac
 echo "campaign: $STEP done -> $DIR ($FAILED failed commands)"
 [ "$FAILED" = 0 ]

@@ -653,6 +653,15 @@ mod campaign_script_tests {
             })
             .collect();
         assert_eq!(sets.len(), 40);
+        // the L2 sweep: two timed passes and one profile per kernel of its manifest,
+        // which exists where the script names it
+        let sweep: Vec<&str> = text
+            .lines()
+            .filter(|l| l.contains("l2-sweep.toml"))
+            .collect();
+        assert_eq!(sweep.len(), 2 + 5, "{sweep:?}");
+        assert_eq!(sweep.iter().filter(|l| l.starts_with("ncu ")).count(), 5);
+        assert!(root.join("scripts/../l2-sweep.toml").is_file());
     }
 }
 
