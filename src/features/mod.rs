@@ -18,7 +18,10 @@ use crate::occupancy::{occupancy, LaunchResources, Occupancy};
 /// (datasets/own/*/l2-sweep) sees the H100's and H200's residency end earlier, at 0.64
 /// to 0.77 of L2, but 0.7 here makes the reference study worse (LOGO 24.2 -> 26.0 %
 /// MAPE): the RTX 4070's runs at 0.89 of its L2 still run 1.4-2.8x faster than from
-/// DRAM.
+/// DRAM. Halving it only on compute capability 8.0 and 9.0, whose L2 is two partitions
+/// that may each hold a copy (the H100's reductions re-read most of a working set a
+/// third of L2's size from DRAM), helps the reference study with the Hopper GPUs
+/// (hybrid 20.6 -> 20.2 %) but not the GEMM latency tables (9.5 -> 9.8 %): not kept.
 pub const L2_RESIDENT_FRACTION: f64 = 0.9;
 
 /// Everything the models know about one run's work on one GPU.
