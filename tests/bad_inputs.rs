@@ -547,6 +547,8 @@ fn cases() -> Vec<Case> {
             }),
         Case::err("Kernel Tuner cache of an unknown GPU", 1, "c.json: line 1, column 2: 'device_name': unknown GPU 'Tesla V900': not in the catalog", &["data", "validate", "{dir}/c.json"])
             .with("c.json", CACHE_WITH_FAILURES.replace("Tesla V100-PCIE-32GB", "Tesla V900")),
+        Case::err("Kernel Tuner entry of a launch no GPU makes", 1, "c.json: row 1: column 'block_threads': 4096 is not what NVIDIA Tesla V100 PCIe 32GB (compute capability 7.0) can launch: a whole number from 1 to 1024 (kernel 'convolution', config 'block_size_x=512,block_size_y=8,filter_height=15,filter_width=15,read_only=0,tile_size_x=2,tile_size_y=1,use_padding=0')", &["data", "validate", "{dir}/c.json"])
+            .with("c.json", CACHE_WITH_FAILURES.replace("15,15,32,8,2,1,0,0", "15,15,512,8,2,1,0,0")),
         Case::err("GEMM table of an unknown GPU", 1, "g.csv:4: column 'device': unknown GPU 'NVIDIA A900': not in the catalog", &["data", "validate", "{dir}/g.csv"])
             .with("g.csv", {
                 let mut lines: Vec<String> = gemm.lines().map(str::to_string).collect();

@@ -259,6 +259,22 @@ fn is_validation_flag(flag: &str) -> bool {
     VALIDATION_FLAGS.contains(&name)
 }
 
+/// An error in `column` of run `r`. A run without a line of its own (a Kernel Tuner
+/// cache's entry, a Parquet row) is also named by its kernel and configuration: its
+/// row number among the imported runs is hard to find in the file.
+fn run_error(r: &Run, column: &str, message: String) -> Error {
+    let message = match r.origin.line {
+        Some(_) => message,
+        None => format!("{message} (kernel '{}', config '{}')", r.kernel, r.config),
+    };
+    Error::validation(
+        &*r.origin.file,
+        Position::of(&r.origin),
+        Some(column),
+        message,
+    )
+}
+
 /// SMs of the partition a run was restricted to, when fewer than the whole GPU's; an
 /// `sm_count` that no partition of the GPU can have is an error.
 fn partition_sms(r: &Run, gpu: &Gpu) -> Result<Option<u32>> {
@@ -266,10 +282,9 @@ fn partition_sms(r: &Run, gpu: &Gpu) -> Result<Option<u32>> {
         return Ok(None);
     };
     if !(n >= 1.0 && n.fract() == 0.0 && n <= gpu.sm_count as f64) {
-        return Err(Error::validation(
-            &*r.origin.file,
-            Position::of(&r.origin),
-            Some("sm_count"),
+        return Err(run_error(
+            r,
+            "sm_count",
             format!(
                 "{n} SMs: a run uses a whole number of SMs from 1 to the {} of {}",
                 gpu.sm_count, gpu.name
@@ -322,10 +337,9 @@ fn check_launch(r: &Run, gpu: &Gpu, catalog: &Catalog) -> Result<()> {
                 Some(m) => format!("from {min} to {m}"),
                 None => format!("of at least {min}"),
             };
-            return Err(Error::validation(
-                &*r.origin.file,
-                Position::of(&r.origin),
-                Some(column),
+            return Err(run_error(
+                r,
+                column,
                 format!(
                     "{shown} is not what {} (compute capability {}) can launch: a whole number {range}",
                     gpu.name, gpu.compute_capability
