@@ -203,12 +203,11 @@ impl Gpu {
     pub fn sm_arch(&self) -> String {
         sm_label(self.cc_major_minor())
     }
-    /// The share of the memory system this GPU's SMs can keep busy: 1 for a whole
-    /// GPU, the SM share for a partition (a whole GPU's SMs are about what it takes to
-    /// saturate its DRAM, each SM holding a bounded number of requests in flight).
-    /// The catalog's bandwidth stays the physical peak (a partition may exceed its
-    /// share: 17 of the 1,240 partition runs in datasets/own do); the models' DRAM
-    /// roof is scaled by it.
+    /// The share of the memory system this GPU's SMs are: 1 for a whole GPU, the SM
+    /// share for a partition. The catalog's bandwidth stays the physical peak; the
+    /// models' DRAM roof for a partition is at least this share of the whole GPU's
+    /// (each SM holds a bounded number of requests in flight, and a slice's few SMs
+    /// draw more than their share: `features::figures::SM_DRAM_BYTES_PER_CLOCK`).
     pub fn memory_share(&self) -> f64 {
         self.partition_of_sms
             .map_or(1.0, |whole| (self.sm_count as f64 / whole as f64).min(1.0))
@@ -224,8 +223,8 @@ impl Gpu {
     /// the SMs (every compute peak, the L2 bandwidth the SMs draw) scaled by
     /// `sms / sm_count` (the L2 bandwidth, once the measured figure is dropped, follows
     /// from the SM count); the memory system's peak, the L2's size and the per-SM
-    /// limits those of the whole GPU, of which the partition's SMs keep only their
-    /// share busy ([`Gpu::memory_share`]). Figures measured on the whole GPU are
+    /// limits those of the whole GPU, of which the models give the partition what its
+    /// SMs draw ([`Gpu::memory_share`]). Figures measured on the whole GPU are
     /// dropped.
     pub fn partition(&self, sms: u32) -> Gpu {
         let f = sms as f64 / self.sm_count as f64;

@@ -25,6 +25,16 @@ pub const SUSTAINED_COMPUTE_FRACTION: f64 = 0.90;
 /// reference study (24.2 -> 22.4-23.2 % LOGO MAPE), makes the hybrid worse than it on
 /// some targets (RTX 2080 Ti beside the Hopper GPUs +2.8 points at 4x).
 pub const L2_BYTES_PER_CLOCK_PER_SM: f64 = 20.0;
+/// DRAM bandwidth one SM sustains on its own, bytes per SM clock. An SM holds a
+/// bounded number of memory requests in flight, so a slice of a GPU (a green context,
+/// an SM partition) gets more than its SM share of the memory system, up to its SMs'
+/// own limit or the whole GPU's bandwidth. Measured on 8-SM partitions of our H100 and
+/// H200 (`datasets/own/*/sm8-2026-11-24`, a partition size the partition experiment
+/// does not evaluate): the median of the suite's five streaming kernels at their
+/// largest size is 15.7 and 15.8 (stream_read 7.2, stream_copy 13.1, stream_write 15.7,
+/// vector_add and saxpy 17.5). With the SM share alone, memory-bound kernels on 16 of
+/// the H100's 132 SMs were predicted 1.3-2x too slow.
+pub const SM_DRAM_BYTES_PER_CLOCK: f64 = 16.0;
 /// L1 / shared-memory bandwidth: 128 bytes per clock per SM (32 banks of 4 bytes, the
 /// CUDA C++ Programming Guide's shared-memory description; on Volta and later L1 and
 /// shared memory are one SRAM with the same width). Only runs that carry profiled
@@ -64,11 +74,18 @@ impl Figures {
 
     /// Catalog peaks times the documented sustained fractions (measured L2 bandwidth and
     /// launch overhead are used when the catalog has them); a partition's DRAM roof is
-    /// its share of the memory system ([`Gpu::memory_share`]).
+    /// what its SMs draw: at least their share of the memory system
+    /// ([`Gpu::memory_share`]), as much as [`SM_DRAM_BYTES_PER_CLOCK`] per SM allows,
+    /// at most the whole GPU's.
     pub fn spec(gpu: &Gpu) -> Figures {
         let clock_ghz = gpu.boost_clock_mhz / 1e3;
+        let whole_dram_gbs = gpu.mem_bandwidth_gbs * SUSTAINED_DRAM_FRACTION;
+        let own_sms_gbs = SM_DRAM_BYTES_PER_CLOCK * gpu.sm_count as f64 * clock_ghz;
         Figures {
-            dram_gbs: gpu.mem_bandwidth_gbs * SUSTAINED_DRAM_FRACTION * gpu.memory_share(),
+            dram_gbs: whole_dram_gbs
+                * gpu
+                    .memory_share()
+                    .max((own_sms_gbs / whole_dram_gbs).min(1.0)),
             l2_gbs: gpu
                 .l2_bandwidth_gbs
                 .unwrap_or(L2_BYTES_PER_CLOCK_PER_SM * gpu.sm_count as f64 * clock_ghz),
@@ -288,4 +305,40 @@ fn json_key_place(text: &str, key: &str, n: usize) -> String {
             format!("line {line}, column {col}")
         })
         .unwrap_or_else(|| format!("entry {}", n + 1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::Catalog;
+
+    /// A whole GPU's DRAM roof is its sustained share of the vendor peak; a slice's is
+    /// what its SMs draw at 16 bytes per clock each, never below their SM share of
+    /// that roof nor above it.
+    #[test]
+    fn a_partition_draws_what_its_sms_can() {
+        let catalog = Catalog::builtin();
+        let h100 = catalog.resolve("H100 SXM5").unwrap();
+        let whole = Figures::spec(h100).dram_gbs;
+        assert!(
+            (whole - 3352.0 * SUSTAINED_DRAM_FRACTION).abs() < 1e-9,
+            "{whole}"
+        );
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-6 * b;
+        // 16 SMs x 16 B x 1.98 GHz, 1.47x their 16/132 share
+        let sixteen = Figures::spec(&h100.partition(16)).dram_gbs;
+        assert!(close(sixteen, 16.0 * 16.0 * 1.98), "{sixteen}");
+        assert!(sixteen > 1.4 * whole * 16.0 / 132.0);
+        // 96 SMs could draw more than the whole memory system: they get all of it
+        assert!(close(Figures::spec(&h100.partition(96)).dram_gbs, whole));
+        // where the SMs' own limit is below their share (a GPU whose few SMs each
+        // draw more than 16 B per clock), the share stays
+        let mut wide = h100.clone();
+        wide.mem_bandwidth_gbs = 20_000.0;
+        let p = wide.partition(16);
+        assert!(close(
+            Figures::spec(&p).dram_gbs,
+            20_000.0 * SUSTAINED_DRAM_FRACTION * 16.0 / 132.0
+        ));
+    }
 }
