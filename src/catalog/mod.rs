@@ -251,7 +251,7 @@ impl Gpu {
             measured: Default::default(),
             partition_of_sms: Some(self.partition_of_sms.unwrap_or(self.sm_count)),
             source: Some(format!(
-                "derived: {} restricted to {sms} of its {} SMs; SM peaks scaled by {sms}/{}; memory peak and L2 size of the whole GPU, of which the models' DRAM roof takes the SM share",
+                "derived: {} restricted to {sms} of its {} SMs; SM peaks scaled by {sms}/{}; memory peak and L2 size of the whole GPU, of which the models' DRAM roof takes what its SMs draw, at least their share",
                 self.name, self.sm_count, self.sm_count
             )),
             ..self.clone()
