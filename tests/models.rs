@@ -204,14 +204,36 @@ fn logo_never_shows_the_target_to_the_model() {
     .unwrap();
     let seen = seen.lock().unwrap();
     assert_eq!(seen.len(), 3);
-    for (fit_gpus, row) in seen.iter().zip(e.results.iter()) {
-        assert_eq!(fit_gpus.len(), 2);
-        assert!(
-            !fit_gpus.contains(&row.target),
-            "{} fitted on its own rows",
-            row.target
-        );
-    }
+    // Folds fit in parallel, in any order: each fit saw two GPUs, and the GPU each
+    // one left out is, fold by fold, every scored target once.
+    let all = [
+        "NVIDIA GeForce RTX 2080 Ti",
+        "NVIDIA GeForce RTX 4070",
+        "NVIDIA TITAN V",
+    ];
+    let mut left_out: Vec<&str> = seen
+        .iter()
+        .map(|fit_gpus| {
+            assert_eq!(fit_gpus.len(), 2, "{fit_gpus:?}");
+            let missing: Vec<&str> = all
+                .iter()
+                .copied()
+                .filter(|g| !fit_gpus.iter().any(|f| f == g))
+                .collect();
+            assert_eq!(missing.len(), 1, "{fit_gpus:?}");
+            missing[0]
+        })
+        .collect();
+    left_out.sort();
+    let mut targets: Vec<&str> = e
+        .results
+        .iter()
+        .map(|r| r.target.as_str())
+        .filter(|t| *t != "all")
+        .collect();
+    targets.sort();
+    assert_eq!(left_out, targets);
+    assert_eq!(left_out, all);
 }
 
 #[test]
