@@ -443,7 +443,7 @@ pub fn project(
         work,
         gs,
         gt,
-        evidence.floor_ms(&src.gpu),
+        evidence.floor_ms(src),
         &ctx.figures(gt)?,
         ctx,
         &mut None,
@@ -451,8 +451,8 @@ pub fn project(
 }
 
 /// [`project`] from the source's time and work, with the projected work (`work`: None
-/// across GPUs, where it is the source's own; the query's across sizes), the source
-/// GPU's fastest run (its launch floor, see [`source_features`]) and the target's
+/// across GPUs, where it is the source's own; the query's across sizes), the fastest
+/// run of the source's GPU and harness (its launch floor, see [`source_features`]) and the target's
 /// figures given, reusing the target's features in `target` when the
 /// projected work is described as the last time (the sources of one work usually
 /// describe it alike: computing them once per prediction rather than per source is
@@ -509,8 +509,8 @@ fn ratio(a: f64, b: f64) -> f64 {
     }
 }
 
-/// The source's features on its own GPU, with its launch floor from its GPU's
-/// fastest run (`fastest_ms`, [`Evidence::floor_ms`]) when the catalog has no measured
+/// The source's features on its own GPU, with its launch floor from the fastest run
+/// of its GPU and harness (`fastest_ms`, [`Evidence::floor_ms`]) when the catalog has no measured
 /// one (if that run is short enough to be a launch floor at all).
 fn source_features(
     src_work: &RunWork,
@@ -802,7 +802,7 @@ fn for_each_work_projection<'a>(
             None,
             gs,
             gt,
-            Some(evidence.source_floor_ms(s.gpu)),
+            Some(evidence.source_floor_ms(s)),
             &ft_figs,
             ctx,
             &mut target_features,
@@ -832,7 +832,7 @@ fn size_projection<'a>(
         Some(work),
         gs,
         gt,
-        evidence.floor_ms(&s.gpu),
+        evidence.floor_ms(s),
         &ctx.figures(gt)?,
         ctx,
         &mut None,

@@ -71,7 +71,8 @@ pub enum LaunchFloors {
     Choose,
     /// The catalog's default floor (1.5 µs).
     Catalog,
-    /// Each source's floor: its GPU's fastest run, when that is short enough to be one
+    /// Each source's floor: the fastest run its harness timed on its GPU
+    /// ([`Evidence::floor_ms`]), when that is short enough to be one
     /// (the target timed as the sources were).
     Sources,
 }
@@ -324,7 +325,13 @@ pub struct Evidence<'a> {
     /// resolved by name once per evidence, not once per projection.
     catalog_gpus: std::sync::OnceLock<(usize, Vec<Option<usize>>)>,
     by_kernel: FxHashMap<(&'a str, &'a str), Vec<&'a Run>>,
-    /// Each GPU's fastest run (by position, as `gpu_names`), ms.
+    /// The timings a launch floor is read from: each (GPU, `source` column) pair, by
+    /// position in `fastest`. Runs of one GPU timed by different harnesses have
+    /// different floors (the GEMM latency tables time the H200's fastest GEMM at 2.4
+    /// us, our runner its fastest kernel at 3.1 us): a source's floor is its own
+    /// harness's.
+    timings: FxHashMap<(&'a str, Option<&'a str>), u32>,
+    /// Each timing's fastest run (by position, as `timings` numbers them), ms.
     fastest: Vec<f64>,
     /// Per (kernel, GPU): its typical log time relative to the kernel's anchor GPU
     /// (see [`Evidence::level`]); computed on first use.
@@ -368,6 +375,9 @@ pub struct Source<'a> {
     pub time_ms: f64,
     /// The run's GPU, by position in the evidence's GPUs ([`Evidence::gpu_name`]).
     pub gpu: u32,
+    /// The run's (GPU, source) timing, whose fastest run is its launch floor
+    /// ([`Evidence::source_floor_ms`]).
+    pub timing: u32,
     pub numbers: crate::features::WorkNumbers,
 }
 
@@ -459,8 +469,8 @@ impl<'a> Evidence<'a> {
     }
     /// [`Evidence::new`] with only the runs `indexed` accepts in the work and kernel
     /// indexes (e.g. the works a fit will query: a compact record per run of a
-    /// million-row table is tens of MB); every run still counts toward its GPU's
-    /// fastest run, the launch floor a source GPU is given.
+    /// million-row table is tens of MB); every run still counts toward the fastest
+    /// run of its GPU and harness, the launch floor its sources are given.
     pub fn new_for(
         runs: impl IntoIterator<Item = &'a Run>,
         indexed: impl Fn(&Run) -> bool,
@@ -474,7 +484,7 @@ impl<'a> Evidence<'a> {
         // place by swaps, +10 % at 100k x 8 but 7.7 -> 8.5-9.2 s (swaps at random over a
         // 72 MB vector); staged in a second vector, +22 % at 100k x 8 and x 2 but 8.0 ->
         // 9.1-9.8 s and 30-80 MiB more at the peak.
-        let mut indexed_runs: Vec<(u32, u32, &'a Run)> = Vec::new();
+        let mut indexed_runs: Vec<(u32, u32, u32, &'a Run)> = Vec::new();
         let mut work_sizes: Vec<u32> = Vec::new();
         for r in runs {
             if is_excluded(r) {
@@ -484,9 +494,16 @@ impl<'a> Evidence<'a> {
             let gpu = *e.gpu_ids.entry(r.gpu.as_str()).or_insert(next_id);
             if gpu == next_id {
                 e.gpu_names.push(r.gpu.as_str());
+            }
+            let next_timing = e.fastest.len() as u32;
+            let timing = *e
+                .timings
+                .entry((r.gpu.as_str(), r.source.as_deref()))
+                .or_insert(next_timing);
+            if timing == next_timing {
                 e.fastest.push(f64::INFINITY);
             }
-            let f = &mut e.fastest[gpu as usize];
+            let f = &mut e.fastest[timing as usize];
             *f = f.min(r.time_ms);
             if !indexed(r) {
                 continue;
@@ -520,7 +537,7 @@ impl<'a> Evidence<'a> {
                 }
             };
             work_sizes[work as usize] += 1;
-            indexed_runs.push((work, gpu, r));
+            indexed_runs.push((work, gpu, timing, r));
             e.by_kernel
                 .entry((r.gpu.as_str(), r.kernel.as_str()))
                 .or_default()
@@ -537,31 +554,35 @@ impl<'a> Evidence<'a> {
             let work = w.start as usize;
             (w.start, w.end) = (starts[work], starts[work] + work_sizes[work]);
         }
-        let source = |gpu, r: &'a Run| Source {
+        let source = |gpu, timing, r: &'a Run| Source {
             run: r,
             time_ms: r.time_ms,
             gpu,
+            timing,
             numbers: crate::features::WorkNumbers::of(r),
         };
         // (filled in place over a copy of the first record: no second buffer)
-        if let Some(&(_, gpu, r)) = indexed_runs.first() {
-            e.sources = vec![source(gpu, r); indexed_runs.len()];
+        if let Some(&(_, gpu, timing, r)) = indexed_runs.first() {
+            e.sources = vec![source(gpu, timing, r); indexed_runs.len()];
         }
-        for (work, gpu, r) in indexed_runs {
+        for (work, gpu, timing, r) in indexed_runs {
             let slot = &mut starts[work as usize];
-            e.sources[*slot as usize] = source(gpu, r);
+            e.sources[*slot as usize] = source(gpu, timing, r);
             *slot += 1;
         }
         e
     }
-    /// The fastest run measured on `gpu`: an upper bound of its launch floor, used as
-    /// that (source) GPU's floor. Never asked for the target.
-    pub fn floor_ms(&self, gpu: &str) -> Option<f64> {
-        self.gpu_ids.get(gpu).map(|&i| self.fastest[i as usize])
+    /// The fastest run measured on `run`'s GPU by `run`'s harness (its `source`): an
+    /// upper bound of its launch floor, used as that source's floor. Never asked for
+    /// the target.
+    pub fn floor_ms(&self, run: &Run) -> Option<f64> {
+        self.timings
+            .get(&(run.gpu.as_str(), run.source.as_deref()))
+            .map(|&i| self.fastest[i as usize])
     }
-    /// [`Evidence::floor_ms`] of the GPU a [`Source`] names by position.
-    pub fn source_floor_ms(&self, gpu: u32) -> f64 {
-        self.fastest[gpu as usize]
+    /// [`Evidence::floor_ms`] of a [`Source`]'s run.
+    pub fn source_floor_ms(&self, s: &Source) -> f64 {
+        self.fastest[s.timing as usize]
     }
     /// How slow `gpu` runs `kernel` typically, in log units relative to the kernel's
     /// anchor GPU (the one with the most runs of it): the median over the
@@ -988,10 +1009,13 @@ mod tests {
             for s in ev.same_work_sources(&query, &query.gpu).into_iter().flatten() {
                 proptest::prop_assert_eq!(s.time_ms, s.run.time_ms);
                 proptest::prop_assert_eq!(ev.gpu_name(s.gpu), s.run.gpu.as_str());
-                let fastest = runs.iter().filter(|r| r.gpu == s.run.gpu).map(|r| r.time_ms);
+                let fastest = runs
+                    .iter()
+                    .filter(|r| r.gpu == s.run.gpu && r.source == s.run.source)
+                    .map(|r| r.time_ms);
                 let fastest = fastest.fold(f64::INFINITY, f64::min);
-                proptest::prop_assert_eq!(ev.source_floor_ms(s.gpu), fastest);
-                proptest::prop_assert_eq!(ev.floor_ms(&s.run.gpu), Some(fastest));
+                proptest::prop_assert_eq!(ev.source_floor_ms(s), fastest);
+                proptest::prop_assert_eq!(ev.floor_ms(s.run), Some(fastest));
                 proptest::prop_assert_eq!(s.numbers, crate::features::WorkNumbers::of(s.run));
             }
         }
@@ -1021,8 +1045,8 @@ mod tests {
             run("G2", "a", 0.003),
         ];
         let ev = Evidence::new_for(runs.iter(), |r| r.config == "b");
-        assert_eq!(ev.floor_ms("G1"), Some(0.002));
-        assert_eq!(ev.floor_ms("G2"), Some(0.003));
+        assert_eq!(ev.floor_ms(&runs[1]), Some(0.002));
+        assert_eq!(ev.floor_ms(&runs[2]), Some(0.003));
         assert_eq!(ev.gpus(), ["G1", "G2"]);
         let on = |gpu: &str, config: &str| Run {
             gpu: gpu.into(),
@@ -1031,6 +1055,43 @@ mod tests {
         assert_eq!(ev.same_work(&on("G9", "b"), "G9").len(), 2);
         assert!(ev.same_work(&on("G9", "a"), "G9").is_empty());
         assert!(ev.kernel_runs_on("G1", "k").iter().all(|r| r.config == "b"));
+    }
+
+    /// SYNTHETIC: one GPU timed by two harnesses (the `source` column) has a floor
+    /// per harness, each its own fastest run; a source record reads its own.
+    #[test]
+    fn each_harness_has_its_own_floor_on_a_gpu() {
+        let run = |source: Option<&str>, config: &str, time_ms: f64| Run {
+            gpu: "G1".into(),
+            kernel: "k".into(),
+            config: config.into(),
+            time_ms,
+            source: source.map(Into::into),
+            ..Default::default()
+        };
+        let runs = [
+            run(Some("tables"), "a", 0.0024),
+            run(Some("runner"), "a", 0.0031),
+            run(Some("runner"), "b", 0.009),
+            run(None, "b", 0.004),
+        ];
+        let ev = Evidence::new(runs.iter());
+        let floors: Vec<Option<f64>> = runs.iter().map(|r| ev.floor_ms(r)).collect();
+        assert_eq!(
+            floors,
+            [Some(0.0024), Some(0.0031), Some(0.0031), Some(0.004)]
+        );
+        let b = ev.work_sources("k", "b", "G9").unwrap();
+        let b_floors: Vec<f64> = b.map(|s| ev.source_floor_ms(s)).collect();
+        assert_eq!(b_floors, [0.0031, 0.004]);
+        // a GPU no run of which is indexed has no floor
+        assert_eq!(
+            ev.floor_ms(&Run {
+                gpu: "G2".into(),
+                ..run(None, "a", 1.0)
+            }),
+            None
+        );
     }
 
     #[test]
