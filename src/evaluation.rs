@@ -393,7 +393,8 @@ impl Evaluation {
 }
 
 /// Which GPUs a LOGO evaluation scores and learns from (the study's Exp 1 scores one
-/// target from one source at a time). Names are resolved with [`Selection::resolved`].
+/// target from one source at a time), and which kernels it scores. Names are resolved
+/// with [`Selection::resolved`].
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Selection {
@@ -406,6 +407,11 @@ pub struct Selection {
     /// One fold per (target, source) instead of all sources together.
     #[serde(default)]
     pub per_source: bool,
+    /// Score only runs of these kernels (default: every kernel). The other runs still
+    /// train every fold as the protocol allows (in LOGO every run off the target GPU):
+    /// score your own kernels while learning from other corpora too.
+    #[serde(default)]
+    pub score_kernels: Option<Vec<String>>,
 }
 
 impl Selection {
@@ -430,10 +436,21 @@ impl Selection {
                 })
                 .transpose()
         };
+        if let Some(k) = self
+            .score_kernels
+            .iter()
+            .flatten()
+            .find(|k| !runs.iter().any(|r| r.kernel == **k))
+        {
+            return Err(Error::usage(format!(
+                "kernel '{k}' to score has no rows in the data"
+            )));
+        }
         Ok(Selection {
             targets: resolve(&self.targets)?,
             sources: resolve(&self.sources)?,
             per_source: self.per_source,
+            score_kernels: self.score_kernels.clone(),
         })
     }
 }
@@ -536,7 +553,21 @@ fn work_extents<'a>(runs: &[&'a Run]) -> HashMap<(&'a str, &'a str), (f64, f64, 
     m
 }
 
+/// The protocol's folds ([`protocol_folds`]), each scoring only the selection's
+/// kernels; a fold with nothing left to score is dropped.
 fn folds<'a>(runs: &'a [&'a Run], protocol: &Protocol, sel: &Selection) -> Vec<Fold<'a>> {
+    let mut folds = protocol_folds(runs, protocol, sel);
+    if let Some(kernels) = &sel.score_kernels {
+        for g in folds.iter_mut().flat_map(|f| f.groups.iter_mut()) {
+            g.tests.retain(|r| kernels.iter().any(|k| r.kernel == *k));
+        }
+        folds.retain(|f| f.groups.iter().any(|g| !g.tests.is_empty()));
+    }
+    folds
+}
+
+/// The folds of `protocol` (every run scored).
+fn protocol_folds<'a>(runs: &'a [&'a Run], protocol: &Protocol, sel: &Selection) -> Vec<Fold<'a>> {
     let extents = work_extents(runs);
     let extent = |r: &Run| extents[&(r.gpu.as_str(), r.kernel.as_str())];
     let smallest = |r: &Run| r.work() <= extent(r).0;

@@ -16,6 +16,7 @@
 //! targets = ["TITAN V"]
 //! sources = ["RTX 2080 Ti", "RTX 4070"]
 //! per_source = true                    # one source at a time, pooled
+//! score_kernels = ["saxpy"]            # score only these; the rest of the data still trains
 //! [published]                          # optional: figures to print beside ours
 //! source = "reference-results.md, Experiment 1"
 //! [published.models.analytical-study]

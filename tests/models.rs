@@ -133,6 +133,7 @@ fn study_algorithm_reproduces_experiment_1() {
             "NVIDIA GeForce RTX 4070".into(),
         ]),
         per_source: true,
+        ..Selection::default()
     };
     let rows = mape_by_target(&runs, &catalog, &cal, None, "analytical-study", &sel);
     let all = rows.iter().find(|r| r.0 == "all").unwrap();
@@ -173,6 +174,86 @@ impl Predict for FittedSpy {
             bound: gpucast::features::Bound::Dram,
         }))
     }
+}
+
+/// A model that records the kernels it was fitted on and predicts 1 ms.
+struct KernelSpy(Arc<Mutex<Vec<Vec<String>>>>);
+impl Fit for KernelSpy {
+    fn name(&self) -> String {
+        "spy".into()
+    }
+    fn fit(&self, train: &[&Run], _: &Context) -> Result<Box<dyn Predict>> {
+        let mut k: Vec<String> = train.iter().map(|r| r.kernel.to_string()).collect();
+        k.sort();
+        k.dedup();
+        self.0.lock().unwrap().push(k);
+        Ok(Box::new(FittedSpy))
+    }
+}
+
+/// `score_kernels` scores only those kernels, while every fold still trains on the
+/// others (off the target GPU); a kernel the data lacks is an error, not an empty
+/// table.
+#[test]
+fn scored_kernels_are_scored_and_the_others_still_train() {
+    // SYNTHETIC runs of two kernels on three GPUs.
+    let mut text = String::from("gpu,kernel,config,time_ms,flops,dram_bytes\n");
+    for g in [
+        "NVIDIA TITAN V",
+        "NVIDIA GeForce RTX 2080 Ti",
+        "NVIDIA GeForce RTX 4070",
+    ] {
+        for k in ["mine", "theirs"] {
+            for n in 1..=2 {
+                text += &format!("{g},{k},N={n},{},0,{}\n", n as f64 * 0.1, n * 1000);
+            }
+        }
+    }
+    let catalog = Catalog::builtin();
+    let runs = synthetic_runs(&text);
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let spy = KernelSpy(seen.clone());
+    let sel = Selection {
+        score_kernels: Some(vec!["mine".into()]),
+        ..Selection::default()
+    }
+    .resolved(&catalog, &runs)
+    .unwrap();
+    let ctx = spec_context(&catalog);
+    let e = evaluation::evaluate(&runs, &Protocol::Logo, &sel, &[&spy], &ctx, &|| {}).unwrap();
+    assert_eq!(
+        e.records.len(),
+        6,
+        "two runs of 'mine' on each of three targets"
+    );
+    assert!(e.records.iter().all(|r| &*r.kernel == "mine"));
+    {
+        let seen = seen.lock().unwrap();
+        assert_eq!(seen.len(), 3);
+        assert!(seen.iter().all(|k| *k == ["mine", "theirs"]), "{seen:?}");
+    }
+    // without the selection every run is scored
+    let all = evaluation::evaluate(
+        &runs,
+        &Protocol::Logo,
+        &Selection::default(),
+        &[&spy],
+        &ctx,
+        &|| {},
+    )
+    .unwrap();
+    assert_eq!(all.records.len(), 12);
+    let err = Selection {
+        score_kernels: Some(vec!["nope".into()]),
+        ..Selection::default()
+    }
+    .resolved(&catalog, &runs)
+    .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("kernel 'nope' to score has no rows in the data"),
+        "{err}"
+    );
 }
 
 #[test]

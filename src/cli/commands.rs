@@ -5,7 +5,7 @@ use super::*;
 use gpucast::catalog::Catalog;
 use gpucast::data;
 use gpucast::error::{Error, Result};
-use gpucast::evaluation::Protocol;
+use gpucast::evaluation::{Protocol, Selection};
 use gpucast::experiments::{self, ModelSetup, ReproduceOptions};
 use gpucast::features::{study_metrics_beside, Calibration, KernelResources};
 use gpucast::models::{analytical, hybrid::HybridParams, Context, Evidence, ModelSpec};
@@ -713,7 +713,11 @@ fn evaluate(a: EvaluateArgs, catalog: &Catalog) -> Result<()> {
     let ours = calibration(&a.figures, false, &a.data, catalog)?;
     let study = calibration(&a.figures, true, &a.data, catalog)?;
     let resources = a.figures.kernel_resources()?;
-    let selection = Default::default();
+    let selection = Selection {
+        score_kernels: a.score_kernels.clone(),
+        ..Selection::default()
+    }
+    .resolved(catalog, &table.runs)?;
     let pb = progress_bar(
         (gpucast::evaluation::fold_count(&table.runs, &protocol, &selection) * specs.len()) as u64,
         protocol.name(),

@@ -277,6 +277,11 @@ pub struct EvaluateArgs {
     /// Test kernels for new-kernel (default: the study's four)
     #[arg(long, value_delimiter = ',')]
     pub test_kernels: Option<Vec<String>>,
+    /// Score only these kernels, comma-separated (default: all). Every other run of
+    /// --data still trains each fold as the protocol allows (in LOGO every run not on
+    /// the target GPU): score your kernels while learning from other corpora too
+    #[arg(long, value_delimiter = ',', value_name = "KERNELS")]
+    pub score_kernels: Option<Vec<String>>,
     /// Output format
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
