@@ -141,14 +141,15 @@ fn study_algorithm_reproduces_experiment_1() {
     assert!((all.1 - 86.62).abs() < 2.0, "Exp 1 MAPE {:.2}", all.1);
 }
 
-/// A model that records the GPUs it was fitted on and predicts 1 ms.
-struct Spy(Arc<Mutex<Vec<Vec<String>>>>);
+/// A model that records, per fit, the distinct values of one field of the runs it
+/// was fitted on (their GPUs, their kernels) and predicts 1 ms.
+struct Spy(Arc<Mutex<Vec<Vec<String>>>>, fn(&Run) -> &str);
 impl Fit for Spy {
     fn name(&self) -> String {
         "spy".into()
     }
     fn fit(&self, train: &[&Run], _: &Context) -> Result<Box<dyn Predict>> {
-        let mut g: Vec<String> = train.iter().map(|r| r.gpu.to_string()).collect();
+        let mut g: Vec<String> = train.iter().map(|r| self.1(r).to_string()).collect();
         g.sort();
         g.dedup();
         self.0.lock().unwrap().push(g);
@@ -176,19 +177,21 @@ impl Predict for FittedSpy {
     }
 }
 
-/// A model that records the kernels it was fitted on and predicts 1 ms.
-struct KernelSpy(Arc<Mutex<Vec<Vec<String>>>>);
-impl Fit for KernelSpy {
-    fn name(&self) -> String {
-        "spy".into()
+/// SYNTHETIC runs of `kernels` at `sizes` sizes each on three GPUs.
+fn three_gpu_runs(kernels: &[&str], sizes: u32) -> Vec<Run> {
+    let mut text = String::from("gpu,kernel,config,time_ms,flops,dram_bytes\n");
+    for g in [
+        "NVIDIA TITAN V",
+        "NVIDIA GeForce RTX 2080 Ti",
+        "NVIDIA GeForce RTX 4070",
+    ] {
+        for k in kernels {
+            for n in 1..=sizes {
+                text += &format!("{g},{k},N={n},{},0,{}\n", n as f64 * 0.1, n * 1000);
+            }
+        }
     }
-    fn fit(&self, train: &[&Run], _: &Context) -> Result<Box<dyn Predict>> {
-        let mut k: Vec<String> = train.iter().map(|r| r.kernel.to_string()).collect();
-        k.sort();
-        k.dedup();
-        self.0.lock().unwrap().push(k);
-        Ok(Box::new(FittedSpy))
-    }
+    synthetic_runs(&text)
 }
 
 /// `score_kernels` scores only those kernels, while every fold still trains on the
@@ -196,23 +199,10 @@ impl Fit for KernelSpy {
 /// table.
 #[test]
 fn scored_kernels_are_scored_and_the_others_still_train() {
-    // SYNTHETIC runs of two kernels on three GPUs.
-    let mut text = String::from("gpu,kernel,config,time_ms,flops,dram_bytes\n");
-    for g in [
-        "NVIDIA TITAN V",
-        "NVIDIA GeForce RTX 2080 Ti",
-        "NVIDIA GeForce RTX 4070",
-    ] {
-        for k in ["mine", "theirs"] {
-            for n in 1..=2 {
-                text += &format!("{g},{k},N={n},{},0,{}\n", n as f64 * 0.1, n * 1000);
-            }
-        }
-    }
     let catalog = Catalog::builtin();
-    let runs = synthetic_runs(&text);
+    let runs = three_gpu_runs(&["mine", "theirs"], 2);
     let seen = Arc::new(Mutex::new(Vec::new()));
-    let spy = KernelSpy(seen.clone());
+    let spy = Spy(seen.clone(), |r| r.kernel.as_str());
     let sel = Selection {
         score_kernels: Some(vec!["mine".into()]),
         ..Selection::default()
@@ -258,21 +248,10 @@ fn scored_kernels_are_scored_and_the_others_still_train() {
 
 #[test]
 fn logo_never_shows_the_target_to_the_model() {
-    // SYNTHETIC runs on three GPUs.
-    let mut text = String::from("gpu,kernel,config,time_ms,flops,dram_bytes\n");
-    for g in [
-        "NVIDIA TITAN V",
-        "NVIDIA GeForce RTX 2080 Ti",
-        "NVIDIA GeForce RTX 4070",
-    ] {
-        for n in 1..=3 {
-            text += &format!("{g},k,N={n},{},0,{}\n", n as f64 * 0.1, n * 1000);
-        }
-    }
     let catalog = Catalog::builtin();
-    let runs = synthetic_runs(&text);
+    let runs = three_gpu_runs(&["k"], 3);
     let seen = Arc::new(Mutex::new(Vec::new()));
-    let spy = Spy(seen.clone());
+    let spy = Spy(seen.clone(), |r| r.gpu.as_str());
     let ctx = spec_context(&catalog);
     let e = evaluation::evaluate(
         &runs,
