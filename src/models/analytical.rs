@@ -452,8 +452,8 @@ pub fn project(
 
 /// [`project`] from the source's time and work, with the projected work (`work`: None
 /// across GPUs, where it is the source's own; the query's across sizes), the fastest
-/// run of the source's GPU and harness (its launch floor, see [`source_features`]) and the target's
-/// figures given, reusing the target's features in `target` when the
+/// run of the source's GPU and harness (its launch floor, see [`source_features`])
+/// and the target's figures given, reusing the target's features in `target` when the
 /// projected work is described as the last time (the sources of one work usually
 /// describe it alike: computing them once per prediction rather than per source is
 /// what [`projections`] gains).
@@ -510,8 +510,8 @@ fn ratio(a: f64, b: f64) -> f64 {
 }
 
 /// The source's features on its own GPU, with its launch floor from the fastest run
-/// of its GPU and harness (`fastest_ms`, [`Evidence::floor_ms`]) when the catalog has no measured
-/// one (if that run is short enough to be a launch floor at all).
+/// of its GPU and harness (`fastest_ms`, [`Evidence::floor_ms`]) when the catalog has
+/// no measured one (if that run is short enough to be a launch floor at all).
 fn source_features(
     src_work: &RunWork,
     gs: &Gpu,
