@@ -1269,6 +1269,29 @@ fn the_h100_rerun_on_another_machine_reproduces_the_first_campaign() {
     assert!(changes[86] < 0.05, "largest change {}", changes[86]);
 }
 
+/// A second H200 board (datasets/own/h200/rerun-2026-11-24) reproduces the first
+/// campaign's H200: above 20 us, whole-GPU and 16- and 32-SM partition times change by
+/// under 0.5 % at the median and at most 8 % (measured: 85 whole-GPU configurations,
+/// median 0.23 %, max 2.6 %; 220 partition configurations, median 0.2 %, max 7.0 %).
+#[test]
+fn a_second_h200_reproduces_the_first_campaign() {
+    let own = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("datasets/own/h200");
+    for (first, again, n) in [
+        ("runs.csv", "rerun-2026-11-24/runs.csv.gz", 85),
+        (
+            "runs_partitions.csv",
+            "rerun-2026-11-24/runs_partitions.csv.gz",
+            220,
+        ),
+    ] {
+        let first = data::load(&[own.join(first)]).unwrap();
+        let changes = changes_above_20_us(&first, &own_gz("h200", again));
+        assert_eq!(changes.len(), n);
+        assert!(changes[n / 2] < 0.005, "{again}: median {}", changes[n / 2]);
+        assert!(changes[n - 1] < 0.08, "{again}: largest {}", changes[n - 1]);
+    }
+}
+
 /// A third H100 (datasets/own/h100-80gb-hbm3/third-2026-11-24) agrees with the first
 /// campaign on the 16- and 32-SM partitions, where the rerun machine's memory-bound
 /// 16-SM rows were up to 20 % off: above 20 us the median change is under 1 % and
