@@ -126,29 +126,44 @@ corun() {
   done
 }
 
-# Nsight Compute: one raw CSV per kernel, every configuration, 1 trial of 1 launch
-# (the counters do not need repeats; the timings come from the suite step).
+# The kernel names of a manifest, in order (no binary needed).
+manifest_kernels() {
+  awk -F'"' '/^\[\[kernel\]\]/ { want = 1; next } want && /^name = / { print $2; want = 0 }' "$1"
+}
+
+# One Nsight Compute export of one kernel, every configuration, 1 trial of 1 launch
+# (the counters do not need repeats), into OUTDIR/KERNEL.csv with its log beside it;
+# skipped when that export is there (resume). METRICS and NCU_ARG... go to ncu,
+# RUN_ARG... to `gpucast-bench run` (e.g. its manifest):
+#   profile_kernel OUTDIR KERNEL METRICS NCU_ARG... -- RUN_ARG...
+profile_kernel() {
+  local out=$1 k=$2 metrics=$3 ncu_args=()
+  shift 3
+  while [ "$1" != -- ]; do ncu_args+=("$1"); shift; done
+  shift
+  [ -s "$out/$k.csv" ] && return 0
+  local cmd=(ncu "${ncu_args[@]}" --csv --page raw --metrics "$metrics" "$BENCH" run "$@" --kernels "$k" --trials 1
+    --warmup 0 --min-trial-ms 0.000001 --no-verify --no-progress --out "$out/$k.runs.csv")
+  if [ "$DRY_RUN" = 1 ]; then
+    run "${cmd[@]}"
+    return 0
+  fi
+  "${cmd[@]}" > "$out/$k.csv.tmp" 2> "$out/$k.log" && mv "$out/$k.csv.tmp" "$out/$k.csv" \
+    || { echo "campaign: ncu failed for $k (see $out/$k.log)" >&2; FAILED=$((FAILED + 1)); }
+}
+
+# Nsight Compute: one raw CSV per kernel of the suite (the timings come from the suite
+# step).
 NCU_METRICS=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_bytes.sum,l1tex__t_bytes.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,smsp__inst_executed.sum,smsp__thread_inst_executed.sum,smsp__sass_thread_inst_executed_op_ffma_pred_on.sum,smsp__sass_thread_inst_executed_op_fadd_pred_on.sum,smsp__sass_thread_inst_executed_op_fmul_pred_on.sum,smsp__sass_thread_inst_executed_op_dfma_pred_on.sum,smsp__inst_executed_pipe_xu.sum,sm__warps_active.avg.pct_of_peak_sustained_active,launch__grid_size,launch__block_size,launch__registers_per_thread
 ncu_step() {
-  local names
-  if [ "$DRY_RUN" = 1 ]; then   # no binary needed: the names from the manifest
-    names=$(awk -F'"' '/^\[\[kernel\]\]/ { want = 1; next } want && /^name = / { print $2; want = 0 }' \
-      "$(dirname "$0")/../suite.toml")
+  local names k
+  if [ "$DRY_RUN" = 1 ]; then
+    names=$(manifest_kernels "$(dirname "$0")/../suite.toml")
   else
     names=$("$BENCH" list | awk '{print $1}')
   fi
   for k in $names; do
-    [ -s "$DIR/ncu/$k.csv" ] && continue   # resume: done kernels are skipped
-    if [ "$DRY_RUN" = 1 ]; then
-      run ncu --clock-control none --csv --page raw --metrics "$NCU_METRICS" \
-        "$BENCH" run --kernels "$k" --trials 1 --warmup 0 --min-trial-ms 0.000001 --no-verify --no-progress --out "$DIR/ncu/$k.runs.csv"
-      continue
-    fi
-    ncu --clock-control none --csv --page raw --metrics "$NCU_METRICS" \
-      "$BENCH" run --kernels "$k" --trials 1 --warmup 0 --min-trial-ms 0.000001 --no-verify --no-progress \
-      --out "$DIR/ncu/$k.runs.csv" > "$DIR/ncu/$k.csv.tmp" 2> "$DIR/ncu/$k.log" \
-      && mv "$DIR/ncu/$k.csv.tmp" "$DIR/ncu/$k.csv" \
-      || { echo "campaign: ncu failed for $k (see $DIR/ncu/$k.log)" >&2; FAILED=$((FAILED + 1)); }
+    profile_kernel "$DIR/ncu" "$k" "$NCU_METRICS" --clock-control none --
   done
 }
 
@@ -164,18 +179,9 @@ l2sweep() {
   mkdir -p "$out/ncu"
   run "$BENCH" run --manifest "$L2_SWEEP_MANIFEST" --trials "$TRIALS" --out "$out/l2_sweep.csv" --resume --no-progress
   run "$BENCH" run --manifest "$L2_SWEEP_MANIFEST" --trials "$TRIALS" --out "$out/l2_sweep_repeat.csv" --resume --no-progress
-  for k in $(awk -F'"' '/^\[\[kernel\]\]/ { want = 1; next } want && /^name = / { print $2; want = 0 }' "$L2_SWEEP_MANIFEST"); do
-    [ -s "$out/ncu/$k.csv" ] && continue   # resume: done kernels are skipped
-    if [ "$DRY_RUN" = 1 ]; then
-      run ncu --clock-control none --cache-control none --csv --page raw --metrics "$L2_SWEEP_METRICS" \
-        "$BENCH" run --manifest "$L2_SWEEP_MANIFEST" --kernels "$k" --trials 1 --warmup 0 --min-trial-ms 0.000001 --no-verify --no-progress --out "$out/ncu/$k.runs.csv"
-      continue
-    fi
-    ncu --clock-control none --cache-control none --csv --page raw --metrics "$L2_SWEEP_METRICS" \
-      "$BENCH" run --manifest "$L2_SWEEP_MANIFEST" --kernels "$k" --trials 1 --warmup 0 --min-trial-ms 0.000001 --no-verify --no-progress \
-      --out "$out/ncu/$k.runs.csv" > "$out/ncu/$k.csv.tmp" 2> "$out/ncu/$k.log" \
-      && mv "$out/ncu/$k.csv.tmp" "$out/ncu/$k.csv" \
-      || { echo "campaign: ncu failed for $k (see $out/ncu/$k.log)" >&2; FAILED=$((FAILED + 1)); }
+  for k in $(manifest_kernels "$L2_SWEEP_MANIFEST"); do
+    profile_kernel "$out/ncu" "$k" "$L2_SWEEP_METRICS" --clock-control none --cache-control none \
+      -- --manifest "$L2_SWEEP_MANIFEST"
   done
 }
 
