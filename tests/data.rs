@@ -1172,12 +1172,6 @@ fn a_query_written_into_a_used_buffer_is_the_fresh_query() {
     assert_eq!(copy, full);
 }
 
-/// A gzipped runs file of datasets/own/h100-80gb-hbm3 (kept gzipped so that loading
-/// `datasets/` does not read it as a second measurement), loaded.
-fn own_h100_gz(rel: &str) -> data::RunsTable {
-    own_gz("h100-80gb-hbm3", rel)
-}
-
 /// |b / a - 1| for each run of `b` whose work (kernel, configuration, SMs) `a` timed
 /// too, where both took more than 20 us, sorted.
 fn changes_above_20_us(a: &data::RunsTable, b: &data::RunsTable) -> Vec<f64> {
@@ -1199,13 +1193,18 @@ fn changes_above_20_us(a: &data::RunsTable, b: &data::RunsTable) -> Vec<f64> {
     changes
 }
 
-/// A gzipped runs file of datasets/own/<gpu>, loaded.
+/// Our own measurements of one GPU, datasets/own/<gpu>.
+fn own_dir(gpu: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("datasets/own")
+        .join(gpu)
+}
+
+/// A gzipped runs file of datasets/own/<gpu> (kept gzipped so that loading `datasets/`
+/// does not read it as a second measurement), loaded.
 fn own_gz(gpu: &str, rel: &str) -> data::RunsTable {
     use std::io::Read;
-    let own = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("datasets/own")
-        .join(gpu);
-    let gz = std::fs::File::open(own.join(rel)).unwrap();
+    let gz = std::fs::File::open(own_dir(gpu).join(rel)).unwrap();
     let mut text = String::new();
     flate2::read::GzDecoder::new(gz)
         .read_to_string(&mut text)
@@ -1259,9 +1258,9 @@ fn the_per_sm_dram_bandwidth_is_the_8_sm_measurement() {
 /// 87 configurations, median 0.39 %, max 4.9 %).
 #[test]
 fn the_h100_rerun_on_another_machine_reproduces_the_first_campaign() {
-    let own = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("datasets/own/h100-80gb-hbm3");
+    let own = own_dir("h100-80gb-hbm3");
     let first = data::load(&[own.join("runs.csv")]).unwrap();
-    let rerun = own_h100_gz("rerun-2026-11-24/runs.csv.gz");
+    let rerun = own_gz("h100-80gb-hbm3", "rerun-2026-11-24/runs.csv.gz");
     assert_eq!((first.runs.len(), rerun.runs.len()), (155, 155));
     let changes = changes_above_20_us(&first, &rerun);
     assert_eq!(changes.len(), 87);
@@ -1275,7 +1274,7 @@ fn the_h100_rerun_on_another_machine_reproduces_the_first_campaign() {
 /// median 0.23 %, max 2.6 %; 220 partition configurations, median 0.2 %, max 7.0 %).
 #[test]
 fn a_second_h200_reproduces_the_first_campaign() {
-    let own = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("datasets/own/h200");
+    let own = own_dir("h200");
     for (first, again, n) in [
         ("runs.csv", "rerun-2026-11-24/runs.csv.gz", 85),
         (
@@ -1300,10 +1299,13 @@ fn a_second_h200_reproduces_the_first_campaign() {
 /// (saxpy, vector_add at N = 4M on 16 SMs, 1.20x there) are within 1 % here.
 #[test]
 fn a_third_h100_agrees_with_the_first_campaign_on_the_partitions() {
-    let own = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("datasets/own/h100-80gb-hbm3");
+    let own = own_dir("h100-80gb-hbm3");
     let first = data::load(&[own.join("runs_partitions.csv")]).unwrap();
-    let third = own_h100_gz("third-2026-11-24/runs_partitions.csv.gz");
-    let again = own_h100_gz("third-2026-11-24/runs_partitions_repeat.csv.gz");
+    let third = own_gz("h100-80gb-hbm3", "third-2026-11-24/runs_partitions.csv.gz");
+    let again = own_gz(
+        "h100-80gb-hbm3",
+        "third-2026-11-24/runs_partitions_repeat.csv.gz",
+    );
     assert_eq!((third.runs.len(), again.runs.len()), (310, 310));
     let changes = changes_above_20_us(&first, &third);
     assert_eq!(changes.len(), 220);
@@ -1327,7 +1329,7 @@ fn a_third_h100_agrees_with_the_first_campaign_on_the_partitions() {
             .map(|r| r.time_ms)
             .unwrap()
     };
-    let rerun = own_h100_gz("rerun-2026-11-24/runs_partitions.csv.gz");
+    let rerun = own_gz("h100-80gb-hbm3", "rerun-2026-11-24/runs_partitions.csv.gz");
     for kernel in ["saxpy", "vector_add"] {
         let (f, r, t) = (
             time_ms(&first, kernel),

@@ -38,15 +38,12 @@ fn reference_logo(models: &[&str]) -> evaluation::Evaluation {
         .map(|m| ModelSpec::parse(m, 42).unwrap())
         .collect();
     let fits: Vec<&dyn Fit> = specs.iter().map(|s| s as &dyn Fit).collect();
-    evaluation::evaluate(
-        &runs,
-        &Protocol::Logo,
-        &Selection::default(),
-        &fits,
-        &ctx,
-        &|| {},
-    )
-    .unwrap()
+    logo(&runs, &Selection::default(), &fits, &ctx)
+}
+
+/// Leave-one-GPU-out of `fits` on `runs`.
+fn logo(runs: &[Run], sel: &Selection, fits: &[&dyn Fit], ctx: &Context) -> evaluation::Evaluation {
+    evaluation::evaluate(runs, &Protocol::Logo, sel, fits, ctx, &|| {}).unwrap()
 }
 
 /// Catalog-only figures, the shipped kernel resources (`res`, from [`resources`]).
@@ -210,7 +207,7 @@ fn scored_kernels_are_scored_and_the_others_still_train() {
     .resolved(&catalog, &runs)
     .unwrap();
     let ctx = spec_context(&catalog);
-    let e = evaluation::evaluate(&runs, &Protocol::Logo, &sel, &[&spy], &ctx, &|| {}).unwrap();
+    let e = logo(&runs, &sel, &[&spy], &ctx);
     assert_eq!(
         e.records.len(),
         6,
@@ -223,15 +220,7 @@ fn scored_kernels_are_scored_and_the_others_still_train() {
         assert!(seen.iter().all(|k| *k == ["mine", "theirs"]), "{seen:?}");
     }
     // without the selection every run is scored
-    let all = evaluation::evaluate(
-        &runs,
-        &Protocol::Logo,
-        &Selection::default(),
-        &[&spy],
-        &ctx,
-        &|| {},
-    )
-    .unwrap();
+    let all = logo(&runs, &Selection::default(), &[&spy], &ctx);
     assert_eq!(all.records.len(), 12);
     let err = Selection {
         score_kernels: Some(vec!["nope".into()]),
@@ -253,15 +242,7 @@ fn logo_never_shows_the_target_to_the_model() {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let spy = Spy(seen.clone(), |r| r.gpu.as_str());
     let ctx = spec_context(&catalog);
-    let e = evaluation::evaluate(
-        &runs,
-        &Protocol::Logo,
-        &Selection::default(),
-        &[&spy],
-        &ctx,
-        &|| {},
-    )
-    .unwrap();
+    let e = logo(&runs, &Selection::default(), &[&spy], &ctx);
     let seen = seen.lock().unwrap();
     assert_eq!(seen.len(), 3);
     // Folds fit in parallel, in any order: each fit saw two GPUs, and the GPU each

@@ -32,8 +32,8 @@ pub const L2_BYTES_PER_CLOCK_PER_SM: f64 = 20.0;
 /// H200 (`datasets/own/*/sm8-2026-11-24`, a partition size the partition experiment
 /// does not evaluate): the median of the suite's five streaming kernels at their
 /// largest size is 15.7 and 15.8 (stream_read 7.2, stream_copy 13.1, stream_write 15.7,
-/// vector_add and saxpy 17.5). With the SM share alone, memory-bound kernels on 16 of
-/// the H100's 132 SMs were predicted 1.3-2x too slow.
+/// saxpy 17.5, vector_add 17.3-17.5). With the SM share alone, the five, run on 16 of
+/// the H100's 132 SMs, were predicted 1.16-1.95x too slow (geometric mean per kernel).
 pub const SM_DRAM_BYTES_PER_CLOCK: f64 = 16.0;
 /// L1 / shared-memory bandwidth: 128 bytes per clock per SM (32 banks of 4 bytes, the
 /// CUDA C++ Programming Guide's shared-memory description; on Volta and later L1 and
