@@ -16,7 +16,7 @@ pub fn ln_ratio(a: f64, b: f64) -> f64 {
 }
 
 /// Names of [`gpu_distances`]' columns.
-pub const GPU_DISTANCE_NAMES: [&str; 7] = [
+pub const GPU_DISTANCE_NAMES: [&str; GPU_DISTANCES] = [
     "other_cc",
     "abs_cc_delta",
     "abs_ln_bw_ratio",
@@ -24,10 +24,16 @@ pub const GPU_DISTANCE_NAMES: [&str; 7] = [
     "abs_ln_sm_ratio",
     "abs_ln_l2_ratio",
     "abs_ln_clock_ratio",
+    "other_instruction_set",
 ];
 
-/// Distances between two GPUs' specifications, each >= 0 (0 for the same GPU).
-pub fn gpu_distances(a: &Gpu, b: &Gpu) -> [f64; 7] {
+/// How many distances [`gpu_distances`] gives.
+pub const GPU_DISTANCES: usize = 8;
+
+/// Distances between two GPUs' specifications, each >= 0 (0 for the same GPU);
+/// `same_instruction_set`: whether their compute capabilities share a machine
+/// instruction set ([`Catalog::same_instruction_set`]).
+pub fn gpu_distances(a: &Gpu, b: &Gpu, same_instruction_set: bool) -> [f64; GPU_DISTANCES] {
     [
         if a.cc_major_minor() == b.cc_major_minor() {
             0.0
@@ -40,26 +46,44 @@ pub fn gpu_distances(a: &Gpu, b: &Gpu) -> [f64; 7] {
         ln_ratio(a.sm_count as f64, b.sm_count as f64).abs(),
         ln_ratio(a.l2_bytes as f64, b.l2_bytes as f64).abs(),
         ln_ratio(a.boost_clock_mhz, b.boost_clock_mhz).abs(),
+        if same_instruction_set { 0.0 } else { 1.0 },
     ]
 }
 
 impl Catalog {
     /// [`gpu_distances`] of `a` and `b`: looked up when both are this catalog's own
     /// entries, computed otherwise.
-    pub fn distances(&self, a: &Gpu, b: &Gpu) -> [f64; 7] {
+    pub fn distances(&self, a: &Gpu, b: &Gpu) -> [f64; GPU_DISTANCES] {
         match (self.index_of(a), self.index_of(b)) {
             (Some(i), Some(j)) => {
                 let n = self.gpus.len();
                 let table = self.distances.get_or_init(|| {
                     self.gpus
                         .iter()
-                        .flat_map(|x| self.gpus.iter().map(move |y| gpu_distances(x, y)))
+                        .flat_map(|x| {
+                            self.gpus
+                                .iter()
+                                .map(move |y| gpu_distances(x, y, self.same_instruction_set(x, y)))
+                        })
                         .collect()
                 });
                 table[i * n + j]
             }
-            _ => gpu_distances(a, b),
+            _ => gpu_distances(a, b, self.same_instruction_set(a, b)),
         }
+    }
+
+    /// Whether `a` and `b` run one machine instruction set (SASS): NVIDIA documents
+    /// one for Maxwell and Pascal together, one for Ampere and Ada
+    /// (`instruction_set` in compute_capabilities.toml). A compute capability the table
+    /// lacks shares its set with no other.
+    pub fn same_instruction_set(&self, a: &Gpu, b: &Gpu) -> bool {
+        let set = |g: &Gpu| {
+            self.compute_capability(&g.compute_capability)
+                .map(|c| c.instruction_set().to_string())
+        };
+        a.cc_major_minor() == b.cc_major_minor()
+            || matches!((set(a), set(b)), (Some(x), Some(y)) if x == y)
     }
 }
 
@@ -72,13 +96,38 @@ mod tests {
         let c = Catalog::builtin();
         let gpus = c.gpus();
         let (a, b) = (&gpus[0], &gpus[gpus.len() - 1]);
-        assert_eq!(c.distances(a, b), gpu_distances(a, b));
-        assert_eq!(c.distances(b, a), gpu_distances(b, a));
-        assert_eq!(c.distances(a, a), [0.0; 7]);
-        assert!(gpu_distances(a, b).iter().any(|d| *d > 0.0));
+        let computed = |x, y| gpu_distances(x, y, c.same_instruction_set(x, y));
+        assert_eq!(c.distances(a, b), computed(a, b));
+        assert_eq!(c.distances(b, a), computed(b, a));
+        assert_eq!(c.distances(a, a), [0.0; GPU_DISTANCES]);
+        assert!(computed(a, b).iter().any(|d| *d > 0.0));
         // a GPU that is not a catalog entry (an edited copy) is computed, not looked up
         let mut edited = a.clone();
         edited.mem_bandwidth_gbs *= 2.0;
         assert!((c.distances(&edited, a)[2] - 2f64.ln()).abs() < 1e-12);
+    }
+
+    #[test]
+    fn instruction_sets_follow_nvidias_grouping() {
+        let c = Catalog::builtin();
+        let gpu = |n: &str| c.resolve(n).unwrap();
+        let other_set = |a: &str, b: &str| c.distances(gpu(a), gpu(b))[GPU_DISTANCES - 1];
+        // Maxwell (5.2) and Pascal (6.0, 6.1): one instruction set, three compute
+        // capabilities.
+        assert_eq!(other_set("GTX TITAN X", "GTX 1080 Ti"), 0.0);
+        assert_eq!(other_set("Tesla P100 PCIe 12GB", "GTX 1080 Ti"), 0.0);
+        assert_eq!(
+            c.distances(gpu("Tesla P100 PCIe 12GB"), gpu("GTX 1080 Ti"))[0],
+            1.0
+        );
+        // Ampere and Ada together; Volta and Turing apart; Kepler alone.
+        assert_eq!(other_set("A100 PCIe 40GB", "L40S"), 0.0);
+        assert_eq!(other_set("Tesla V100 PCIe 32GB", "RTX 2080 Ti"), 1.0);
+        assert_eq!(other_set("Tesla K20m", "GTX TITAN X"), 1.0);
+        // A compute capability without one shares it with no other.
+        let mut entry = c.compute_capability("6.1").unwrap().clone();
+        assert_eq!(entry.instruction_set(), "Maxwell and Pascal");
+        entry.instruction_set = None;
+        assert_eq!(entry.instruction_set(), "6.1");
     }
 }

@@ -15,7 +15,7 @@ pub mod limits;
 pub mod load;
 pub mod names;
 
-pub use distance::{gpu_distances, ln_ratio, GPU_DISTANCE_NAMES};
+pub use distance::{gpu_distances, ln_ratio, GPU_DISTANCES, GPU_DISTANCE_NAMES};
 pub use names::normalize_name;
 
 use serde::{Deserialize, Serialize};
@@ -160,9 +160,18 @@ pub struct ComputeCapability {
     pub reg_alloc_granularity: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub arch: Option<String>,
+    /// The machine instruction set (SASS) its code compiles to, as NVIDIA's CUDA
+    /// Binary Utilities group them ("Maxwell and Pascal", "Ampere and Ada"); absent:
+    /// one of its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instruction_set: Option<String>,
 }
 
 impl ComputeCapability {
+    /// [`Self::instruction_set`], or the compute capability itself when none is given.
+    pub fn instruction_set(&self) -> &str {
+        self.instruction_set.as_deref().unwrap_or(&self.cc)
+    }
     /// (major, minor) of `cc`; (0, 0) when it does not parse (load-time
     /// validation rejects that for table entries).
     pub fn major_minor(&self) -> (u32, u32) {
@@ -436,7 +445,7 @@ pub struct Catalog {
     by_spelling: rustc_hash::FxHashMap<String, usize>,
     limits: Vec<Option<ComputeCapability>>,
     /// [`distance::gpu_distances`] of every pair of GPUs, row-major; filled on first use.
-    distances: std::sync::OnceLock<Vec<[f64; 7]>>,
+    distances: std::sync::OnceLock<Vec<[f64; distance::GPU_DISTANCES]>>,
 }
 
 impl Catalog {

@@ -396,8 +396,8 @@ pub fn similarity(catalog: &Catalog, a: &Gpu, b: &Gpu) -> f64 {
 }
 
 /// [`similarity`] of two GPUs [`gpu_distances`](crate::catalog::gpu_distances) apart.
-fn similarity_at(distances: &[f64; 7]) -> f64 {
-    let [_, cc, bw, fp32, _, l2, _] = *distances;
+fn similarity_at(distances: &[f64; crate::catalog::GPU_DISTANCES]) -> f64 {
+    let [_, cc, bw, fp32, _, l2, _, _] = *distances;
     let d = bw + fp32 + 0.25 * l2 + 0.25 * cc;
     (-d).exp()
 }

@@ -43,8 +43,9 @@ const MAX_LOG_CORRECTION: f64 = 2.0;
 /// `async_mma_delta` pair feature; version 6 the training families and the share for
 /// a kernel family the training data lacks; version 7 the kernel-ratio share; version
 /// 8 the analytical fit's share with a source of the target's architecture (and the
-/// analytical weighting where the shape transfer has no strength for that case).
-pub const MODEL_FORMAT_VERSION: u32 = 8;
+/// analytical weighting where the shape transfer has no strength for that case); version
+/// 9 a shape-transfer distance for GPUs of another instruction set.
+pub const MODEL_FORMAT_VERSION: u32 = 9;
 
 /// Hyperparameters of the hybrid: the residual's regressor, its seed and, as a
 /// diagnostic, a fixed correction share (`hybrid@0.5`) instead of the one chosen by

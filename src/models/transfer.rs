@@ -37,7 +37,7 @@
 use super::analytical::Projection;
 use super::{Evidence, HeldOutError};
 use crate::catalog::Gpu;
-use crate::catalog::{gpu_distances, GPU_DISTANCE_NAMES};
+use crate::catalog::{Catalog, GPU_DISTANCES, GPU_DISTANCE_NAMES};
 use crate::data::Run;
 use crate::error::{Error, Result};
 use linfa::prelude::*;
@@ -91,11 +91,11 @@ impl ShapeTransfer {
         let mut y = Array1::<f64>::zeros(pairs.len());
         for idx in by_kernel.values() {
             let n = idx.len() as f64;
-            let mut dmean = [0.0; 7];
+            let mut dmean = [0.0; GPU_DISTANCES];
             let mut ymean = 0.0;
-            let rows: Vec<[f64; 7]> = idx
+            let rows: Vec<[f64; GPU_DISTANCES]> = idx
                 .iter()
-                .map(|&i| -> Result<[f64; 7]> {
+                .map(|&i| -> Result<[f64; GPU_DISTANCES]> {
                     Ok(ctx
                         .catalog
                         .distances(ctx.gpu(pairs[i].a)?, ctx.gpu(pairs[i].b)?))
@@ -103,13 +103,13 @@ impl ShapeTransfer {
                 .collect::<Result<_>>()?;
             for (&i, d) in idx.iter().zip(&rows) {
                 ymean += pairs[i].ln_variance / n;
-                for k in 0..7 {
+                for k in 0..GPU_DISTANCES {
                     dmean[k] += d[k] / n;
                 }
             }
             for (&i, d) in idx.iter().zip(&rows) {
                 y[i] = pairs[i].ln_variance - ymean;
-                for k in 0..7 {
+                for k in 0..GPU_DISTANCES {
                     x[[i, k]] = d[k] - dmean[k];
                 }
             }
@@ -155,8 +155,9 @@ impl ShapeTransfer {
     }
 
     /// Excess log shape variance of `source`'s shape on `target` (0 for the same GPU).
-    pub fn ln_variance(&self, source: &Gpu, target: &Gpu) -> f64 {
-        gpu_distances(source, target)
+    pub fn ln_variance(&self, catalog: &Catalog, source: &Gpu, target: &Gpu) -> f64 {
+        catalog
+            .distances(source, target)
             .iter()
             .zip(&self.coefficients)
             .map(|(d, c)| d * c)
@@ -169,7 +170,7 @@ impl ShapeTransfer {
         let mut max = 0.0f64;
         for (i, a) in gpus.iter().enumerate() {
             for b in &gpus[i + 1..] {
-                max = max.max(self.ln_variance(a, b));
+                max = max.max(self.ln_variance(ctx.catalog, a, b));
             }
         }
         Ok(max)
@@ -221,7 +222,11 @@ impl ShapeTransfer {
             if let Some(level) = level {
                 let gs = ctx.gpu(&src.gpu)?;
                 same_arch |= p.same_arch;
-                shape.push((p.weight, self.ln_variance(gs, gt), src.time_ms.ln() - level));
+                shape.push((
+                    p.weight,
+                    self.ln_variance(ctx.catalog, gs, gt),
+                    src.time_ms.ln() - level,
+                ));
             }
         }
         let nearest = shape.iter().map(|s| s.1).fold(f64::INFINITY, f64::min);
