@@ -429,7 +429,8 @@ fn cli_takes_user_workload_files() {
     std::fs::write(
         &wl,
         "name = \"saxpy_user\"\n[match]\nkernel_name = \"saxpy_kernel\"\n[constants]\nn = 1000\n\
-         [formulas]\nflops = \"2*n\"\ndram_bytes = \"12*n\"\ngrid_blocks = \"cdiv(n, block_size_x)\"\n",
+         [formulas]\nflops = \"2*n\"\ndram_bytes = \"12*n\"\ngrid_blocks = \"cdiv(n, block_size_x)\"\n\
+         regs_per_thread = \"16 + block_size_x / 64\"\n",
     )
     .unwrap();
     let out = dir.path().join("out.csv");
@@ -447,6 +448,8 @@ fn cli_takes_user_workload_files() {
         stdout.contains("1 rows imported; 1 failed configurations"),
         "{stdout}"
     );
+    // registers come from the workload's formula: none are reported missing
+    assert!(!stdout.contains("regs_per_thread"), "{stdout}");
     let csv = std::fs::read_to_string(&out).unwrap();
     let mut lines = csv.lines();
     let header: Vec<&str> = lines.next().unwrap().split(',').collect();
@@ -457,6 +460,7 @@ fn cli_takes_user_workload_files() {
     assert_eq!(get("flops").parse::<f64>().unwrap(), 2000.0);
     assert_eq!(get("dram_bytes").parse::<f64>().unwrap(), 12000.0);
     assert_eq!(get("grid_blocks").parse::<f64>().unwrap(), 8.0);
+    assert_eq!(get("regs_per_thread").parse::<f64>().unwrap(), 18.0);
     assert_eq!(get("work_from"), "workload:saxpy_user");
     assert!((get("time_std_ms").parse::<f64>().unwrap() - 0.02_f64.sqrt()).abs() < 1e-12);
     assert!(lines.next().is_none());

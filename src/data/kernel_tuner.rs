@@ -346,7 +346,7 @@ pub fn import_text(
     report.rows = runs.len();
     report.gpus = vec![device.to_string()];
     report.kernels = vec![workload.map_or(kernel_name.to_string(), |w| w.name.to_string())];
-    report.missing = tally.missing(workload, runs.len(), &runs);
+    report.missing = tally.missing(workload, &runs);
     let extra = vec![("work_from", work_from)];
     let mut table = super::importers::table_from(runs, extra, file)?;
     let (line, col) = key_position(text, "device_name", 0);
@@ -374,7 +374,7 @@ struct Tally {
 }
 
 impl Tally {
-    fn missing(&self, workload: Option<&Workload>, rows: usize, runs: &[Run]) -> Vec<Missing> {
+    fn missing(&self, workload: Option<&Workload>, runs: &[Run]) -> Vec<Missing> {
         let mut out = Vec::new();
         for (column, (n, err)) in &self.formula_failed {
             out.push(Missing {
@@ -412,10 +412,12 @@ impl Tally {
                 why,
             });
         }
-        if rows > 0 {
+        // (a workload file may give them as a formula of the tuning parameters)
+        let no_regs = runs.iter().filter(|r| r.regs_per_thread.is_none()).count();
+        if no_regs > 0 && !self.formula_failed.contains_key("regs_per_thread") {
             out.push(Missing {
                 feature: "regs_per_thread".into(),
-                rows,
+                rows: no_regs,
                 why: "Kernel Tuner caches do not record registers".into(),
             });
         }
