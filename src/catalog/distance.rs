@@ -4,7 +4,7 @@
 //! model asks for one per projection, and computing it (four compute-capability
 //! parses and five logarithms) was 12 % of `gpucast bench`'s analytical predict.
 
-use super::{Catalog, Gpu};
+use super::{Catalog, ComputeCapability, Gpu};
 
 /// ln(a / b), 0 when either is not positive (a missing figure compares as equal).
 pub fn ln_ratio(a: f64, b: f64) -> f64 {
@@ -80,7 +80,7 @@ impl Catalog {
     pub fn same_instruction_set(&self, a: &Gpu, b: &Gpu) -> bool {
         let set = |g: &Gpu| {
             self.compute_capability(&g.compute_capability)
-                .map(|c| c.instruction_set().to_string())
+                .map(ComputeCapability::instruction_set)
         };
         a.cc_major_minor() == b.cc_major_minor()
             || matches!((set(a), set(b)), (Some(x), Some(y)) if x == y)
