@@ -514,6 +514,7 @@ fn cases() -> Vec<Case> {
         model_file("swapped interval", model_json(|v| v["interval_log"] = serde_json::json!([0.9, -0.4])), "m.json: interval_log (0.9, -0.4) must be numbers within +-20 with lo <= hi"),
         model_file("negative shape coefficient", model_json(|v| v["shape"] = shape(&[-1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0], 1.0)), "m.json: shape.coefficients must be 8 finite numbers >= 0"),
         model_file("shape coefficients of another version", model_json(|v| v["shape"] = shape(&[1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0], 1.0)), "m.json: shape.coefficients must be 8 finite numbers >= 0"),
+        model_file("a held-out curve cut short", model_json(|v| { v["shape"] = shape(&[1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0], 1.0); v["shape"]["other_arch_curves"] = serde_json::json!([{"gpu": "NVIDIA TITAN V", "mape": [0.2, 0.1]}]); }), "m.json: shape.other_arch_curves for 'NVIDIA TITAN V' must be 5 finite numbers >= 0 (one per strength [0.0, 0.25, 0.5, 0.75, 1.0])"),
         model_file("shape strength above 1", model_json(|v| v["shape"] = shape(&[1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0], 2.0)), "m.json: shape strength 2 is outside 0..1"),
         model_file("not a model", "[]", "m.json: not a gpucast model file"),
         model_file("another file format", model_json(|v| v["format"] = "onnx".into()), "m.json: not a gpucast hybrid model file"),

@@ -29,6 +29,8 @@ pub const GPU_DISTANCE_NAMES: [&str; GPU_DISTANCES] = [
 
 /// How many distances [`gpu_distances`] gives.
 pub const GPU_DISTANCES: usize = 8;
+/// [`gpu_distances`]' "other_instruction_set": 0 for the same instruction set, else 1.
+pub const OTHER_INSTRUCTION_SET: usize = 7;
 
 /// Distances between two GPUs' specifications, each >= 0 (0 for the same GPU);
 /// `same_instruction_set`: whether their compute capabilities share a machine
@@ -111,7 +113,7 @@ mod tests {
     fn instruction_sets_follow_nvidias_grouping() {
         let c = Catalog::builtin();
         let gpu = |n: &str| c.resolve(n).unwrap();
-        let other_set = |a: &str, b: &str| c.distances(gpu(a), gpu(b))[GPU_DISTANCES - 1];
+        let other_set = |a: &str, b: &str| c.distances(gpu(a), gpu(b))[OTHER_INSTRUCTION_SET];
         // Maxwell (5.2) and Pascal (6.0, 6.1): one instruction set, three compute
         // capabilities.
         assert_eq!(other_set("GTX TITAN X", "GTX 1080 Ti"), 0.0);

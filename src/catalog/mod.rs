@@ -15,7 +15,9 @@ pub mod limits;
 pub mod load;
 pub mod names;
 
-pub use distance::{gpu_distances, ln_ratio, GPU_DISTANCES, GPU_DISTANCE_NAMES};
+pub use distance::{
+    gpu_distances, ln_ratio, GPU_DISTANCES, GPU_DISTANCE_NAMES, OTHER_INSTRUCTION_SET,
+};
 pub use names::normalize_name;
 
 use serde::{Deserialize, Serialize};

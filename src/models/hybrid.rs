@@ -394,6 +394,19 @@ impl HybridState {
                     t.max_distance
                 ));
             }
+            for c in &t.other_arch_curves {
+                if c.gpu.is_empty()
+                    || c.mape.len() != super::FRACTION_GRID.len()
+                    || c.mape.iter().any(|m| !(m.is_finite() && *m >= 0.0))
+                {
+                    return bad(format!(
+                        "shape.other_arch_curves for '{}' must be {} finite numbers >= 0 (one per strength {:?})",
+                        c.gpu,
+                        super::FRACTION_GRID.len(),
+                        super::FRACTION_GRID
+                    ));
+                }
+            }
         }
         Ok(())
     }
@@ -1005,9 +1018,13 @@ impl Predict for FittedHybrid {
 
     fn fit_summary(&self) -> Option<String> {
         let shape = match &self.state.shape {
-            Some(t) => format!(
+            Some(t) if t.other_arch_curves.is_empty() => format!(
                 ", shape transfer strength {} with a source of the target's architecture, {} without",
                 t.strength_same_arch, t.strength_other_arch
+            ),
+            Some(t) => format!(
+                ", shape transfer strength {} with a source of the target's architecture, without one chosen per target by the held-out GPUs whose shape is most like its own",
+                t.strength_same_arch,
             ),
             None => ", no shape transfer".into(),
         };

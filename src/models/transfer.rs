@@ -61,13 +61,32 @@ pub struct ShapeTransfer {
     /// Share of the shape correction applied when a source has the target's compute
     /// capability (0..=1; chosen on the training GPUs).
     pub strength_same_arch: f64,
-    /// Share applied when no source has it (0..=1; chosen on the training GPUs).
+    /// Share applied when no source has it (0..=1; chosen on the training GPUs), where
+    /// `other_arch_curves` is empty.
     pub strength_other_arch: f64,
     /// The largest excess log-variance between two training GPUs: a target farther than
     /// that from its closest source is outside what the model was fitted on and gets
     /// no correction.
     pub max_distance: f64,
+    /// Each held-out training GPU of that case (no source of its compute capability):
+    /// its errors at each strength. A target of that case takes the strength they say
+    /// for GPUs whose shape is like its own ([`ShapeTransfer::other_arch_strength`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub other_arch_curves: Vec<HeldOutCurve>,
 }
+
+/// A held-out training GPU's mean absolute percentage error (as a fraction) at each
+/// strength of [`super::FRACTION_GRID`].
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HeldOutCurve {
+    pub gpu: String,
+    pub mape: Vec<f64>,
+}
+
+/// A held-out GPU counts in the no-harm test of a target's strength
+/// ([`ShapeTransfer::other_arch_strength`]) from this share of the weights on.
+const LOCAL_WEIGHT_FLOOR: f64 = 0.1;
 
 impl ShapeTransfer {
     /// Fit the variance model on the training GPUs' pairwise shape differences
@@ -149,6 +168,7 @@ impl ShapeTransfer {
             strength_same_arch: 1.0,
             strength_other_arch: 1.0,
             max_distance: f64::INFINITY,
+            other_arch_curves: Vec::new(),
         };
         t.max_distance = t.max_pair_distance(gpus, ctx)?;
         Ok(Some(t))
@@ -189,10 +209,65 @@ impl ShapeTransfer {
         Ok(
             match self.full_correction(query, ps, evidence, None, ctx)? {
                 Some((c, true)) => self.strength_same_arch * c,
-                Some((c, false)) => self.strength_other_arch * c,
+                Some((c, false)) => {
+                    self.other_arch_strength(ctx.gpu(&query.gpu)?, None, ctx.catalog) * c
+                }
                 None => 0.0,
             },
         )
+    }
+
+    /// The strength for `target` when none of its sources has its compute capability:
+    /// of the strengths that make no held-out GPU of at least [`LOCAL_WEIGHT_FLOOR`] of
+    /// the weight more than [`MAX_HARM`](super::MAX_HARM) worse than none, the one
+    /// with the lowest mean error over the held-out GPUs (`except` left out), each
+    /// weighted by how alike the variance model says its shape and the target's are
+    /// (e^-(ln variance)); ties to the smaller. Whether another architecture's shape
+    /// carries over depends on the pair of GPUs (Kernel Tuner GEMM: the GTX TITAN X's
+    /// to the GTX 1080 Ti, Spearman 0.99, the Tesla V100's to the A100 0.97, every
+    /// later GPU's to the Tesla K20m at most 0.62), so one strength for every such
+    /// target was a compromise: 0 in most folds there. `strength_other_arch` without
+    /// curves (or with none but `except`'s, or one of a GPU `catalog` does not know).
+    pub fn other_arch_strength(
+        &self,
+        target: &Gpu,
+        except: Option<&str>,
+        catalog: &Catalog,
+    ) -> f64 {
+        let mut curves = Vec::with_capacity(self.other_arch_curves.len());
+        for c in &self.other_arch_curves {
+            if Some(c.gpu.as_str()) == except {
+                continue;
+            }
+            let Some(g) = catalog.by_name(&c.gpu) else {
+                return self.strength_other_arch;
+            };
+            curves.push((self.ln_variance(catalog, g, target), &c.mape));
+        }
+        let Some(nearest) = curves.iter().map(|c| c.0).min_by(f64::total_cmp) else {
+            return self.strength_other_arch;
+        };
+        let weights: Vec<f64> = curves.iter().map(|c| (nearest - c.0).exp()).collect();
+        let total: f64 = weights.iter().sum();
+        let at = |l: f64| {
+            super::FRACTION_GRID
+                .iter()
+                .position(|&f| f == l)
+                .unwrap_or(0)
+        };
+        let admissible = |l: f64| {
+            curves.iter().zip(&weights).all(|((_, m), w)| {
+                w / total < LOCAL_WEIGHT_FLOOR || m[at(l)] <= m[0] + super::MAX_HARM
+            })
+        };
+        super::lowest_cost_fraction(admissible, |l| {
+            curves
+                .iter()
+                .zip(&weights)
+                .map(|((_, m), w)| w * m[at(l)])
+                .sum::<f64>()
+                / total
+        })
     }
 
     /// The correction at strength 1, and whether a source has the target's compute
@@ -407,13 +482,20 @@ pub fn fit_and_choose<'a>(
     };
     transfer.strength_same_arch = choose_strength(&scored, gpus.len(), true);
     transfer.strength_other_arch = choose_strength(&scored, gpus.len(), false);
+    transfer.other_arch_curves = other_arch_curves(&scored, &gpus);
+    // A held-out GPU's runs at the strength the other held-out GPUs' curves give it:
+    // its own curve does not choose its strength.
+    let strengths: Vec<f64> = gpus
+        .iter()
+        .map(|g| Ok(transfer.other_arch_strength(ctx.gpu(g)?, Some(g), ctx.catalog)))
+        .collect::<Result<_>>()?;
     let errors = scored
         .iter()
         .map(|s| {
             let strength = if s.same_arch {
                 transfer.strength_same_arch
             } else {
-                transfer.strength_other_arch
+                strengths[s.gpu]
             };
             s.held_out(s.residual + strength * s.correction)
         })
@@ -530,6 +612,27 @@ fn choose_kernel_ratio_share(scored: &[Scored], n_gpus: usize) -> f64 {
         .unwrap_or(best)
 }
 
+/// Each held-out GPU's mean absolute percentage error at each strength, over its runs
+/// with no source of its compute capability (GPUs with none left out).
+fn other_arch_curves(scored: &[Scored], gpus: &[&str]) -> Vec<HeldOutCurve> {
+    let case: Vec<&Scored> = scored.iter().filter(|s| !s.same_arch).collect();
+    let present = super::groups_present(gpus.len(), case.iter().map(|s| s.gpu));
+    let by_strength: Vec<Vec<f64>> = super::FRACTION_GRID
+        .iter()
+        .map(|&l| {
+            let ape = |s: &Scored| ((-(s.residual + l * s.correction)).exp() - 1.0).abs();
+            super::group_means(gpus.len(), case.iter().map(|s| (s.gpu, ape(s))))
+        })
+        .collect();
+    (0..gpus.len())
+        .filter(|&h| present[h])
+        .map(|h| HeldOutCurve {
+            gpu: gpus[h].to_string(),
+            mape: by_strength.iter().map(|m| m[h]).collect(),
+        })
+        .collect()
+}
+
 /// The strength for one case (see [`fit_and_choose`]); 0 with nothing held out.
 ///
 /// Without a source of the target's architecture a strength must also clearly lower
@@ -581,6 +684,78 @@ mod tests {
                 same_arch: true,
             })
             .collect()
+    }
+
+    /// SYNTHETIC curves: a target takes the strength the held-out GPUs whose shape is
+    /// most like its own say, and no held-out GPU of weight gets more than a point
+    /// worse.
+    #[test]
+    fn a_target_without_a_source_of_its_architecture_takes_the_strength_of_gpus_like_it() {
+        let catalog = crate::catalog::Catalog::builtin();
+        let gpu = |n: &str| catalog.resolve(n).unwrap();
+        // Only another instruction set counts: e^-3 between sets, 1 within one.
+        let mut coefficients = vec![0.0; GPU_DISTANCES];
+        coefficients[crate::catalog::OTHER_INSTRUCTION_SET] = 3.0;
+        let curve = |g: &str, mape: [f64; 5]| HeldOutCurve {
+            gpu: gpu(g).name.clone(),
+            mape: mape.to_vec(),
+        };
+        let t = ShapeTransfer {
+            coefficients,
+            strength_same_arch: 1.0,
+            strength_other_arch: 0.25,
+            max_distance: f64::INFINITY,
+            other_arch_curves: vec![
+                curve("GTX 1080 Ti", [0.20, 0.17, 0.14, 0.12, 0.10]),
+                curve("Tesla V100 PCIe 32GB", [0.10, 0.115, 0.13, 0.145, 0.16]),
+            ],
+        };
+        // The Tesla P100 shares the GTX 1080 Ti's instruction set: the V100 weighs
+        // e^-3 / (1 + e^-3) = 4.7 %, under the floor of the no-harm test.
+        let p100 = gpu("Tesla P100 PCIe 12GB");
+        assert_eq!(t.other_arch_strength(p100, None, &catalog), 1.0);
+        // The A100 is as unlike both: the V100 would be 1.5 points worse at 0.25.
+        assert_eq!(
+            t.other_arch_strength(gpu("A100 PCIe 40GB"), None, &catalog),
+            0.0
+        );
+        // Without the GTX 1080 Ti's own curve (it held out), only the V100's says.
+        assert_eq!(
+            t.other_arch_strength(p100, Some(&gpu("GTX 1080 Ti").name), &catalog),
+            0.0
+        );
+        // No curves, or one of a GPU the catalog does not know: the one strength.
+        let plain = ShapeTransfer {
+            other_arch_curves: Vec::new(),
+            ..t.clone()
+        };
+        assert_eq!(plain.other_arch_strength(p100, None, &catalog), 0.25);
+        let mut unknown = t.clone();
+        unknown.other_arch_curves[0].gpu = "NVIDIA Imaginary".into();
+        assert_eq!(unknown.other_arch_strength(p100, None, &catalog), 0.25);
+    }
+
+    /// Curves are the held-out GPUs' mean errors at each strength, over their runs
+    /// without a source of their architecture only.
+    #[test]
+    fn curves_are_per_gpu_errors_at_each_strength() {
+        let run = Run::default();
+        let mut runs = scored(&run, |_| -0.2);
+        for s in runs.iter_mut().filter(|s| s.gpu != 1) {
+            s.same_arch = false;
+        }
+        let curves = other_arch_curves(&runs, &["a", "b", "c"]);
+        let names: Vec<&str> = curves.iter().map(|c| c.gpu.as_str()).collect();
+        assert_eq!(names, ["a", "c"]);
+        // residual -0.2, correction 0.2 at strength l: |e^(0.2 - 0.2 l) - 1|
+        for c in &curves {
+            for (m, l) in c.mape.iter().zip(crate::models::FRACTION_GRID) {
+                assert!(
+                    (m - ((0.2 - 0.2 * l).exp() - 1.0)).abs() < 1e-12,
+                    "{m} at {l}"
+                );
+            }
+        }
     }
 
     #[test]
