@@ -76,7 +76,7 @@ pub struct ShapeTransfer {
 }
 
 /// A held-out training GPU's mean absolute percentage error (as a fraction) at each
-/// strength of [`super::FRACTION_GRID`].
+/// strength 0, 0.25, 0.5, 0.75 and 1.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HeldOutCurve {
@@ -218,8 +218,8 @@ impl ShapeTransfer {
     }
 
     /// The strength for `target` when none of its sources has its compute capability:
-    /// of the strengths that make no held-out GPU of at least [`LOCAL_WEIGHT_FLOOR`] of
-    /// the weight more than [`MAX_HARM`](super::MAX_HARM) worse than none, the one
+    /// of the strengths that make no held-out GPU of at least a tenth of the weight
+    /// more than a point worse than none (`LOCAL_WEIGHT_FLOOR`, `MAX_HARM`), the one
     /// with the lowest mean error over the held-out GPUs (`except` left out), each
     /// weighted by how alike the variance model says its shape and the target's are
     /// (e^-(ln variance)); ties to the smaller. Whether another architecture's shape
