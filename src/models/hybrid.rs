@@ -44,7 +44,9 @@ const MAX_LOG_CORRECTION: f64 = 2.0;
 /// a kernel family the training data lacks; version 7 the kernel-ratio share; version
 /// 8 the analytical fit's share with a source of the target's architecture (and the
 /// analytical weighting where the shape transfer has no strength for that case); version
-/// 9 a shape-transfer distance for GPUs of another instruction set.
+/// 9 a shape-transfer distance for GPUs of another instruction set and, for targets
+/// without a source of their compute capability, the held-out GPUs' errors at each
+/// strength (`ShapeTransfer::other_arch_curves`).
 pub const MODEL_FORMAT_VERSION: u32 = 9;
 
 /// Hyperparameters of the hybrid: the residual's regressor, its seed and, as a
