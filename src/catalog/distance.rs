@@ -60,14 +60,19 @@ impl Catalog {
             (Some(i), Some(j)) => {
                 let n = self.gpus.len();
                 let table = self.distances.get_or_init(|| {
-                    self.gpus
+                    // (each GPU's set looked up once, not once per pair)
+                    let sets: Vec<Option<&str>> = self
+                        .gpus
                         .iter()
-                        .flat_map(|x| {
-                            self.gpus
-                                .iter()
-                                .map(move |y| gpu_distances(x, y, self.same_instruction_set(x, y)))
-                        })
-                        .collect()
+                        .map(|g| self.instruction_set_of(g))
+                        .collect();
+                    let mut table = Vec::with_capacity(n * n);
+                    for (x, sx) in self.gpus.iter().zip(&sets) {
+                        for (y, sy) in self.gpus.iter().zip(&sets) {
+                            table.push(gpu_distances(x, y, same_set(x, *sx, y, *sy)));
+                        }
+                    }
+                    table
                 });
                 table[i * n + j]
             }
@@ -80,13 +85,23 @@ impl Catalog {
     /// (`instruction_set` in compute_capabilities.toml). A compute capability the table
     /// lacks shares its set with no other.
     pub fn same_instruction_set(&self, a: &Gpu, b: &Gpu) -> bool {
-        let set = |g: &Gpu| {
-            self.compute_capability(&g.compute_capability)
-                .map(ComputeCapability::instruction_set)
-        };
-        a.cc_major_minor() == b.cc_major_minor()
-            || matches!((set(a), set(b)), (Some(x), Some(y)) if x == y)
+        same_set(a, self.instruction_set_of(a), b, self.instruction_set_of(b))
     }
+
+    /// The instruction set of `gpu`'s compute capability (its entry in the table:
+    /// [`ComputeCapability::instruction_set`]); None when the table lacks it.
+    fn instruction_set_of(&self, gpu: &Gpu) -> Option<&str> {
+        self.limits_ref(gpu)
+            .or_else(|| self.compute_capability(&gpu.compute_capability))
+            .map(ComputeCapability::instruction_set)
+    }
+}
+
+/// Whether GPUs `a` and `b`, of instruction sets `set_a` and `set_b`, share one: the
+/// same compute capability always does.
+fn same_set(a: &Gpu, set_a: Option<&str>, b: &Gpu, set_b: Option<&str>) -> bool {
+    a.cc_major_minor() == b.cc_major_minor()
+        || matches!((set_a, set_b), (Some(x), Some(y)) if x == y)
 }
 
 #[cfg(test)]

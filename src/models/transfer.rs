@@ -497,7 +497,7 @@ pub fn fit_and_choose<'a>(
             } else {
                 strengths[s.gpu]
             };
-            s.held_out(s.residual + strength * s.correction)
+            s.held_out(s.ln_error_at(strength))
         })
         .collect();
     Ok(ShapeChoice {
@@ -557,6 +557,15 @@ struct Scored<'a> {
 }
 
 impl<'a> Scored<'a> {
+    /// Its log error ln(measured / predicted) with the shape correction at `strength`.
+    fn ln_error_at(&self, strength: f64) -> f64 {
+        self.residual + strength * self.correction
+    }
+    /// Its absolute percentage error (a fraction) with the shape correction at
+    /// `strength`.
+    fn ape_at(&self, strength: f64) -> f64 {
+        ((-self.ln_error_at(strength)).exp() - 1.0).abs()
+    }
     /// This run held out with the error `ln_error`.
     fn held_out(&self, ln_error: f64) -> HeldOutRun<'a> {
         HeldOutRun {
@@ -619,10 +628,7 @@ fn other_arch_curves(scored: &[Scored], gpus: &[&str]) -> Vec<HeldOutCurve> {
     let present = super::groups_present(gpus.len(), case.iter().map(|s| s.gpu));
     let by_strength: Vec<Vec<f64>> = super::FRACTION_GRID
         .iter()
-        .map(|&l| {
-            let ape = |s: &Scored| ((-(s.residual + l * s.correction)).exp() - 1.0).abs();
-            super::group_means(gpus.len(), case.iter().map(|s| (s.gpu, ape(s))))
-        })
+        .map(|&l| super::group_means(gpus.len(), case.iter().map(|s| (s.gpu, s.ape_at(l)))))
         .collect();
     (0..gpus.len())
         .filter(|&h| present[h])
@@ -645,8 +651,7 @@ fn other_arch_curves(scored: &[Scored], gpus: &[&str]) -> Vec<HeldOutCurve> {
 /// behaviour), and the per-run test is kept alone.
 fn choose_strength(scored: &[Scored], n_gpus: usize, same_arch: bool) -> f64 {
     let case: Vec<&Scored> = scored.iter().filter(|s| s.same_arch == same_arch).collect();
-    let ape =
-        |strength: f64, s: &Scored| ((-(s.residual + strength * s.correction)).exp() - 1.0).abs();
+    let ape = |strength: f64, s: &Scored| s.ape_at(strength);
     let per_gpu =
         |strength: f64| super::group_means(n_gpus, case.iter().map(|s| (s.gpu, ape(strength, s))));
     let base = per_gpu(0.0);
