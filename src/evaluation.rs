@@ -17,7 +17,7 @@ use crate::data::Run;
 use crate::error::{Error, Result};
 use crate::features::Bound;
 use crate::models::{Context, Evidence, Fit, Interval, Prediction};
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 /// The study's Exp 3 test kernels.
@@ -165,6 +165,14 @@ pub struct Metrics {
     /// Number of tuning spaces the two figures above average over.
     #[serde(default)]
     pub tuning_spaces: usize,
+    /// MAPE (%) with each kernel's level on each target known: the predictions of
+    /// every (model, target, kernel) times the one factor that minimises their MAPE
+    /// ([`known_level_mape`]). What is left is the error in how the kernel's
+    /// configurations and sizes compare with each other on the target; `mape` minus it
+    /// is the level's share (what one measured run per kernel on the target would
+    /// mostly remove). A diagnostic: no prediction ever knows it.
+    #[serde(default)]
+    pub mape_known_level: f64,
 }
 
 /// A tuning space needs at least this many configurations of the same work.
@@ -206,8 +214,7 @@ pub fn spearman(a: &[f64], b: &[f64]) -> f64 {
 /// whose configurations all do the same work (same FLOPs: one problem, different
 /// implementations) with at least [`MIN_TUNING_SPACE`] of them.
 pub fn tuning_spaces<'r>(records: &[&'r Record]) -> Vec<Vec<&'r Record>> {
-    let mut groups: std::collections::BTreeMap<(&str, &str, &str, &str, u64), Vec<&Record>> =
-        Default::default();
+    let mut groups: BTreeMap<(&str, &str, &str, &str, u64), Vec<&Record>> = Default::default();
     for r in records {
         groups
             .entry((
@@ -224,6 +231,59 @@ pub fn tuning_spaces<'r>(records: &[&'r Record]) -> Vec<Vec<&'r Record>> {
         .into_values()
         .filter(|g| g.len() >= MIN_TUNING_SPACE)
         .collect()
+}
+
+/// The factor `s` that minimises the mean of |s x predicted - measured| / measured over
+/// `pairs` of (predicted, measured): the median of measured / predicted weighted by
+/// predicted / measured (the sum is piecewise linear in `s`, each term with slope
+/// that weight); 1 when no pair has a positive, finite ratio.
+pub fn mape_optimal_scale(pairs: &[(f64, f64)]) -> f64 {
+    let mut weighted: Vec<(f64, f64)> = pairs
+        .iter()
+        .filter(|(p, t)| *p > 0.0 && *t > 0.0 && p.is_finite() && t.is_finite())
+        .map(|(p, t)| (t / p, p / t))
+        .collect();
+    weighted.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let half = weighted.iter().map(|(_, w)| w).sum::<f64>() / 2.0;
+    let mut below = 0.0;
+    for (ratio, w) in &weighted {
+        below += w;
+        if below >= half {
+            return *ratio;
+        }
+    }
+    1.0
+}
+
+/// MAPE (%) of `records` with each (model, target, kernel)'s predictions scaled by
+/// its [`mape_optimal_scale`] ([`Metrics::mape_known_level`]); NaN when no group has
+/// two records (one run, scaled, is exact: the figure would say nothing, e.g. the
+/// new-size protocol's one held-out size per kernel).
+pub fn known_level_mape(records: &[&Record]) -> f64 {
+    // (model, target, kernel) -> (predicted, measured) pairs; ordered, so the sum (and
+    // every printed figure) is the same on every run.
+    type Groups<'r> = BTreeMap<(&'r str, &'r str, &'r str), Vec<(f64, f64)>>;
+    let mut groups: Groups = BTreeMap::new();
+    for r in records {
+        groups
+            .entry((&r.model, &r.target, &r.kernel))
+            .or_default()
+            .push((r.pred_ms, r.measured_ms));
+    }
+    if groups.values().all(|pairs| pairs.len() < 2) {
+        return f64::NAN;
+    }
+    let total: f64 = groups
+        .values()
+        .map(|pairs| {
+            let s = mape_optimal_scale(pairs);
+            pairs
+                .iter()
+                .map(|(p, t)| (s * p - t).abs() / t)
+                .sum::<f64>()
+        })
+        .sum();
+    100.0 * total / records.len() as f64
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -258,6 +318,7 @@ impl Metrics {
                 spearman: f64::NAN,
                 top1_regret: f64::NAN,
                 tuning_spaces: 0,
+                mape_known_level: f64::NAN,
             };
         }
         let ape: Vec<f64> = pairs.iter().map(|(p, t)| (p - t).abs() / t).collect();
@@ -277,6 +338,7 @@ impl Metrics {
             spearman: f64::NAN,
             top1_regret: f64::NAN,
             tuning_spaces: 0,
+            mape_known_level: f64::NAN,
         }
     }
 
@@ -300,6 +362,7 @@ impl Metrics {
             kinds.dedup();
             m.interval = kinds.join("+");
         }
+        m.mape_known_level = known_level_mape(&recs);
         let spaces = tuning_spaces(&recs);
         m.tuning_spaces = spaces.len();
         if !spaces.is_empty() {
@@ -965,6 +1028,51 @@ mod tests {
         assert!((m.within_50 - 0.75).abs() < 1e-12);
         let rmse = ((1.1f64.ln().powi(2) + 0.8f64.ln().powi(2) + 2f64.ln().powi(2)) / 4.0).sqrt();
         assert!((m.rmse_log - rmse).abs() < 1e-12);
+    }
+
+    #[test]
+    fn known_level_scales_each_kernel_on_each_target_by_its_best_factor() {
+        // The factor minimising the mean APE is a weighted median of measured/predicted:
+        // predictions 2x, 2x and 1x the measured times (weights 2, 2, 1) -> 0.5.
+        let pairs = [(2.0, 1.0), (4.0, 2.0), (3.0, 3.0)];
+        assert_eq!(mape_optimal_scale(&pairs), 0.5);
+        // No usable pair: no change.
+        assert_eq!(mape_optimal_scale(&[(0.0, 1.0)]), 1.0);
+        let rec = |target: &str, kernel: &str, pred_ms: f64, measured_ms: f64| Record {
+            model: "m".into(),
+            target: target.into(),
+            kernel: kernel.into(),
+            config: "c".into(),
+            category: None,
+            source: None,
+            work: 1.0,
+            measured_ms,
+            pred_ms,
+            pred_lo_ms: pred_ms,
+            pred_hi_ms: pred_ms,
+            interval: Interval::None,
+            bound: Bound::Dram,
+        };
+        // Kernel k on g: every prediction twice the measurement (a level error only);
+        // kernel j on g: the first run right, the second 50 % slow; the second's weight
+        // (1.5 against 1) sets the scale, 2/3 -> APEs 1/3 and 0 (scale 1: 0 and 1/2);
+        // kernel k on h: one run, exact once scaled.
+        let recs = [
+            rec("g", "k", 2.0, 1.0),
+            rec("g", "k", 6.0, 3.0),
+            rec("g", "j", 1.0, 1.0),
+            rec("g", "j", 3.0, 2.0),
+            rec("h", "k", 5.0, 1.0),
+        ];
+        let refs: Vec<&Record> = recs.iter().collect();
+        let expected = 100.0 * (1.0 / 3.0) / 5.0;
+        assert!((known_level_mape(&refs) - expected).abs() < 1e-12);
+        let m = Metrics::from_records(refs.iter().copied());
+        assert!((m.mape_known_level - expected).abs() < 1e-12);
+        // (100 + 100 + 0 + 50 + 400) / 5 %
+        assert!((m.mape - 130.0).abs() < 1e-9);
+        // One run per kernel and target says nothing: NaN, printed "-".
+        assert!(known_level_mape(&[&recs[0], &recs[2], &recs[4]]).is_nan());
     }
 
     #[test]

@@ -1586,7 +1586,17 @@ fn tune_checks_its_picks_on_the_sources() {
         .unwrap_or_else(|| panic!("{scored}"))
         .split(',')
         .collect();
-    let (spearman, regret) = (row[row.len() - 2], row[row.len() - 1]);
+    let header: Vec<&str> = scored
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .split(',')
+        .collect();
+    let column = |name: &str| {
+        let at = header.iter().position(|h| *h == name);
+        row[at.unwrap_or_else(|| panic!("no {name} column: {header:?}"))]
+    };
+    let (spearman, regret) = (column("Spearman"), column("top-1 regret"));
     assert!(
         note.contains(&format!("(mean {regret}x;")),
         "{note} / {regret}"

@@ -208,7 +208,7 @@ pub fn frac_pct(x: f64) -> String {
     pct(100.0 * x)
 }
 
-pub const METRIC_HEADERS: [&str; 11] = [
+pub const METRIC_HEADERS: [&str; 12] = [
     "n",
     "MAPE %",
     "median APE %",
@@ -220,6 +220,7 @@ pub const METRIC_HEADERS: [&str; 11] = [
     "in interval %",
     "Spearman",
     "top-1 regret",
+    "MAPE % at known level",
 ];
 
 pub fn metric_cells(m: &Metrics) -> Vec<String> {
@@ -252,6 +253,7 @@ pub fn metric_cells(m: &Metrics) -> Vec<String> {
         } else {
             "-".into()
         },
+        pct(m.mape_known_level),
     ]
 }
 
