@@ -46,8 +46,9 @@ const MAX_LOG_CORRECTION: f64 = 2.0;
 /// analytical weighting where the shape transfer has no strength for that case); version
 /// 9 a shape-transfer distance for GPUs of another instruction set and, for targets
 /// without a source of their compute capability, the held-out GPUs' errors at each
-/// strength (`ShapeTransfer::other_arch_curves`).
-pub const MODEL_FORMAT_VERSION: u32 = 9;
+/// strength (`ShapeTransfer::other_arch_curves`); version 10 the shape variance of a
+/// source measured by another campaign (`ShapeTransfer::other_source`).
+pub const MODEL_FORMAT_VERSION: u32 = 10;
 
 /// Hyperparameters of the hybrid: the residual's regressor, its seed and, as a
 /// diagnostic, a fixed correction share (`hybrid@0.5`) instead of the one chosen by
@@ -394,6 +395,12 @@ impl HybridState {
                 return bad(format!(
                     "shape.max_distance {} must be >= 0",
                     t.max_distance
+                ));
+            }
+            if !(t.other_source.is_finite() && t.other_source >= 0.0) {
+                return bad(format!(
+                    "shape.other_source {} must be a finite number >= 0",
+                    t.other_source
                 ));
             }
             for c in &t.other_arch_curves {

@@ -10,10 +10,12 @@
 //! So the shape is learned to be weighted separately. On the training GPUs, every pair
 //! that measured a kernel's configurations shows how far their shapes differ: the
 //! spread of ln(time on one / time on the other) about its median (a robust variance:
-//! the squared median absolute deviation). Its logarithm is
-//! regressed on distances between the two GPUs ([`GPU_DISTANCE_NAMES`], non-negative
-//! coefficients, the kernel's own offset removed), so for a target the variance each
-//! source's shape would have is predicted from specifications alone. The prediction
+//! the squared median absolute deviation; a GPU measured by two campaigns, the runs
+//! table's `source`, counts once per campaign). Its logarithm is regressed on
+//! distances between the two GPUs ([`crate::catalog::GPU_DISTANCE_NAMES`]) and whether
+//! two campaigns measured them (non-negative coefficients, the kernel's own offset
+//! removed), so for a target the variance each source's shape would have is predicted
+//! from specifications and provenance alone. The prediction
 //! keeps the similarity-weighted level and replaces the shape by the
 //! inverse-variance-weighted shape of the sources: with `w` the similarity weights,
 //! `v` the inverse-variance weights and `d_s` how far source `s`'s run lies from its
@@ -37,7 +39,7 @@
 use super::analytical::Projection;
 use super::{Evidence, HeldOutError};
 use crate::catalog::Gpu;
-use crate::catalog::{Catalog, GPU_DISTANCES, GPU_DISTANCE_NAMES};
+use crate::catalog::{Catalog, GPU_DISTANCES};
 use crate::data::Run;
 use crate::error::{Error, Result};
 use linfa::prelude::*;
@@ -56,7 +58,7 @@ const MAX_PAIR_CONFIGS: usize = 256;
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ShapeTransfer {
-    /// Per [`GPU_DISTANCE_NAMES`] entry: d ln(shape variance) / d distance (>= 0).
+    /// Per [`crate::catalog::GPU_DISTANCE_NAMES`] entry: d ln(shape variance) / d distance (>= 0).
     pub coefficients: Vec<f64>,
     /// Share of the shape correction applied when a source has the target's compute
     /// capability (0..=1; chosen on the training GPUs).
@@ -73,6 +75,18 @@ pub struct ShapeTransfer {
     /// for GPUs whose shape is like its own ([`ShapeTransfer::other_arch_strength`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub other_arch_curves: Vec<HeldOutCurve>,
+    /// d ln(shape variance) when the source run was measured by another campaign than
+    /// the query's (their `source` columns differ; >= 0). The same configuration built
+    /// by another toolchain need not compile to the same code: on Kernel Tuner's
+    /// convolution the RTX 2080 Ti's shape from the TITAN RTX measured in the same
+    /// campaign is 1.1 % MAPE at a perfect scale, from the TITAN RTX of the other
+    /// campaign worse than from an A100 (37.6 %). 0 in a file that predates it.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub other_source: f64,
+}
+
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
 }
 
 /// A held-out training GPU's mean absolute percentage error (as a fraction) at each
@@ -106,35 +120,40 @@ impl ShapeTransfer {
         for (i, p) in pairs.iter().enumerate() {
             by_kernel.entry(p.kernel).or_default().push(i);
         }
-        let mut x = Array2::<f64>::zeros((pairs.len(), GPU_DISTANCE_NAMES.len()));
+        // The GPU distances, then whether the two were measured by different campaigns.
+        let width = GPU_DISTANCES + 1;
+        let mut x = Array2::<f64>::zeros((pairs.len(), width));
         let mut y = Array1::<f64>::zeros(pairs.len());
         for idx in by_kernel.values() {
             let n = idx.len() as f64;
-            let mut dmean = [0.0; GPU_DISTANCES];
+            let mut dmean = [0.0; GPU_DISTANCES + 1];
             let mut ymean = 0.0;
-            let rows: Vec<[f64; GPU_DISTANCES]> = idx
+            let rows: Vec<[f64; GPU_DISTANCES + 1]> = idx
                 .iter()
-                .map(|&i| -> Result<[f64; GPU_DISTANCES]> {
-                    Ok(ctx
-                        .catalog
-                        .distances(ctx.gpu(pairs[i].a)?, ctx.gpu(pairs[i].b)?))
+                .map(|&i| -> Result<[f64; GPU_DISTANCES + 1]> {
+                    let p = pairs[i];
+                    let d = ctx.catalog.distances(ctx.gpu(p.a)?, ctx.gpu(p.b)?);
+                    let mut row = [0.0; GPU_DISTANCES + 1];
+                    row[..GPU_DISTANCES].copy_from_slice(&d);
+                    row[GPU_DISTANCES] = f64::from(u8::from(p.other_source));
+                    Ok(row)
                 })
                 .collect::<Result<_>>()?;
             for (&i, d) in idx.iter().zip(&rows) {
                 ymean += pairs[i].ln_variance / n;
-                for k in 0..GPU_DISTANCES {
+                for k in 0..width {
                     dmean[k] += d[k] / n;
                 }
             }
             for (&i, d) in idx.iter().zip(&rows) {
                 y[i] = pairs[i].ln_variance - ymean;
-                for k in 0..GPU_DISTANCES {
+                for k in 0..width {
                     x[[i, k]] = d[k] - dmean[k];
                 }
             }
         }
-        let mut active: Vec<usize> = (0..GPU_DISTANCE_NAMES.len()).collect();
-        let mut coefficients = vec![0.0; GPU_DISTANCE_NAMES.len()];
+        let mut active: Vec<usize> = (0..width).collect();
+        let mut coefficients = vec![0.0; width];
         while !active.is_empty() {
             // A small ridge penalty as extra rows (sqrt(lambda) I, target 0): with few
             // GPUs the distances are collinear and plain least squares is singular.
@@ -163,12 +182,14 @@ impl ShapeTransfer {
                 .unwrap_or(0);
             active.remove(worst);
         }
+        let other_source = coefficients.pop().unwrap_or(0.0);
         let mut t = ShapeTransfer {
             coefficients,
             strength_same_arch: 1.0,
             strength_other_arch: 1.0,
             max_distance: f64::INFINITY,
             other_arch_curves: Vec::new(),
+            other_source,
         };
         t.max_distance = t.max_pair_distance(gpus, ctx)?;
         Ok(Some(t))
@@ -297,9 +318,14 @@ impl ShapeTransfer {
             if let Some(level) = level {
                 let gs = ctx.gpu(&src.gpu)?;
                 same_arch |= p.same_arch;
+                let other_source = if src.source != query.source {
+                    self.other_source
+                } else {
+                    0.0
+                };
                 shape.push((
                     p.weight,
-                    self.ln_variance(ctx.catalog, gs, gt),
+                    self.ln_variance(ctx.catalog, gs, gt) + other_source,
                     src.time_ms.ln() - level,
                 ));
             }
@@ -327,30 +353,45 @@ struct PairVariance<'a> {
     kernel: &'a str,
     a: &'a str,
     b: &'a str,
+    /// Measured by different campaigns (`source` columns); a GPU measured by two is
+    /// paired with itself.
+    other_source: bool,
     ln_variance: f64,
 }
 
-/// For every kernel and pair of GPUs sharing at least [`MIN_COMMON_CONFIGS`]
+/// For every kernel and pair of (GPU, campaign) sharing at least [`MIN_COMMON_CONFIGS`]
 /// configurations: ln of the squared median absolute deviation of ln(time on b / time
 /// on a) about its median (a robust variance).
 fn pair_shape_variances<'a>(evidence: &Evidence<'a>) -> Vec<PairVariance<'a>> {
-    let mut per_kernel: HashMap<&'a str, Vec<(&'a str, ConfigTimes<'a>)>> = HashMap::new();
+    type Measured<'a> = ((&'a str, Option<&'a str>), ConfigTimes<'a>);
+    let mut per_kernel: HashMap<&'a str, Vec<Measured<'a>>> = HashMap::new();
     for ((gpu, kernel), runs) in evidence.kernel_runs() {
-        let mut times = HashMap::with_capacity(runs.len());
+        let mut by_source: Vec<Measured<'a>> = Vec::new();
         for r in runs {
-            times.entry(r.config.as_str()).or_insert(r.time_ms.ln());
+            let source = r.source.as_deref();
+            let at = match by_source.iter().position(|((_, s), _)| *s == source) {
+                Some(at) => at,
+                None => {
+                    by_source.push(((gpu, source), HashMap::with_capacity(runs.len())));
+                    by_source.len() - 1
+                }
+            };
+            by_source[at]
+                .1
+                .entry(r.config.as_str())
+                .or_insert(r.time_ms.ln());
         }
-        per_kernel.entry(kernel).or_default().push((gpu, times));
+        per_kernel.entry(kernel).or_default().extend(by_source);
     }
     let mut out = Vec::new();
     let mut kernels: Vec<_> = per_kernel.into_iter().collect();
     kernels.sort_by(|a, b| a.0.cmp(b.0));
     for (kernel, mut gpus) in kernels {
-        gpus.sort_by(|a, b| a.0.cmp(b.0));
+        gpus.sort_by(|a, b| a.0.cmp(&b.0));
         for i in 0..gpus.len() {
             for j in i + 1..gpus.len() {
-                let (a, ta) = (gpus[i].0, &gpus[i].1);
-                let (b, tb) = (gpus[j].0, &gpus[j].1);
+                let ((a, source_a), ta) = (gpus[i].0, &gpus[i].1);
+                let ((b, source_b), tb) = (gpus[j].0, &gpus[j].1);
                 let mut common: Vec<(&str, f64)> = ta
                     .iter()
                     .filter_map(|(c, la)| tb.get(c).map(|lb| (*c, lb - la)))
@@ -376,6 +417,7 @@ fn pair_shape_variances<'a>(evidence: &Evidence<'a>) -> Vec<PairVariance<'a>> {
                     kernel,
                     a,
                     b,
+                    other_source: source_a != source_b,
                     ln_variance: (spread * spread + 1e-6).ln(),
                 });
             }
@@ -714,6 +756,7 @@ mod tests {
                 curve("GTX 1080 Ti", [0.20, 0.17, 0.14, 0.12, 0.10]),
                 curve("Tesla V100 PCIe 32GB", [0.10, 0.115, 0.13, 0.145, 0.16]),
             ],
+            other_source: 0.0,
         };
         // The Tesla P100 shares the GTX 1080 Ti's instruction set: the V100 weighs
         // e^-3 / (1 + e^-3) = 4.7 %, under the floor of the no-harm test.
@@ -761,6 +804,73 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// SYNTHETIC runs of one kernel: GPU `gpu` measured by campaign `source`, with
+    /// ln times `ln_ms` over configurations c=0, c=1, ...
+    fn campaign_runs(gpu: &str, source: &str, ln_ms: &[f64]) -> Vec<Run> {
+        ln_ms
+            .iter()
+            .enumerate()
+            .map(|(i, l)| Run {
+                gpu: gpu.into(),
+                kernel: "k".into(),
+                config: format!("c={i}").into(),
+                time_ms: l.exp(),
+                source: Some(source.into()),
+                ..Run::default()
+            })
+            .collect()
+    }
+
+    /// A GPU measured by two campaigns is two shapes: paired with itself and with the
+    /// other GPUs per campaign, each pair flagged when its campaigns differ; the
+    /// variance model learns what another campaign adds.
+    #[test]
+    fn shapes_are_compared_per_campaign() {
+        // TITAN RTX from campaigns "a" and "b", RTX 2080 Ti from "a": the 2080 Ti
+        // follows campaign a's shape up to a small wobble, campaign b reorders it.
+        let a: Vec<f64> = (0..40).map(|i| (i as f64 * 0.37).sin()).collect();
+        let wobble = |i: usize| 0.01 * ((i * 7) % 5) as f64;
+        let b: Vec<f64> = (0..40).map(|i| (i as f64 * 1.91).cos()).collect();
+        let ti: Vec<f64> = a
+            .iter()
+            .enumerate()
+            .map(|(i, x)| x + 0.3 + wobble(i))
+            .collect();
+        let mut runs = campaign_runs("NVIDIA TITAN RTX", "a", &a);
+        runs.extend(campaign_runs("NVIDIA TITAN RTX", "b", &b));
+        runs.extend(campaign_runs("NVIDIA GeForce RTX 2080 Ti", "a", &ti));
+        let evidence = Evidence::new(runs.iter());
+        let pairs = pair_shape_variances(&evidence);
+        let mut seen: Vec<(&str, &str, bool)> =
+            pairs.iter().map(|p| (p.a, p.b, p.other_source)).collect();
+        seen.sort();
+        assert_eq!(
+            seen,
+            [
+                ("NVIDIA GeForce RTX 2080 Ti", "NVIDIA TITAN RTX", false),
+                ("NVIDIA GeForce RTX 2080 Ti", "NVIDIA TITAN RTX", true),
+                ("NVIDIA TITAN RTX", "NVIDIA TITAN RTX", true),
+            ]
+        );
+        // Within a campaign the spread is the wobble's; across, the reordering's.
+        let same = pairs.iter().find(|p| !p.other_source).unwrap();
+        let other = pairs.iter().filter(|p| p.other_source);
+        assert!(other
+            .into_iter()
+            .all(|p| p.ln_variance > same.ln_variance + 3.0));
+        // Fitted: the two GPUs' distances are one pair's, so another campaign is what
+        // explains the larger spread.
+        let catalog = crate::catalog::Catalog::builtin();
+        let calibration = crate::features::Calibration::Spec;
+        let ctx = crate::models::Context::new(&catalog, &calibration, None);
+        let refs: Vec<&PairVariance> = pairs.iter().collect();
+        let gpus = ["NVIDIA GeForce RTX 2080 Ti", "NVIDIA TITAN RTX"];
+        let t = ShapeTransfer::fit_pairs(&refs, &gpus, &ctx)
+            .unwrap()
+            .unwrap();
+        assert!(t.other_source > 2.0, "{t:?}");
     }
 
     #[test]
