@@ -202,7 +202,7 @@ pub struct HybridState {
     /// make sources of other architectures worth keeping), and choosing between the two
     /// weightings by held-out errors gave 10.5 and 18.3 %. With the share: GEMM tables
     /// 10.4 -> 9.5 % (H200 9.4 -> 5.4 %). 0 in a file that predates it.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "super::is_zero")]
     pub analytical_share: f64,
     /// How the analytical fit weighs its sources (the power of their similarity; same
     /// architecture preferred) and where it puts the target's launch floor, for its
@@ -220,10 +220,6 @@ pub struct HybridState {
 
 fn similarity_itself() -> i32 {
     1
-}
-
-fn is_zero(x: &f64) -> bool {
-    *x == 0.0
 }
 
 /// `ctx` projecting as the analytical fit `chosen` would.

@@ -184,6 +184,12 @@ impl std::fmt::Display for Interval {
 /// (analytical 24.4), but Kernel Tuner GEMM's pooled LOGO MAPE 17.6 -> 18.3 % and its
 /// V100 17.5 -> 18.5 % (analytical 17.1).
 pub(crate) const MAX_HARM: f64 = 0.01;
+
+/// Serde's `skip_serializing_if` for a share or coefficient a model file leaves out
+/// when it is 0 (what a file that predates it reads as).
+pub(crate) fn is_zero(x: &f64) -> bool {
+    *x == 0.0
+}
 /// Standard errors by which a learned part must lower the held-out runs' mean error.
 const SIGNIFICANCE: f64 = 2.0;
 

@@ -81,12 +81,8 @@ pub struct ShapeTransfer {
     /// convolution the RTX 2080 Ti's shape from the TITAN RTX measured in the same
     /// campaign is 1.1 % MAPE at a perfect scale, from the TITAN RTX of the other
     /// campaign worse than from an A100 (37.6 %). 0 in a file that predates it.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "super::is_zero")]
     pub other_source: f64,
-}
-
-fn is_zero(x: &f64) -> bool {
-    *x == 0.0
 }
 
 /// A held-out training GPU's mean absolute percentage error (as a fraction) at each
