@@ -509,7 +509,7 @@ pub fn summary_table(outcomes: &[Outcome]) -> Table {
                 published
                     .map(|x| format!("{x:.2}"))
                     .unwrap_or_else(|| "-".into()),
-                cells[11].clone(),
+                pct(m_.mape_known_level),
                 worst,
                 cells[8].clone(),
                 cells[9].clone(),

@@ -374,44 +374,7 @@ impl HybridState {
             return bad("no training GPUs".into());
         }
         if let Some(t) = &self.shape {
-            if t.coefficients.len() != crate::catalog::GPU_DISTANCE_NAMES.len()
-                || t.coefficients.iter().any(|c| !(c.is_finite() && *c >= 0.0))
-            {
-                return bad(format!(
-                    "shape.coefficients must be {} finite numbers >= 0",
-                    crate::catalog::GPU_DISTANCE_NAMES.len()
-                ));
-            }
-            for s in [t.strength_same_arch, t.strength_other_arch] {
-                if !(0.0..=1.0).contains(&s) {
-                    return bad(format!("shape strength {s} is outside 0..1"));
-                }
-            }
-            if !(t.max_distance.is_finite() && t.max_distance >= 0.0) {
-                return bad(format!(
-                    "shape.max_distance {} must be >= 0",
-                    t.max_distance
-                ));
-            }
-            if !(t.other_source.is_finite() && t.other_source >= 0.0) {
-                return bad(format!(
-                    "shape.other_source {} must be a finite number >= 0",
-                    t.other_source
-                ));
-            }
-            for c in &t.other_arch_curves {
-                if c.gpu.is_empty()
-                    || c.mape.len() != super::FRACTION_GRID.len()
-                    || c.mape.iter().any(|m| !(m.is_finite() && *m >= 0.0))
-                {
-                    return bad(format!(
-                        "shape.other_arch_curves for '{}' must be {} finite numbers >= 0 (one per strength {:?})",
-                        c.gpu,
-                        super::FRACTION_GRID.len(),
-                        super::FRACTION_GRID
-                    ));
-                }
-            }
+            t.check().or_else(bad)?;
         }
         Ok(())
     }

@@ -99,6 +99,48 @@ pub struct HeldOutCurve {
 const LOCAL_WEIGHT_FLOOR: f64 = 0.1;
 
 impl ShapeTransfer {
+    /// Whether a loaded model file's shape transfer is one a fit could have made: the
+    /// message names the field that is not.
+    pub fn check(&self) -> std::result::Result<(), String> {
+        let n = crate::catalog::GPU_DISTANCE_NAMES.len();
+        if self.coefficients.len() != n || !self.coefficients.iter().all(finite_non_negative) {
+            return Err(format!(
+                "shape.coefficients must be {n} finite numbers >= 0"
+            ));
+        }
+        for s in [self.strength_same_arch, self.strength_other_arch] {
+            if !(0.0..=1.0).contains(&s) {
+                return Err(format!("shape strength {s} is outside 0..1"));
+            }
+        }
+        if !finite_non_negative(&self.max_distance) {
+            return Err(format!(
+                "shape.max_distance {} must be >= 0",
+                self.max_distance
+            ));
+        }
+        if !finite_non_negative(&self.other_source) {
+            return Err(format!(
+                "shape.other_source {} must be a finite number >= 0",
+                self.other_source
+            ));
+        }
+        let grid = super::FRACTION_GRID;
+        for c in &self.other_arch_curves {
+            if c.gpu.is_empty()
+                || c.mape.len() != grid.len()
+                || !c.mape.iter().all(finite_non_negative)
+            {
+                return Err(format!(
+                    "shape.other_arch_curves for '{}' must be {} finite numbers >= 0 (one per strength {grid:?})",
+                    c.gpu,
+                    grid.len(),
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// Fit the variance model on the training GPUs' pairwise shape differences
     /// (`pairs` among `gpus`). None when fewer than three pairs of GPUs share
     /// configurations.
@@ -339,6 +381,11 @@ impl ShapeTransfer {
             .sum();
         Ok(Some(((w_sum / total_weight) * correction, same_arch)))
     }
+}
+
+/// A coefficient, distance or error a model file may hold: finite and not negative.
+fn finite_non_negative(x: &f64) -> bool {
+    x.is_finite() && *x >= 0.0
 }
 
 /// ln time per configuration of one kernel on one GPU.
