@@ -61,6 +61,19 @@ struct Case {
     /// A file (relative to the temp dir) that must exist afterwards and hold this
     /// fragment, or, with `None`, must not exist.
     file: Option<(&'static str, Option<&'static str>)>,
+    /// Special entries made before it runs: (name, what).
+    specials: Vec<(String, Special)>,
+    /// Files that may change (outputs the case expects to be written or replaced);
+    /// every other file the case wrote must be byte-identical afterwards.
+    may_change: Vec<&'static str>,
+}
+
+/// An entry of a case's temp dir that is not a plain file.
+enum Special {
+    /// A named pipe nobody writes to.
+    Fifo,
+    /// A symbolic link to this target (relative to the temp dir, or absolute).
+    Link(String),
 }
 
 impl Case {
@@ -71,6 +84,8 @@ impl Case {
             args: args.iter().map(|a| a.to_string()).collect(),
             expect,
             file: None,
+            specials: Vec::new(),
+            may_change: Vec::new(),
         }
     }
     /// An error case.
@@ -88,6 +103,20 @@ impl Case {
     }
     fn no_file(mut self, name: &'static str) -> Case {
         self.file = Some((name, None));
+        self
+    }
+    fn fifo(mut self, name: &str) -> Case {
+        self.specials.push((name.to_string(), Special::Fifo));
+        self
+    }
+    fn link(mut self, name: &str, target: &str) -> Case {
+        self.specials
+            .push((name.to_string(), Special::Link(target.to_string())));
+        self
+    }
+    /// `name` is an output this case may write over.
+    fn changes(mut self, name: &'static str) -> Case {
+        self.may_change.push(name);
         self
     }
 }
@@ -612,6 +641,26 @@ fn plausibility_cases() -> Vec<Case> {
     vec![]
 }
 
+/// Hidden temporaries (`.tmp*`, `.NAME.tmp-*`) anywhere under `dir`.
+fn hidden_temporaries(dir: &Path, found: &mut Vec<String>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name.starts_with('.') && name.contains("tmp") {
+            found.push(name);
+        } else if e.file_type().is_ok_and(|t| t.is_dir()) {
+            hidden_temporaries(&e.path(), found);
+        }
+    }
+}
+
+extern "C" {
+    #[link_name = "mkfifo"]
+    fn libc_mkfifo(path: *const std::ffi::c_char, mode: u32) -> i32;
+}
+
 /// What one run of the binary gave.
 struct Run {
     code: Option<i32>,
@@ -668,6 +717,21 @@ fn check(case: &Case, reference: &Path) -> Vec<String> {
         std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
         std::fs::write(&p, content).expect("write");
     }
+    for (name, what) in &case.specials {
+        let p = dir.path().join(name);
+        std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+        match what {
+            Special::Fifo => {
+                let c = std::ffi::CString::new(p.display().to_string()).expect("path");
+                // SAFETY: mkfifo reads a NUL-terminated path and touches nothing else.
+                assert_eq!(unsafe { libc_mkfifo(c.as_ptr(), 0o644) }, 0, "mkfifo");
+            }
+            Special::Link(target) => {
+                let t = target.replace("{dir}", &dir.path().display().to_string());
+                std::os::unix::fs::symlink(t, &p).expect("symlink");
+            }
+        }
+    }
     let fixtures: PathBuf = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
     let args: Vec<String> = case
         .args
@@ -678,8 +742,21 @@ fn check(case: &Case, reference: &Path) -> Vec<String> {
                 .replace("{fx}", &fixtures.display().to_string())
         })
         .collect();
+    let before: Vec<(String, Vec<u8>)> = case
+        .files
+        .iter()
+        .filter(|(n, _)| !case.may_change.contains(&n.as_str()))
+        .cloned()
+        .collect();
     let r = run(&args);
     let mut bad = Vec::new();
+    for (name, content) in &before {
+        match std::fs::read(dir.path().join(name)) {
+            Ok(now) if &now == content => {}
+            Ok(_) => bad.push(format!("{name} changed")),
+            Err(e) => bad.push(format!("{name} is gone: {e}")),
+        }
+    }
     if r.timed_out {
         bad.push(format!("did not finish within {TIMEOUT:?}"));
     }
@@ -724,6 +801,11 @@ fn check(case: &Case, reference: &Path) -> Vec<String> {
                 ));
             }
         }
+    }
+    let mut left = Vec::new();
+    hidden_temporaries(dir.path(), &mut left);
+    if !left.is_empty() {
+        bad.push(format!("left temporaries behind: {left:?}"));
     }
     if let Some((name, want)) = case.file {
         let p = dir.path().join(name);
