@@ -125,7 +125,7 @@ impl Experiment {
     /// Read an experiment file; model names are checked and `resources` is made
     /// relative to the file's directory (so reproduce runs from any directory).
     pub fn load(path: &Path) -> Result<Experiment> {
-        let text = std::fs::read_to_string(path)
+        let text = crate::files::read_to_string(path)
             .map_err(|e| Error::file(path.display(), e.to_string()))?;
         let mut e: Experiment = toml::from_str(&text).map_err(|e| {
             Error::file(
@@ -135,6 +135,21 @@ impl Experiment {
         })?;
         e.model_specs()
             .map_err(|err| Error::file(path.display(), err.to_string()))?;
+        let bad = |m: String| Error::file(path.display(), m);
+        if !is_plain_file_name(&e.name) {
+            return Err(bad(format!(
+                "name = {:?}: the outputs are named after it, so it must be a plain file name (letters, digits, '-', '_', '.'; not starting with '.')",
+                e.name
+            )));
+        }
+        if e.models.is_empty() {
+            return Err(bad("models = []: name at least one model".into()));
+        }
+        if e.kernels.as_ref().is_some_and(|k| k.is_empty()) {
+            return Err(bad(
+                "kernels = []: name at least one kernel, or leave `kernels` out for all".into(),
+            ));
+        }
         let dir = path.parent().unwrap_or(Path::new("."));
         if let Some(r) = &e.resources {
             e.resources = Some(dir.join(r));
@@ -158,6 +173,16 @@ impl Experiment {
             .map(|m| ModelSpec::parse(m, self.seed))
             .collect()
     }
+}
+
+/// Whether `name` can name output files on its own: no path, nothing hidden.
+fn is_plain_file_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 200
+        && !name.starts_with('.')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
 }
 
 /// The experiment files of a directory, sorted by name.
@@ -605,10 +630,10 @@ struct Loaded {
     study_metrics: Option<PathBuf>,
 }
 
-/// Run every experiment of a directory and write tables and plots. The output
-/// directory is replaced whole: everything is written beside it first, then renamed
-/// into place, so an interrupted run never leaves old and new files mixed. `progress`
-/// is told each experiment's name before it runs.
+/// Run every experiment of a directory and write tables and plots into `opts.out`:
+/// everything is written into a hidden directory inside it first (removed if the run is
+/// stopped), then each file is renamed into place ([`publish`]); files the run does not
+/// write are left alone. `progress` is told each experiment's name before it runs.
 pub fn reproduce(
     opts: &ReproduceOptions,
     catalog: &Catalog,
@@ -618,6 +643,18 @@ pub fn reproduce(
         .iter()
         .map(|p| Experiment::load(p))
         .collect::<Result<Vec<_>>>()?;
+    for (i, e) in exps.iter().enumerate() {
+        if exps[..i].iter().any(|o| o.name == e.name) {
+            return Err(Error::file(
+                opts.experiments_dir.display(),
+                format!(
+                    "two experiment files are named '{}': their outputs would overwrite each other",
+                    e.name
+                ),
+            ));
+        }
+    }
+    check_out_dir(opts.out)?;
     let mut loaded: Vec<(Vec<PathBuf>, Loaded)> = Vec::new();
     let mut load_seconds = 0.0;
     let mut outcomes = Vec::new();
@@ -671,6 +708,18 @@ pub fn reproduce(
                 (&as_gpus.0, &as_gpus.1)
             }
         };
+        if let (Some(ks), true) = (&e.kernels, opts.data.is_empty()) {
+            if let Some(k) = ks
+                .iter()
+                .find(|k| !l.table.runs.iter().any(|r| *r.kernel == ***k))
+            {
+                return Err(Error::usage(format!(
+                    "experiment '{}': kernel '{k}' is not in its data (kernels: {})",
+                    e.name,
+                    kernel_list(&l.table.runs)
+                )));
+            }
+        }
         let selected: Vec<Run>;
         let runs = if e.sample.is_some_and(|f| f < 1.0) || e.kernels.is_some() {
             selected = l
@@ -752,9 +801,19 @@ pub fn reproduce(
         }
         outcomes.push(o);
     }
+    if outcomes.is_empty() {
+        let kernels = loaded
+            .first()
+            .map(|(_, l)| kernel_list(&l.table.runs))
+            .unwrap_or_default();
+        return Err(Error::usage(format!(
+            "no experiment selects anything in the data given (kernels: {kernels})"
+        )));
+    }
     progress("writing", exps.len(), exps.len());
     let t_write = Instant::now();
     let staging = staging_dir(opts.out)?;
+    let _staging_registered = crate::files::Temporary::register(&staging);
     let mut files = Vec::new();
     for o in &mut outcomes {
         files.extend(write_outputs(o, &staging, opts.plots)?);
@@ -775,7 +834,9 @@ pub fn reproduce(
         &summary_wide_table(&outcomes).to_csv(),
         &mut files,
     )?;
-    replace_dir(&staging, opts.out)?;
+    let published = publish(&staging, opts.out, &files);
+    let _ = std::fs::remove_dir_all(&staging);
+    published?;
     let files = files
         .into_iter()
         .map(|f| opts.out.join(f.strip_prefix(&staging).unwrap_or(&f)))
@@ -789,35 +850,93 @@ pub fn reproduce(
     })
 }
 
-/// A fresh directory beside `out` to write into.
-fn staging_dir(out: &Path) -> Result<PathBuf> {
-    let parent = match out.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    std::fs::create_dir_all(&parent).map_err(|e| Error::file(parent.display(), e.to_string()))?;
-    let name = out
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "results".into());
-    let dir = parent.join(format!(".{name}.tmp-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).map_err(|e| Error::file(dir.display(), e.to_string()))?;
-    Ok(dir)
+/// The kernels of `runs`, sorted, at most 20 named.
+fn kernel_list(runs: &[Run]) -> String {
+    let mut ks: Vec<&str> = runs.iter().map(|r| &*r.kernel).collect();
+    ks.sort_unstable();
+    ks.dedup();
+    let more = ks.len().saturating_sub(20);
+    let mut s = ks[..ks.len().min(20)].join(", ");
+    if more > 0 {
+        s += &format!(" and {more} more");
+    }
+    s
 }
 
-/// Move `staging` to `out`, replacing what was there (old files go only once the new
-/// ones are in place).
-fn replace_dir(staging: &Path, out: &Path) -> Result<()> {
-    let err = |p: &Path, e: std::io::Error| Error::file(p.display(), e.to_string());
-    let old = staging.with_extension("old");
-    if out.exists() {
-        let _ = std::fs::remove_dir_all(&old);
-        std::fs::rename(out, &old).map_err(|e| err(out, e))?;
+/// The file in an output directory that lists what `reproduce` wrote there, one path
+/// a line: only those files are ever replaced by a later run.
+pub const MANIFEST: &str = ".gpucast-reproduce";
+
+/// `out` can take the run's files: missing (it is made) or a directory.
+fn check_out_dir(out: &Path) -> Result<()> {
+    match std::fs::metadata(out) {
+        Ok(m) if !m.is_dir() => Err(Error::file(
+            out.display(),
+            "is a file, not a directory: give --out a directory (reproduce writes many files)",
+        )),
+        _ => Ok(()),
     }
-    std::fs::rename(staging, out).map_err(|e| err(out, e))?;
-    if old.exists() {
-        std::fs::remove_dir_all(&old).map_err(|e| err(&old, e))?;
+}
+
+/// A fresh hidden directory inside `out` to write the run's files into (one file
+/// system with `out`, so each file moves into place by a rename).
+fn staging_dir(out: &Path) -> Result<PathBuf> {
+    std::fs::create_dir_all(out).map_err(|e| Error::file(out.display(), e.to_string()))?;
+    let dir = tempfile::Builder::new()
+        .prefix(".gpucast-tmp-reproduce-")
+        .tempdir_in(out)
+        .map_err(|e| Error::file(out.display(), format!("cannot create a directory: {e}")))?;
+    Ok(dir.keep())
+}
+
+/// Move the staged files into `out`, each by a rename, and list them in its
+/// [`MANIFEST`]. Every other file in `out` is left alone; a file the run would replace
+/// that an earlier `reproduce` did not write (not in the manifest) stops it before
+/// anything moves.
+fn publish(staging: &Path, out: &Path, files: &[PathBuf]) -> Result<()> {
+    let manifest_path = out.join(MANIFEST);
+    let mut listed: Vec<String> = crate::files::is_regular(&manifest_path)
+        .then(|| std::fs::read_to_string(&manifest_path).ok())
+        .flatten()
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    let rel: Vec<&Path> = files
+        .iter()
+        .map(|f| f.strip_prefix(staging).unwrap_or(f))
+        .collect();
+    let foreign: Vec<&Path> = rel
+        .iter()
+        .copied()
+        .filter(|r| {
+            let dest = out.join(r);
+            let theirs = !listed.iter().any(|l| Path::new(l) == *r);
+            std::fs::symlink_metadata(&dest).is_ok_and(|m| theirs || !m.is_file())
+        })
+        .collect();
+    if let Some(first) = foreign.first() {
+        let more = match foreign.len() {
+            1 => String::new(),
+            n => format!(" (and {} more)", n - 1),
+        };
+        return Err(Error::file(
+            out.join(first).display(),
+            format!("exists and was not written by gpucast reproduce{more}: move it, or give another --out"),
+        ));
     }
-    Ok(())
+    for (staged, r) in files.iter().zip(&rel) {
+        let dest = out.join(r);
+        if let Some(parent) = dest.parent() {
+            std::fs::create_dir_all(parent)
+                .map_err(|e| Error::file(parent.display(), e.to_string()))?;
+        }
+        std::fs::rename(staged, &dest).map_err(|e| Error::file(dest.display(), e.to_string()))?;
+        let r = r.display().to_string();
+        if !listed.contains(&r) {
+            listed.push(r);
+        }
+    }
+    listed.sort();
+    crate::files::write_atomic(&manifest_path, &(listed.join("\n") + "\n"))
 }

@@ -10,7 +10,8 @@ fn main() {
         Ok(args) => args,
         Err(e) => clap_exit(e),
     };
-    if let Err(e) = cli::run(args) {
+    let run = gpucast::files::remove_temporaries_on_signals().and_then(|()| cli::run(args));
+    if let Err(e) = run {
         // A closed stdout (`gpucast ... | head`) means the reader has what it wanted.
         if e.is_broken_pipe() {
             std::process::exit(0);

@@ -560,8 +560,14 @@ impl Catalog {
     /// `[[cc]]` entries is an error naming the file, line and GPU.
     pub fn merge_file(&mut self, path: &Path) -> Result<()> {
         let origin = path.display().to_string();
-        let text = std::fs::read_to_string(path)
+        let text = crate::files::read_to_string(path)
             .map_err(|e| Error::file(&origin, format!("cannot read: {e}")))?;
+        if text.trim().is_empty() {
+            return Err(Error::file(
+                &origin,
+                "empty file: no [[gpu]] or [[cc]] entries",
+            ));
+        }
         let doc = parse_doc(&text, &origin)?;
         let pos = Positions::new(&text, &origin, &doc);
         let known = self.known_entries(&doc, &origin)?;

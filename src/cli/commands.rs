@@ -67,6 +67,7 @@ fn data_cmd(cmd: DataCommand, catalog: &Catalog) -> Result<()> {
         } => {
             let format = data::importers::Format::parse(&from)?;
             data::is_parquet_output(&path)?;
+            claim_output(&path, &[&inputs, &workloads])?;
             let mut opts = data::importers::ImportOptions {
                 source,
                 gpu,
@@ -280,6 +281,14 @@ fn out_file(path: &Path, format: Format, allowed: &[OutFile]) -> Result<OutFile>
     Ok(kind)
 }
 
+/// Refuse, before any work, an output that is one of the command's inputs or a file
+/// inside an input directory (writing it would destroy what is read); files read later
+/// are checked again when the output is written.
+fn claim_output(path: &Path, inputs: &[&[std::path::PathBuf]]) -> Result<()> {
+    let all: Vec<std::path::PathBuf> = inputs.iter().flat_map(|i| i.iter().cloned()).collect();
+    gpucast::files::check_output(path, &all)
+}
+
 /// A value's name as the command line spells it (`--format csv`).
 fn value_name(v: &impl clap::ValueEnum) -> String {
     v.to_possible_value()
@@ -299,6 +308,9 @@ fn predict(a: PredictArgs, catalog: &Catalog) -> Result<()> {
             )
         })
         .transpose()?;
+    if let Some(path) = &a.out {
+        claim_output(path, &[&predict_inputs(&a)])?;
+    }
     let preds = predictions(&a, catalog, PickCheck::No)?;
     let target = &preds.target;
     if let (Some(path), Some(kind)) = (&a.out, file) {
@@ -325,6 +337,22 @@ fn predict(a: PredictArgs, catalog: &Catalog) -> Result<()> {
     }
     note_target_rows(&preds);
     Ok(())
+}
+
+/// Every path `predict` and `tune` read: runs, training data, a model file, figures.
+fn predict_inputs(a: &PredictArgs) -> Vec<std::path::PathBuf> {
+    let mut v: Vec<std::path::PathBuf> = a.runs.iter().chain(&a.data).cloned().collect();
+    if a.model.ends_with(".json") {
+        v.push(a.model.clone().into());
+    }
+    v.extend(
+        a.figures
+            .study_metrics
+            .iter()
+            .chain(&a.figures.resources)
+            .cloned(),
+    );
+    v
 }
 
 /// The data at `paths`, validated, with a note on standard error of what its files
@@ -360,6 +388,9 @@ fn tune(a: TuneArgs, catalog: &Catalog) -> Result<()> {
         .as_deref()
         .map(|p| out_file(p, a.predict.format, &[OutFile::Csv, OutFile::Json]))
         .transpose()?;
+    if let Some(path) = &a.predict.out {
+        claim_output(path, &[&predict_inputs(&a.predict)])?;
+    }
     let check = if a.no_check {
         PickCheck::No
     } else {
@@ -696,6 +727,7 @@ fn evaluate(a: EvaluateArgs, catalog: &Catalog) -> Result<()> {
     }
     if let Some(p) = &a.predictions {
         out_file(p, Format::Csv, &[OutFile::Csv])?;
+        claim_output(p, &[&a.data])?;
     }
     if let Some(dir) = a.plots.as_ref().filter(|d| d.exists() && !d.is_dir()) {
         return Err(Error::usage(format!(
@@ -796,6 +828,7 @@ fn evaluate(a: EvaluateArgs, catalog: &Catalog) -> Result<()> {
 fn train(a: TrainArgs, catalog: &Catalog) -> Result<()> {
     // `predict --model` knows a saved model by its .json name.
     out_file(&a.out, Format::Json, &[OutFile::Json])?;
+    claim_output(&a.out, &[&a.data])?;
     let params = match ModelSpec::parse(&a.model, a.seed)? {
         ModelSpec::Hybrid(p) => p.training_queries(a.training_queries)?,
         other => {

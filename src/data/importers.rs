@@ -430,6 +430,7 @@ pub fn detect(path: &Path) -> Result<Format> {
 
 /// Whether a file's first bytes are gzip's magic number or a JSON document's opening.
 fn is_json_or_gzip(head: &[u8]) -> bool {
+    let head = head.strip_prefix(b"\xef\xbb\xbf").unwrap_or(head);
     let first = head.iter().find(|b| !b.is_ascii_whitespace()).copied();
     head.starts_with(&[0x1f, 0x8b]) || first == Some(b'{') || first == Some(b'[')
 }
@@ -441,15 +442,9 @@ pub(crate) fn file_is_json_or_gzip(path: &Path) -> bool {
 }
 
 fn read_head(path: &Path) -> Result<Vec<u8>> {
-    use std::io::Read;
-    let mut f =
-        std::fs::File::open(path).map_err(|e| Error::file(path.display(), e.to_string()))?;
-    let mut buf = vec![0u8; 512];
-    let n = f
-        .read(&mut buf)
+    let buf = crate::files::read_head(path, 512)
         .map_err(|e| Error::file(path.display(), e.to_string()))?;
-    buf.truncate(n);
-    if n == 0 {
+    if buf.is_empty() {
         return Err(Error::file(path.display(), "empty file"));
     }
     Ok(buf)
@@ -471,7 +466,7 @@ pub(crate) fn read_frame_and_kind(path: &Path) -> Result<(DataFrame, bool)> {
             format!("cannot read: {}", msg.lines().next().unwrap_or(&msg)),
         )
     };
-    let bytes = std::fs::read(path).map_err(|e| Error::file(&name, e.to_string()))?;
+    let bytes = crate::files::read(path).map_err(|e| Error::file(&name, e.to_string()))?;
     if bytes.is_empty() {
         return Err(Error::file(&name, "empty file"));
     }
@@ -492,39 +487,25 @@ pub(crate) fn read_frame_and_kind(path: &Path) -> Result<(DataFrame, bool)> {
 
 /// Files under `dir` (recursively, sorted) that `format` may read.
 fn files_in(dir: &Path, format: Format) -> Result<Vec<PathBuf>> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        let entries = std::fs::read_dir(&d).map_err(|e| Error::file(d.display(), e.to_string()))?;
-        for e in entries.flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-                continue;
-            }
-            let name = p
-                .file_name()
-                .map(|n| n.to_string_lossy().to_ascii_lowercase())
-                .unwrap_or_default();
-            let json = name.ends_with(".json") || name.ends_with(".json.gz");
-            let table = name.ends_with(".csv") || name.ends_with(".parquet");
-            let take = match format {
-                Format::KernelTuner => json,
-                Format::GemmTable => table,
-                Format::Ncu => name.ends_with(".csv"),
-                Format::Auto => json || table,
-                Format::Study | Format::Canonical => false,
-            };
-            if take {
-                out.push(p);
-            }
-        }
-    }
     if matches!(format, Format::Study | Format::Canonical) {
         return super::runs_files_in(dir);
     }
-    out.sort();
-    Ok(out)
+    let takes = |p: &PathBuf| {
+        let name = p
+            .file_name()
+            .map(|n| n.to_string_lossy().to_ascii_lowercase())
+            .unwrap_or_default();
+        let json = name.ends_with(".json") || name.ends_with(".json.gz");
+        let table = name.ends_with(".csv") || name.ends_with(".parquet");
+        match format {
+            Format::KernelTuner => json,
+            Format::GemmTable => table,
+            Format::Ncu => name.ends_with(".csv"),
+            Format::Auto => json || table,
+            Format::Study | Format::Canonical => false,
+        }
+    };
+    Ok(crate::files::walk(dir)?.into_iter().filter(takes).collect())
 }
 
 /// A runs table from typed rows and text pass-through columns (row-aligned).

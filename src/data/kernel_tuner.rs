@@ -86,7 +86,7 @@ pub(crate) fn canonical_key(params: &[(String, ParamValue)]) -> String {
 pub(crate) fn read_text(path: &Path) -> Result<String> {
     let name = path.display().to_string();
     let name = name.as_str();
-    let bytes = std::fs::read(path).map_err(|e| Error::file(name, e.to_string()))?;
+    let bytes = crate::files::read(path).map_err(|e| Error::file(name, e.to_string()))?;
     let bytes = if bytes.starts_with(&[0x1f, 0x8b]) {
         let mut out = Vec::new();
         flate2::read::MultiGzDecoder::new(bytes.as_slice())
@@ -95,6 +95,11 @@ pub(crate) fn read_text(path: &Path) -> Result<String> {
         out
     } else {
         bytes
+    };
+    // A byte-order mark (some editors write one) is not part of the JSON.
+    let bytes = match bytes.strip_prefix(b"\xef\xbb\xbf") {
+        Some(rest) => rest.to_vec(),
+        None => bytes,
     };
     String::from_utf8(bytes).map_err(|e| {
         Error::file(
@@ -114,13 +119,9 @@ pub(crate) fn read_text(path: &Path) -> Result<String> {
 /// is parsed and judged by [`is_cache`].
 pub(crate) fn looks_like_cache(path: &Path) -> bool {
     const HEAD_BYTES: u64 = 64 * 1024;
-    let Ok(file) = std::fs::File::open(path) else {
+    let Ok(raw) = crate::files::read_head(path, HEAD_BYTES as usize) else {
         return false;
     };
-    let mut raw = Vec::new();
-    if file.take(HEAD_BYTES).read_to_end(&mut raw).is_err() {
-        return false;
-    }
     let head = if raw.starts_with(&[0x1f, 0x8b]) {
         let mut out = Vec::new();
         // (a truncated stream reads up to where it stops: enough for a head)

@@ -26,7 +26,7 @@ pub fn load_with(paths: &[PathBuf], opts: &ImportOptions) -> Result<RunsTable> {
             if found.is_empty() {
                 return Err(Error::io(
                     p.display(),
-                    "no runs files (CSV or Parquet with 'gpu', 'kernel' and 'time_ms' columns, or Kernel Tuner caches) in this directory",
+                    format!("no runs files (CSV or Parquet with 'gpu', 'kernel' and 'time_ms' columns, or Kernel Tuner caches) in this directory: {}", no_runs_files_why(p)),
                 ));
             }
             files.extend(found);
@@ -109,27 +109,59 @@ fn concat_extras(extras: Vec<(usize, DataFrame)>) -> Result<DataFrame> {
 /// (trial dumps, profiler exports: a campaign's Nsight Compute exports profile the
 /// runs its runs.csv times) and other JSON are skipped.
 pub fn runs_files_in(dir: &Path) -> Result<Vec<PathBuf>> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        let entries = std::fs::read_dir(&d).map_err(|e| Error::io(d.display(), e))?;
-        for e in entries.flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if is_runs_file(&p) || super::kernel_tuner::looks_like_cache(&p) {
-                out.push(p);
-            }
-        }
+    Ok(crate::files::walk(dir)?
+        .into_iter()
+        .filter(|p| is_runs_file(p) || super::kernel_tuner::looks_like_cache(p))
+        .collect())
+}
+
+/// Why a directory holds no runs file: what its files are instead.
+fn no_runs_files_why(dir: &Path) -> String {
+    let files = crate::files::walk(dir).unwrap_or_default();
+    if files.is_empty() {
+        return "no files in this directory".into();
     }
-    out.sort();
-    Ok(out)
+    let profiles = files
+        .iter()
+        .filter(|p| super::ncu::looks_like_ncu(p))
+        .count();
+    let csv = files
+        .iter()
+        .filter(|p| extension(p).as_deref() == Some("csv"))
+        .count()
+        - profiles;
+    let json = files
+        .iter()
+        .filter(|p| {
+            let n = p.to_string_lossy().to_ascii_lowercase();
+            n.ends_with(".json") || n.ends_with(".json.gz")
+        })
+        .count();
+    let other = files.len() - profiles - csv - json;
+    let mut parts = Vec::new();
+    if profiles > 0 {
+        parts.push(format!("{profiles} Nsight Compute export(s) (name them as files, with --gpu when they do not name the GPU, or import them: `data import --from ncu`)"));
+    }
+    if csv > 0 {
+        parts.push(format!(
+            "{csv} CSV file(s) without the 'gpu', 'kernel' and 'time_ms' columns"
+        ));
+    }
+    if json > 0 {
+        parts.push(format!(
+            "{json} JSON file(s) that are not Kernel Tuner caches"
+        ));
+    }
+    if other > 0 {
+        parts.push(format!("{other} other file(s)"));
+    }
+    format!("its {} file(s) are {}", files.len(), parts.join(", "))
 }
 
 fn is_runs_file(p: &Path) -> bool {
     match extension(p).as_deref() {
         Some("csv") => {
-            let Ok(text) = std::fs::read(p) else {
+            let Ok(text) = crate::files::read_head(p, 64 * 1024) else {
                 return false;
             };
             let text = text.strip_prefix(UTF8_BOM).unwrap_or(&text);
@@ -359,15 +391,22 @@ fn read_frame(path: &Path) -> Result<(DataFrame, RowLines)> {
     };
     match extension(path).as_deref() {
         Some("parquet") => {
-            let f = std::fs::File::open(path).map_err(|e| Error::io(name, e))?;
-            let df = read_parquet(f, name)?;
+            let df = if crate::files::is_pipe(path) {
+                let bytes = crate::files::read(path).map_err(|e| Error::io(name, e))?;
+                read_parquet(std::io::Cursor::new(bytes), name)?
+            } else {
+                read_parquet(
+                    crate::files::open(path).map_err(|e| Error::io(name, e))?,
+                    name,
+                )?
+            };
             if df.height() == 0 {
                 return Err(Error::parse_file(name, "no data rows"));
             }
             Ok((df, RowLines(None)))
         }
         Some("csv") | Some("tsv") | Some("txt") | None => {
-            let mut bytes = std::fs::read(path).map_err(|e| Error::io(name, e))?;
+            let mut bytes = crate::files::read(path).map_err(|e| Error::io(name, e))?;
             if bytes.starts_with(UTF8_BOM) {
                 bytes.drain(..UTF8_BOM.len());
             }
@@ -505,6 +544,10 @@ pub fn read_file_with(path: &Path, opts: &ImportOptions) -> Result<RunsTable> {
         super::add_counts(&mut table.not_imported, &i.report.not_read());
         Ok(table)
     };
+    let head = crate::files::read_head(path, 1).map_err(|e| Error::io(path.display(), e))?;
+    if head.is_empty() {
+        return Err(Error::parse_file(&path.display().to_string(), "empty file"));
+    }
     if extension(path).as_deref() != Some("parquet") {
         if super::importers::file_is_json_or_gzip(path) {
             return imported(Format::KernelTuner);
@@ -885,7 +928,7 @@ pub fn to_frame(table: &RunsTable) -> Result<DataFrame> {
 pub fn write_frame(df: &mut DataFrame, path: &Path) -> Result<()> {
     let name = &path.display().to_string();
     let parquet = is_parquet_output(path)?;
-    crate::output::write_atomic_with(path, |file| {
+    crate::files::write_atomic_with(path, |file| {
         let res = if parquet {
             ParquetWriter::new(file)
                 .with_compression(ParquetCompression::Zstd(None))

@@ -152,7 +152,7 @@ impl Workload {
 
     /// Read one workload file.
     pub fn load(path: &Path) -> Result<Workload> {
-        let text = std::fs::read_to_string(path)
+        let text = crate::files::read_to_string(path)
             .map_err(|e| Error::file(path.display(), e.to_string()))?;
         Workload::parse(&text, &path.display().to_string())
     }

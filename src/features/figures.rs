@@ -253,7 +253,7 @@ impl Calibration {
             sustained_bandwidth_gbps: f64,
             sustained_compute_gflops: f64,
         }
-        let text = std::fs::read_to_string(path)
+        let text = crate::files::read_to_string(path)
             .map_err(|e| Error::file(path.display(), e.to_string()))?;
         let entries: Vec<Entry> = serde_json::from_str(&text).map_err(|e| {
             Error::file(path.display(), format!("not a study gpu_metrics.json: {e}"))

@@ -101,7 +101,8 @@ impl KernelResources {
     pub fn from_csv(path: &std::path::Path) -> crate::error::Result<KernelResources> {
         use crate::error::{Error, Position};
         let file = path.display();
-        let text = std::fs::read_to_string(path).map_err(|e| Error::file(&file, e.to_string()))?;
+        let text =
+            crate::files::read_to_string(path).map_err(|e| Error::file(&file, e.to_string()))?;
         // (line as an editor counts it, text), comments and blank lines left out
         let mut lines = (1..)
             .zip(text.lines())

@@ -414,7 +414,7 @@ impl FittedHybrid {
     }
     /// Read a model file written by `gpucast train`.
     pub fn load(path: &std::path::Path) -> Result<Self> {
-        let text = std::fs::read_to_string(path)
+        let text = crate::files::read_to_string(path)
             .map_err(|e| Error::file(path.display(), e.to_string()))?;
         // The version first: a file of another version lacks or adds fields, and
         // "retrain it" says more than the first field serde misses.
@@ -447,7 +447,7 @@ impl FittedHybrid {
     pub fn save(&self, path: &std::path::Path) -> Result<()> {
         self.state.check()?;
         let text = serde_json::to_string(&self.state).map_err(|e| Error::msg(e.to_string()))?;
-        crate::output::write_atomic(path, &text)
+        crate::files::write_atomic(path, &text)
     }
 }
 

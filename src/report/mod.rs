@@ -404,7 +404,7 @@ pub fn records_table(eval: &Evaluation) -> Table {
     t
 }
 
-pub use crate::output::write_atomic;
+pub use crate::files::write_atomic;
 
 #[cfg(test)]
 mod tests {

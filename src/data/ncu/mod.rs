@@ -120,15 +120,10 @@ impl std::fmt::Display for NcuReport {
 /// Whether `path` looks like an ncu CSV export (a header with "ID" and "Kernel Name"
 /// among its first lines), for auto-detection.
 pub fn looks_like_ncu(path: &Path) -> bool {
-    use std::io::Read;
-    let Ok(file) = std::fs::File::open(path) else {
+    // Profiler and program output may precede the header; 1 MiB is plenty.
+    let Ok(head) = crate::files::read_head(path, 1 << 20) else {
         return false;
     };
-    let mut head = Vec::new();
-    // Profiler and program output may precede the header; 1 MiB is plenty.
-    if file.take(1 << 20).read_to_end(&mut head).is_err() {
-        return false;
-    }
     let text = String::from_utf8_lossy(&head);
     text.lines().take(2000).any(|line| {
         let l = line.trim_start();
@@ -176,7 +171,7 @@ fn gpus_of_cc(cc: &str) -> String {
 /// pages never do); when both do, they must agree.
 pub fn import(path: &Path, gpu: Option<&str>) -> Result<NcuImport> {
     let file = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|e| Error::file(&file, e.to_string()))?;
+    let bytes = crate::files::read(path).map_err(|e| Error::file(&file, e.to_string()))?;
     import_str(&String::from_utf8_lossy(&bytes), &file, gpu)
 }
 

@@ -1,0 +1,471 @@
+//! The user's files: reading inputs and writing outputs without ever losing one.
+//!
+//! - Every input is read through [`read`] (or [`read_head`]), which remembers what it
+//!   read. A regular file is read as it is; a pipe (`/dev/stdin`, `<(...)`, a named
+//!   FIFO) is read once, without waiting for a writer that never comes, and kept, so a
+//!   reader that looks at a file twice (to tell its format, then to parse it) sees the
+//!   same bytes; any other special file (a device, a socket) is refused.
+//! - Every output is written through [`write_atomic_with`]: into a temporary file in
+//!   the target's directory, renamed into place. An output that is (or, through links,
+//!   resolves to) a file this run read is refused; a symbolic link is written through
+//!   to its target, never replaced; a directory is refused; a pipe or a device is
+//!   written in place.
+//! - Temporaries are registered while they exist: [`remove_temporaries_on_signals`]
+//!   removes them when SIGINT, SIGTERM or SIGHUP ends the process.
+
+use crate::error::{Error, Result};
+use std::collections::HashMap;
+use std::io::{Read, Write};
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+
+/// A file by identity: device and inode, so that two paths of one file (links, `..`,
+/// hard links) compare equal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct FileId {
+    dev: u64,
+    ino: u64,
+}
+
+impl FileId {
+    fn of(meta: &std::fs::Metadata) -> FileId {
+        FileId {
+            dev: meta.dev(),
+            ino: meta.ino(),
+        }
+    }
+}
+
+/// What this process has read, and the temporaries it has open.
+#[derive(Default)]
+struct Registry {
+    /// Every file read, by identity, with the path it was read under.
+    inputs: Vec<(FileId, PathBuf)>,
+    /// Directories named as inputs (their files are inputs too, read or not).
+    input_dirs: Vec<PathBuf>,
+    /// The bytes of each pipe read, by the path it was named with.
+    pipes: HashMap<PathBuf, Vec<u8>>,
+    /// Temporary files and directories to remove if the process is stopped.
+    temporaries: Vec<PathBuf>,
+}
+
+static REGISTRY: Mutex<Option<Registry>> = Mutex::new(None);
+
+fn registry() -> MutexGuard<'static, Option<Registry>> {
+    // A panic while holding the lock leaves the data consistent (plain pushes).
+    REGISTRY.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn with_registry<T>(f: impl FnOnce(&mut Registry) -> T) -> T {
+    f(registry().get_or_insert_with(Registry::default))
+}
+
+/// What kind of special file `t` is, in words; None for a regular file or directory.
+fn special_kind(t: &std::fs::FileType) -> Option<&'static str> {
+    if t.is_char_device() {
+        Some("a character device")
+    } else if t.is_block_device() {
+        Some("a block device")
+    } else if t.is_socket() {
+        Some("a socket")
+    } else if t.is_fifo() {
+        Some("a pipe")
+    } else {
+        None
+    }
+}
+
+fn invalid(message: impl Into<String>) -> std::io::Error {
+    std::io::Error::new(std::io::ErrorKind::InvalidInput, message.into())
+}
+
+/// Whether `path` is a pipe (a named FIFO, `/dev/stdin` on a pipe, `<(...)`).
+pub fn is_pipe(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| m.file_type().is_fifo())
+}
+
+/// Whether `path` is a file a directory listing may take as an input: a regular file.
+/// Special files inside a data directory are never opened (a FIFO would wait forever).
+pub fn is_regular(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| m.is_file())
+}
+
+/// The regular files under `dir`, recursively, sorted; `dir` is remembered as an input
+/// directory. A special file (a FIFO, a device) is an error naming it: opening it
+/// could wait forever. Links are followed, each directory visited once (a link loop
+/// ends).
+pub fn walk(dir: &Path) -> Result<Vec<PathBuf>> {
+    note_input_dir(dir);
+    let mut out = Vec::new();
+    let mut seen = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let real = d.canonicalize().map_err(|e| Error::io(d.display(), e))?;
+        if seen.contains(&real) {
+            continue;
+        }
+        seen.push(real);
+        let entries = std::fs::read_dir(&d).map_err(|e| Error::io(d.display(), e))?;
+        for e in entries {
+            let p = e.map_err(|e| Error::io(d.display(), e))?.path();
+            let Ok(meta) = std::fs::metadata(&p) else {
+                continue; // a dangling link: nothing to read
+            };
+            if meta.is_dir() {
+                stack.push(p);
+            } else if meta.is_file() {
+                out.push(p);
+            } else if let Some(kind) = special_kind(&meta.file_type()) {
+                return Err(Error::file(
+                    p.display(),
+                    format!("is {kind} inside a data directory: a data directory holds files only; move it or name it on its own"),
+                ));
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// Remember `dir` as an input directory: no output may replace a file inside it.
+pub fn note_input_dir(dir: &Path) {
+    let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    with_registry(|r| {
+        if !r.input_dirs.contains(&dir) {
+            r.input_dirs.push(dir)
+        }
+    });
+}
+
+fn note_input(meta: &std::fs::Metadata, path: &Path) {
+    let id = FileId::of(meta);
+    with_registry(|r| {
+        if !r.inputs.iter().any(|(i, _)| *i == id) {
+            r.inputs.push((id, path.to_path_buf()));
+        }
+    });
+}
+
+/// Read a pipe to its end once: opened without waiting for a writer (a FIFO nobody
+/// writes to reads as empty instead of blocking forever), then read blocking.
+fn read_pipe(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::os::unix::fs::OpenOptionsExt;
+    use std::os::unix::io::AsRawFd;
+    let mut f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    let fd = f.as_raw_fd();
+    // SAFETY: fcntl on a descriptor this function owns; only the status flags change.
+    unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        if flags >= 0 {
+            libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK);
+        }
+    }
+    let mut bytes = Vec::new();
+    f.read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
+/// The whole content of an input file (see the module documentation).
+pub fn read(path: &Path) -> std::io::Result<Vec<u8>> {
+    let meta = std::fs::metadata(path)?;
+    if meta.is_dir() {
+        return Err(invalid("is a directory, not a file"));
+    }
+    if meta.file_type().is_fifo() {
+        if let Some(bytes) = with_registry(|r| r.pipes.get(path).cloned()) {
+            return Ok(bytes);
+        }
+        let bytes = read_pipe(path)?;
+        note_input(&meta, path);
+        with_registry(|r| r.pipes.insert(path.to_path_buf(), bytes.clone()));
+        return Ok(bytes);
+    }
+    if let Some(kind) = special_kind(&meta.file_type()) {
+        return Err(invalid(format!("is {kind}, not a file")));
+    }
+    note_input(&meta, path);
+    std::fs::read(path)
+}
+
+/// An input file opened for reading: a regular file, opened (for readers that seek);
+/// a pipe, refused (read it with [`read`]).
+pub fn open(path: &Path) -> std::io::Result<std::fs::File> {
+    let meta = std::fs::metadata(path)?;
+    if meta.is_dir() {
+        return Err(invalid("is a directory, not a file"));
+    }
+    if let Some(kind) = special_kind(&meta.file_type()) {
+        return Err(invalid(format!("is {kind}, not a file")));
+    }
+    note_input(&meta, path);
+    std::fs::File::open(path)
+}
+
+/// An input file as UTF-8 text.
+pub fn read_to_string(path: &Path) -> std::io::Result<String> {
+    String::from_utf8(read(path)?).map_err(|e| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("not UTF-8 text (byte {})", e.utf8_error().valid_up_to()),
+        )
+    })
+}
+
+/// The first `n` bytes of an input file (all of them when shorter); a pipe is read
+/// whole and kept, so the reader that follows sees it all.
+pub fn read_head(path: &Path, n: usize) -> std::io::Result<Vec<u8>> {
+    let meta = std::fs::metadata(path)?;
+    if !meta.is_file() {
+        let mut bytes = read(path)?;
+        bytes.truncate(n);
+        return Ok(bytes);
+    }
+    note_input(&meta, path);
+    let mut buf = Vec::with_capacity(n.min(1 << 20));
+    std::fs::File::open(path)?
+        .take(n as u64)
+        .read_to_end(&mut buf)?;
+    Ok(buf)
+}
+
+/// Where writing `path` lands: `path` itself, or the file a symbolic link at `path`
+/// points to (written through, never replaced).
+fn write_target(path: &Path) -> Result<PathBuf> {
+    let Ok(link) = std::fs::symlink_metadata(path) else {
+        return Ok(path.to_path_buf());
+    };
+    if !link.file_type().is_symlink() {
+        return Ok(path.to_path_buf());
+    }
+    path.canonicalize().map_err(|_| {
+        Error::file(
+            path.display(),
+            "a symbolic link to a file that does not exist: give the file itself",
+        )
+    })
+}
+
+/// `path` with `.` and `name/..` taken out, as the kernel resolves them once every
+/// directory exists.
+fn lexical(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if matches!(out.components().next_back(), Some(Component::Normal(_))) {
+                    out.pop();
+                } else {
+                    out.push("..");
+                }
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// Check that writing `path` destroys nothing this run reads or has read: not an
+/// input (by identity, through links), not a file inside an input directory, not a
+/// directory. `inputs` are the paths the command was given to read, checked before
+/// any work; files read since are checked too.
+pub fn check_output(path: &Path, inputs: &[PathBuf]) -> Result<()> {
+    for i in inputs {
+        if i.is_dir() {
+            note_input_dir(i);
+        } else if let Ok(meta) = std::fs::metadata(i) {
+            note_input(&meta, i);
+        }
+    }
+    let target = write_target(path)?;
+    // A path through directories not made yet ("new/../runs.csv") lands where its
+    // `..` say once they are made.
+    let Ok(meta) = std::fs::metadata(&target).or_else(|_| std::fs::metadata(lexical(&target)))
+    else {
+        return Ok(());
+    };
+    if meta.is_dir() {
+        return Err(Error::file(
+            path.display(),
+            "is a directory: give a file name to write",
+        ));
+    }
+    let id = FileId::of(&meta);
+    let canonical = target
+        .canonicalize()
+        .or_else(|_| lexical(&target).canonicalize())
+        .unwrap_or(target);
+    with_registry(|r| {
+        // (an input removed since frees its inode for another file: still the same?)
+        let still = |p: &Path| std::fs::metadata(p).is_ok_and(|m| FileId::of(&m) == id);
+        if let Some((_, p)) = r.inputs.iter().find(|(i, p)| *i == id && still(p)) {
+            let same = if p == path {
+                String::new()
+            } else {
+                format!(" ({})", p.display())
+            };
+            return Err(Error::file(
+                path.display(),
+                format!("is also an input{same}: writing it would destroy what is read; write elsewhere"),
+            ));
+        }
+        if let Some(d) = r.input_dirs.iter().find(|d| canonical.starts_with(d)) {
+            return Err(Error::file(
+                path.display(),
+                format!(
+                    "is a file inside the input directory {}: writing it could destroy an input; write elsewhere",
+                    d.display()
+                ),
+            ));
+        }
+        Ok(())
+    })
+}
+
+/// A temporary path registered for removal on SIGINT/SIGTERM/SIGHUP until dropped.
+pub struct Temporary {
+    path: PathBuf,
+}
+
+impl Temporary {
+    /// Register `path` (a file or directory this run creates).
+    pub fn register(path: &Path) -> Temporary {
+        with_registry(|r| r.temporaries.push(path.to_path_buf()));
+        Temporary {
+            path: path.to_path_buf(),
+        }
+    }
+}
+
+impl Drop for Temporary {
+    fn drop(&mut self) {
+        with_registry(|r| r.temporaries.retain(|p| *p != self.path));
+    }
+}
+
+/// Remove every registered temporary when the process is told to stop (SIGINT,
+/// SIGTERM, SIGHUP), then exit with 128 + the signal's number, as a shell reports it.
+pub fn remove_temporaries_on_signals() -> Result<()> {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP])
+        .map_err(|e| Error::msg(format!("cannot install signal handlers: {e}")))?;
+    std::thread::spawn(move || {
+        if let Some(sig) = signals.forever().next() {
+            let temporaries = with_registry(|r| std::mem::take(&mut r.temporaries));
+            for p in temporaries {
+                if p.is_dir() {
+                    let _ = std::fs::remove_dir_all(&p);
+                } else {
+                    let _ = std::fs::remove_file(&p);
+                }
+            }
+            std::process::exit(128 + sig);
+        }
+    });
+    Ok(())
+}
+
+/// Write `path` through `fill`, atomically (temporary file + rename) after
+/// [`check_output`]; the directory is created when missing and the file ends up
+/// readable like any other output (0644). A link is written through to its target;
+/// a pipe or device is written in place (nothing to replace).
+pub fn write_atomic_with(
+    path: &Path,
+    fill: impl FnOnce(&mut std::fs::File) -> Result<()>,
+) -> Result<()> {
+    check_output(path, &[])?;
+    let target = write_target(path)?;
+    if std::fs::metadata(&target).is_ok_and(|m| special_kind(&m.file_type()).is_some()) {
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&target)
+            .map_err(|e| Error::file(path.display(), format!("cannot write: {e}")))?;
+        return fill(&mut f);
+    }
+    let dir = match target.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    std::fs::create_dir_all(dir)
+        .map_err(|e| Error::file(path.display(), format!("cannot create directory: {e}")))?;
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".gpucast-tmp-")
+        .tempfile_in(dir)
+        .map_err(|e| Error::file(path.display(), format!("cannot create temporary file: {e}")))?;
+    let _registered = Temporary::register(tmp.path());
+    fill(tmp.as_file_mut())?;
+    tmp.flush()
+        .map_err(|e| Error::file(path.display(), format!("cannot write: {e}")))?;
+    {
+        use std::os::unix::fs::PermissionsExt;
+        tmp.as_file()
+            .set_permissions(std::fs::Permissions::from_mode(0o644))
+            .map_err(|e| Error::file(path.display(), format!("cannot set permissions: {e}")))?;
+    }
+    tmp.persist(&target)
+        .map_err(|e| Error::file(path.display(), format!("cannot write: {}", e.error)))?;
+    Ok(())
+}
+
+/// Write text to `path` atomically.
+pub fn write_atomic(path: &Path, text: &str) -> Result<()> {
+    write_atomic_with(path, |f| {
+        f.write_all(text.as_bytes())
+            .map_err(|e| Error::file(path.display(), format!("cannot write: {e}")))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_input_is_never_an_output() {
+        let dir = tempfile::tempdir().unwrap();
+        let input = dir.path().join("runs.csv");
+        std::fs::write(&input, "x\n").unwrap();
+        assert_eq!(read(&input).unwrap(), b"x\n");
+        let link = dir.path().join("link.csv");
+        std::os::unix::fs::symlink(&input, &link).unwrap();
+        for p in [&input, &link, &dir.path().join("sub/../runs.csv")] {
+            let e = write_atomic(p, "y").unwrap_err().to_string();
+            assert!(e.contains("is also an input"), "{e}");
+        }
+        assert_eq!(std::fs::read(&input).unwrap(), b"x\n");
+    }
+
+    #[test]
+    fn a_link_is_written_through_and_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("out.csv");
+        std::fs::write(&target, "old").unwrap();
+        let link = dir.path().join("link.csv");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        write_atomic(&link, "new").unwrap();
+        assert!(std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "new");
+        let dangling = dir.path().join("dangling.csv");
+        std::os::unix::fs::symlink(dir.path().join("nowhere"), &dangling).unwrap();
+        let e = write_atomic(&dangling, "x").unwrap_err().to_string();
+        assert!(e.contains("does not exist"), "{e}");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 3);
+    }
+
+    #[test]
+    fn write_atomic_replaces_existing_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.svg");
+        write_atomic(&path, "old").unwrap();
+        write_atomic(&path, "new").unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "new");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+}
