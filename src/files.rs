@@ -141,7 +141,7 @@ pub fn note_input_dir(dir: &Path) {
 fn note_input(meta: &std::fs::Metadata, path: &Path) {
     let id = FileId::of(meta);
     with_registry(|r| {
-        if !r.inputs.iter().any(|(i, _)| *i == id) {
+        if !r.inputs.iter().any(|(i, p)| *i == id && p == path) {
             r.inputs.push((id, path.to_path_buf()));
         }
     });

@@ -66,14 +66,18 @@ struct Case {
     /// Files that may change (outputs the case expects to be written or replaced);
     /// every other file the case wrote must be byte-identical afterwards.
     may_change: Vec<&'static str>,
+    /// What the command reads on standard input (none: /dev/null).
+    stdin: Option<Vec<u8>>,
 }
 
 /// An entry of a case's temp dir that is not a plain file.
 enum Special {
     /// A named pipe nobody writes to.
     Fifo,
-    /// A symbolic link to this target (relative to the temp dir, or absolute).
+    /// A symbolic link to this target (`{dir}` is the temp dir).
     Link(String),
+    /// A hard link to this file of the temp dir.
+    Hard(String),
 }
 
 impl Case {
@@ -86,6 +90,7 @@ impl Case {
             file: None,
             specials: Vec::new(),
             may_change: Vec::new(),
+            stdin: None,
         }
     }
     /// An error case.
@@ -112,6 +117,15 @@ impl Case {
     fn link(mut self, name: &str, target: &str) -> Case {
         self.specials
             .push((name.to_string(), Special::Link(target.to_string())));
+        self
+    }
+    fn hard(mut self, name: &str, target: &str) -> Case {
+        self.specials
+            .push((name.to_string(), Special::Hard(target.to_string())));
+        self
+    }
+    fn stdin(mut self, content: impl AsRef<[u8]>) -> Case {
+        self.stdin = Some(content.as_ref().to_vec());
         self
     }
     /// `name` is an output this case may write over.
@@ -394,7 +408,7 @@ fn cases() -> Vec<Case> {
             .with("a.csv", runs(&[ROW_TITAN]))
             .with("b.csv", runs(&[ROW_TITAN]))
             .no_file("x.csv"),
-        Case::err("--gpu names no known GPU", 2, "--gpu 'NVIDIA Fake': unknown GPU: not in the catalog", &["data", "validate", "{ref}", "--gpu", "NVIDIA Fake"]),
+        Case::err("--gpu names no known GPU", 2, "--gpu: unknown GPU 'NVIDIA Fake': not in the catalog", &["data", "validate", "{ref}", "--gpu", "NVIDIA Fake"]),
         Case::err("bench --repeat 0", 2, "--repeat 0: a stage is timed at least once", &["bench", "--repeat", "0"]),
         Case::err("decimal Parquet column", 1, "time_decimal.parquet: column 'time_ms' holds decimals", &["predict", "--runs", "{fx}/parquet/time_decimal.parquet", "--target", REF_TARGET]),
         Case::err("decimal Parquet column, imported", 1, "time_decimal.parquet: column 'time_ms' holds decimals", &["data", "import", "{fx}/parquet/time_decimal.parquet", "-o", "{dir}/x.csv"]),
@@ -462,9 +476,9 @@ fn cases() -> Vec<Case> {
         Case::new("catalog adds a GPU", Stdout("name = \"Future\""), &["--gpus", "{dir}/c.toml", "gpus", "show", "future"])
             .with("c.toml", gpu_entry("Future", "8.6", "10", "100.0")),
         // ---- GPU names on the command line ----
-        Case::err("gpus show unknown", 1, "unknown GPU 'RTX 4075' (not in the catalog of", &["gpus", "show", "RTX 4075"]),
-        Case::err("ambiguous --target", 1, "GPU name 'TITAN' is ambiguous: it matches", &["predict", "--runs", "{ref}", "--target", "TITAN"]),
-        Case::err("unknown --target", 1, "unknown GPU 'RTX 9999'", &["predict", "--runs", "{ref}", "--target", "RTX 9999"]),
+        Case::err("gpus show unknown", 2, "gpus show: unknown GPU 'RTX 4075': not in the catalog (add it with --gpus FILE); close names: 'NVIDIA GeForce RTX 4070'", &["gpus", "show", "RTX 4075"]),
+        Case::err("ambiguous --target", 2, "--target: unknown GPU 'TITAN': ambiguous: it matches", &["predict", "--runs", "{ref}", "--target", "TITAN"]),
+        Case::err("unknown --target", 2, "--target: unknown GPU 'RTX 9999': not in the catalog", &["predict", "--runs", "{ref}", "--target", "RTX 9999"]),
         // ---- predict, tune, explain ----
         Case::err("predict --source not in the data", 2, "--source 'NVIDIA H100 SXM5 80GB' has no rows in the data (GPUs: ", &pred(&["--source", "H100 SXM5 80GB"])),
         Case::err("tune --source not in the data", 2, "--source 'NVIDIA H100 SXM5 80GB' has no rows in the data", &tune(&["--source", "H100 SXM5 80GB"])),
@@ -628,12 +642,223 @@ fn cases() -> Vec<Case> {
 /// Outputs that must never destroy an input or a user's file, special files, pipes and
 /// interrupted writes.
 fn file_safety_cases() -> Vec<Case> {
-    vec![]
+    use Expect::*;
+    let two = runs(&[ROW_TITAN, ROW_2080]);
+    let exp = |name: &str| {
+        format!("name = \"{name}\"\ntitle = \"t\"\nprotocol = {{ name = \"logo\" }}\nmodels = [\"analytical\"]\n")
+    };
+    let reproduce_into = |out: &str| -> Vec<String> {
+        [
+            "reproduce",
+            "--experiments",
+            "{dir}/exps",
+            "--out",
+            out,
+            "--no-plots",
+            "--data",
+            "{ref}",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+    };
+    let rep = |name: &'static str, expect: Expect, out: &str| {
+        let args = reproduce_into(out);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        Case::new(name, expect, &args).with("exps/a.toml", exp("x"))
+    };
+    let p_into = |out: &'static str| -> Vec<&'static str> {
+        vec![
+            "predict",
+            "--runs",
+            "{dir}/r.csv",
+            "--target",
+            "RTX 4090",
+            "-o",
+            out,
+        ]
+    };
+    let named =
+        |name: &'static str, n: &str| experiment(name, &exp(n), 1, "must be a plain file name");
+    vec![
+        // ---- an output that is an input is refused before any work ----
+        Case::err("predict -o its runs file", 1, "r.csv: is also an input: writing it would destroy what is read", &p_into("{dir}/r.csv")).with("r.csv", &two),
+        Case::err("predict -o its runs file through a directory not made yet", 1, "is also an input", &p_into("{dir}/new/../r.csv")).with("r.csv", &two).no_file("new"),
+        Case::err("predict -o its runs file through ./", 1, "is also an input", &p_into("{dir}/./r.csv")).with("r.csv", &two),
+        Case::err("predict -o a link to its runs file", 1, "l.csv: is also an input", &p_into("{dir}/l.csv")).with("r.csv", &two).link("l.csv", "{dir}/r.csv"),
+        Case::err("predict -o a relative link to its runs file", 1, "l.csv: is also an input", &p_into("{dir}/l.csv")).with("r.csv", &two).link("l.csv", "r.csv"),
+        Case::err("predict -o a hard link of its runs file", 1, "h.csv: is also an input", &p_into("{dir}/h.csv")).with("r.csv", &two).hard("h.csv", "r.csv"),
+        Case::err("predict -o its runs given through a link", 1, "r.csv: is also an input", &["predict", "--runs", "{dir}/l.csv", "--target", "RTX 4090", "-o", "{dir}/r.csv"]).with("r.csv", &two).link("l.csv", "{dir}/r.csv"),
+        Case::err("predict -o its Kernel Tuner cache", 1, "c.json: is also an input", &["predict", "--runs", "{dir}/c.json", "--target", "RTX 4090", "-o", "{dir}/c.json"]).with("c.json", CACHE_WITH_FAILURES),
+        Case::err("predict -o a file of its runs directory", 1, "is a file inside the input directory", &["predict", "--runs", "{dir}/d", "--target", "RTX 4090", "-o", "{dir}/d/r.csv"]).with("d/r.csv", &two),
+        Case::err("predict -o a file below its runs directory", 1, "is a file inside the input directory", &["predict", "--runs", "{dir}/d", "--target", "RTX 4090", "-o", "{dir}/d/e/notes.csv"]).with("d/r.csv", &two).with("d/e/notes.csv", "a,b\n1,2\n"),
+        Case::err("predict -o its model file", 1, "m.json: is also an input", &["predict", "--runs", "{dir}/r.csv", "--target", "RTX 4090", "--model", "{dir}/m.json", "-o", "{dir}/m.json"]).with("r.csv", &two).with("m.json", model_json(|_| {})),
+        Case::err("predict -o its training data", 1, "t.csv: is also an input", &["predict", "--runs", "{dir}/r.csv", "--target", "RTX 4090", "--model", "hybrid", "--data", "{dir}/t.csv", "-o", "{dir}/t.csv"]).with("r.csv", &two).with("t.csv", &two),
+        Case::err("predict -o its study metrics", 1, "g.json: is also an input", &["predict", "--runs", "{dir}/r.csv", "--target", "RTX 4090", "--study-metrics", "{dir}/g.json", "-o", "{dir}/g.json"]).with("r.csv", &two).with("g.json", STUDY_METRICS),
+        Case::err("predict -o its kernel resources", 1, "res.csv: is also an input", &["predict", "--runs", "{dir}/r.csv", "--target", "RTX 4090", "--resources", "{dir}/res.csv", "-o", "{dir}/res.csv"]).with("r.csv", &two).with("res.csv", "kernel,arch,regs\n"),
+        Case::err("tune -o its runs file", 1, "r.csv: is also an input", &["tune", "--runs", "{dir}/r.csv", "--target", "RTX 4090", "-o", "{dir}/r.csv"]).with("r.csv", &two),
+        Case::err("tune -o a link to its cache", 1, "l.json: is also an input", &["tune", "--runs", "{dir}/c.json", "--target", "RTX 4090", "-o", "{dir}/l.json"]).with("c.json", CACHE_WITH_FAILURES).link("l.json", "{dir}/c.json"),
+        Case::err("evaluate --predictions its data", 1, "r.csv: is also an input", &["evaluate", "--data", "{dir}/r.csv", "--predictions", "{dir}/r.csv"]).with("r.csv", &two),
+        Case::err("evaluate --predictions into its data directory", 1, "is a file inside the input directory", &["evaluate", "--data", "{dir}/d", "--predictions", "{dir}/d/p.csv"]).with("d/r.csv", &two).with("d/p.csv", "model,target\n"),
+        Case::err("train -o a file of its data directory", 1, "is a file inside the input directory", &["train", "--data", "{dir}/d", "-o", "{dir}/d/m.json"]).with("d/r.csv", &two).with("d/m.json", "{}"),
+        Case::err("train -o its data through a link", 1, "l.json: is also an input", &["train", "--data", "{dir}/c.json", "-o", "{dir}/l.json"]).with("c.json", CACHE_WITH_FAILURES).link("l.json", "{dir}/c.json"),
+        Case::err("data import -o its input", 1, "r.csv: is also an input", &["data", "import", "{dir}/r.csv", "-o", "{dir}/r.csv"]).with("r.csv", &two),
+        Case::err("data import -o its second input", 1, "b.csv: is also an input", &["data", "import", "{dir}/a.csv", "{dir}/b.csv", "-o", "{dir}/b.csv"]).with("a.csv", runs(&[ROW_TITAN])).with("b.csv", runs(&[ROW_2080])),
+        Case::err("data import -o a link to its input", 1, "l.csv: is also an input", &["data", "import", "{dir}/r.csv", "-o", "{dir}/l.csv"]).with("r.csv", &two).link("l.csv", "{dir}/r.csv"),
+        Case::err("data import -o its Parquet input", 1, "g.parquet: is also an input", &["data", "import", "{dir}/g.parquet", "-o", "{dir}/g.parquet"]).with("g.parquet", fixture("gemm_table/h100_sxm_trtllm-1.3.0rc20_n4096_k4096.parquet")),
+        Case::err("data import -o a file of its input directory", 1, "is a file inside the input directory", &["data", "import", "{dir}/d", "-o", "{dir}/d/notes.csv"]).with("d/r.csv", &two).with("d/notes.csv", "a,b\n1,2\n"),
+        Case::err("data import -o a workload file it reads", 1, "is a file inside the input directory", &["data", "import", "{dir}/c.json", "--workloads", "{dir}/w", "-o", "{dir}/w/x.csv"]).with("c.json", CACHE_WITH_FAILURES).with("w/x.csv", "keep\n"),
+        // ---- outputs that are not files to replace ----
+        Case::err("predict -o a directory", 1, "out.csv: is a directory", &p_into("{dir}/out.csv")).with("r.csv", &two).with("out.csv/keep", "mine\n"),
+        Case::err("predict -o a dangling link", 1, "o.csv: a symbolic link to a file that does not exist", &p_into("{dir}/o.csv")).with("r.csv", &two).link("o.csv", "{dir}/nowhere.csv").no_file("nowhere.csv"),
+        Case::err("data import -o a dangling link", 1, "a symbolic link to a file that does not exist", &["data", "import", "{dir}/r.csv", "-o", "{dir}/o.csv"]).with("r.csv", &two).link("o.csv", "{dir}/nowhere.csv").no_file("nowhere.csv"),
+        Case::new("predict -o a link writes through it", Stderr("wrote 1 predictions"), &p_into("{dir}/o.csv")).with("r.csv", &two).with("t.csv", "old\n").link("o.csv", "{dir}/t.csv").changes("t.csv").file_has("t.csv", "pred_ms"),
+        Case::new("predict -o over an earlier output", Stderr("wrote 1 predictions"), &p_into("{dir}/p.csv")).with("r.csv", &two).with("p.csv", "old\n").changes("p.csv").file_has("p.csv", "pred_ms"),
+        Case::new("predict -o into directories it makes", Stderr("wrote 1 predictions"), &p_into("{dir}/new/sub/p.json")).with("r.csv", &two).file_has("new/sub/p.json", "pred_ms"),
+        Case::new("data import -o beside its input", Stderr("wrote 2 rows"), &["data", "import", "{dir}/r.csv", "-o", "{dir}/x.csv"]).with("r.csv", &two).file_has("x.csv", "saxpy"),
+        Case::new("data import -o outside its input directory", Stderr("wrote 2 rows"), &["data", "import", "{dir}/d", "-o", "{dir}/x.csv"]).with("d/r.csv", &two).file_has("x.csv", "saxpy"),
+        // ---- reproduce --out: only its own files, never the user's ----
+        rep("reproduce --out holding a user's file of an output's name", Error(1, "x.md: exists and was not written by gpucast reproduce"), "{dir}/out")
+            .with("out/x.md", "mine\n").with("out/notes.txt", "mine\n").no_file("out/summary.md"),
+        rep("reproduce --out holding a user's summary", Error(1, "summary.md: exists and was not written by gpucast reproduce"), "{dir}/out")
+            .with("out/summary.md", "mine\n").no_file("out/x.md"),
+        rep("reproduce --out keeps the user's other files", Stdout("wrote 8 files"), "{dir}/out")
+            .with("out/notes.txt", "mine\n").with("out/sub/data.csv", "a\n").file_has("out/x.md", "Protocol `logo`"),
+        rep("reproduce --out replaces what an earlier reproduce wrote", Stdout("wrote 8 files"), "{dir}/out")
+            .with("out/x.md", "old\n").with("out/.gpucast-reproduce", "x.md\n").changes("out/x.md").changes("out/.gpucast-reproduce").file_has("out/x.md", "Protocol `logo`"),
+        rep("reproduce --out lists what it wrote", Stdout("wrote 8 files"), "{dir}/out").file_has("out/.gpucast-reproduce", "x_predictions.csv"),
+        rep("reproduce --out never replaces a link", Error(1, "x.md: exists and was not written by gpucast reproduce"), "{dir}/out")
+            .with("mine.txt", "mine\n").with("out/.gpucast-reproduce", "x.md\n").link("out/x.md", "{dir}/mine.txt"),
+        rep("reproduce --out a file", Error(1, "f: is a file, not a directory"), "{dir}/f").with("f", "mine\n"),
+        rep("reproduce --out a link to a file", Error(1, "is a file, not a directory"), "{dir}/l").with("f", "mine\n").link("l", "{dir}/f"),
+        rep("reproduce --out a link to a directory", Stdout("wrote 8 files"), "{dir}/l").with("real/notes.txt", "mine\n").link("l", "{dir}/real").file_has("real/x.md", "Protocol `logo`"),
+        rep("reproduce --out a new directory", Stdout("wrote 8 files"), "{dir}/a/b/out").file_has("a/b/out/summary.md", "x"),
+        named("experiment named with ..", "../x"),
+        named("experiment named with an absolute path", "/tmp/gpucast-x"),
+        named("experiment named as a hidden file", ".x"),
+        named("experiment named with a slash", "a/b"),
+        named("experiment named with a backslash", "a\\\\b"),
+        named("experiment with an empty name", ""),
+        named("experiment named with a space", "a b"),
+        named("experiment named with a NUL", "a\\u0000b"),
+        Case::err("two experiments of one name", 1, "two experiment files are named 'x'", &["reproduce", "--experiments", "{dir}/exps", "--out", "{dir}/out", "--no-plots", "--data", "{ref}"])
+            .with("exps/a.toml", exp("x")).with("exps/b.toml", exp("x")).no_file("out"),
+        experiment("experiment without models", "name = \"x\"\ntitle = \"t\"\nprotocol = { name = \"logo\" }\nmodels = []\n", 1, "a.toml: models = []: name at least one model"),
+        experiment("experiment of no kernels", "name = \"x\"\ntitle = \"t\"\nprotocol = { name = \"logo\" }\nmodels = [\"analytical\"]\nkernels = []\n", 1, "a.toml: kernels = []: name at least one kernel"),
+        Case::err("experiment kernel not in its data", 2, "experiment 'x': kernel 'nope' is not in its data (kernels: ", &["reproduce", "--experiments", "{dir}/exps", "--out", "{dir}/out", "--no-plots"])
+            .with("exps/a.toml", "name = \"x\"\ntitle = \"t\"\nprotocol = { name = \"logo\" }\nmodels = [\"analytical\"]\nkernels = [\"saxpy\", \"nope\"]\ndata = [\"{ref}\"]\n").no_file("out"),
+        experiment("experiment whose kernels are not in --data", "name = \"x\"\ntitle = \"t\"\nprotocol = { name = \"logo\" }\nmodels = [\"analytical\"]\nkernels = [\"nope\"]\n", 2, "no experiment selects anything in the data given (kernels: "),
+        // ---- special files: read once, never waited on ----
+        Case::err("a FIFO as the runs file", 1, "f.csv: empty file", &["data", "validate", "{dir}/f.csv"]).fifo("f.csv"),
+        Case::err("a FIFO as predict's runs", 1, "f.csv: empty file", &["predict", "--runs", "{dir}/f.csv", "--target", "RTX 4090"]).fifo("f.csv"),
+        Case::err("a FIFO named .json", 1, "f.json: empty file", &["data", "validate", "{dir}/f.json"]).fifo("f.json"),
+        Case::err("a FIFO named .parquet", 1, "f.parquet: empty file", &["data", "validate", "{dir}/f.parquet"]).fifo("f.parquet"),
+        Case::err("a FIFO imported", 1, "f.csv: empty file", &["data", "import", "{dir}/f.csv", "-o", "{dir}/x.csv"]).fifo("f.csv").no_file("x.csv"),
+        Case::err("a FIFO inside a data directory", 1, "p.csv: is a pipe inside a data directory", &["data", "validate", "{dir}/d"]).with("d/r.csv", &two).fifo("d/p.csv"),
+        Case::err("a FIFO inside an imported directory", 1, "p.json: is a pipe inside a data directory", &["data", "import", "{dir}/d", "-o", "{dir}/x.csv"]).with("d/r.csv", &two).fifo("d/p.json").no_file("x.csv"),
+        Case::err("a FIFO as the catalog", 1, "c.toml: empty file", &["--gpus", "{dir}/c.toml", "gpus", "list"]).fifo("c.toml"),
+        Case::err("an empty catalog", 1, "c.toml: empty file", &["--gpus", "{dir}/c.toml", "gpus", "list"]).with("c.toml", "\n"),
+        Case::err("a FIFO as the model file", 1, "m.json: not a gpucast model file", &["predict", "--runs", "{ref}", "--target", REF_TARGET, "--model", "{dir}/m.json"]).fifo("m.json"),
+        Case::err("a FIFO as an experiment file", 1, "a.toml", &["reproduce", "--experiments", "{dir}/exps", "--out", "{dir}/out", "--no-plots", "--data", "{ref}"]).fifo("exps/a.toml").no_file("out"),
+        Case::err("a FIFO as a workload file", 1, "w.toml", &["data", "import", "{dir}/c.json", "--workloads", "{dir}/w.toml", "-o", "{dir}/x.csv"]).with("c.json", CACHE_WITH_FAILURES).fifo("w.toml").no_file("x.csv"),
+        Case::err("a FIFO as the study metrics", 1, "g.json", &["predict", "--runs", "{dir}/r.csv", "--target", "RTX 4090", "--model", "analytical-study", "--study-metrics", "{dir}/g.json"]).with("r.csv", &two).fifo("g.json"),
+        Case::err("a character device as the runs file", 1, "/dev/null: is a character device, not a file", &["data", "validate", "/dev/null"]),
+        Case::err("an endless device as the runs file", 1, "/dev/zero: is a character device, not a file", &["predict", "--runs", "/dev/zero", "--target", "RTX 4090"]),
+        Case::err("an endless device as the catalog", 1, "/dev/zero: cannot read: is a character device", &["--gpus", "/dev/zero", "gpus", "list"]),
+        Case::err("a directory as the model file", 1, "m.json", &["predict", "--runs", "{ref}", "--target", REF_TARGET, "--model", "{dir}/m.json"]).with("m.json/keep", "x"),
+        Case::new("a link loop in a data directory", Stdout("2 rows in 1 file(s)"), &["data", "validate", "{dir}/d"]).with("d/r.csv", &two).link("d/loop", "{dir}/d"),
+        Case::new("a dangling link in a data directory", Stdout("2 rows in 1 file(s)"), &["data", "validate", "{dir}/d"]).with("d/r.csv", &two).link("d/gone.csv", "{dir}/nowhere.csv"),
+        Case::new("runs on standard input", Stdout("2 rows in 1 file(s)"), &["data", "validate", "/dev/stdin"]).stdin(&two),
+        Case::new("a cache on standard input", Stdout("1 rows in 1 file(s)"), &["data", "validate", "/dev/stdin"]).stdin(CACHE_WITH_FAILURES),
+        Case::new("predict from standard input", Stdout("saxpy"), &["predict", "--runs", "/dev/stdin", "--target", "RTX 4090"]).stdin(&two),
+        Case::new("import from standard input", Stderr("wrote 2 rows"), &["data", "import", "/dev/stdin", "-o", "{dir}/x.csv"]).stdin(&two).file_has("x.csv", "saxpy"),
+        Case::err("empty standard input", 1, "/dev/stdin: empty file", &["data", "validate", "/dev/stdin"]).stdin(""),
+        // ---- what is wrong, said plainly ----
+        Case::err("a zero-byte .json.gz", 1, "z.json.gz: empty file", &["data", "validate", "{dir}/z.json.gz"]).with("z.json.gz", ""),
+        Case::err("a zero-byte .json", 1, "z.json: empty file", &["predict", "--runs", "{dir}/z.json", "--target", "RTX 4090"]).with("z.json", ""),
+        Case::new("a cache with a byte-order mark", Stdout("1 rows in 1 file(s)"), &["data", "validate", "{dir}/c.json"]).with("c.json", format!("\u{feff}{CACHE_WITH_FAILURES}")),
+        Case::err("a directory of profiler exports only", 1, "d: no runs files (CSV or Parquet with 'gpu', 'kernel' and 'time_ms' columns, or Kernel Tuner caches) in this directory: its 1 file(s) are 1 Nsight Compute export(s)", &["data", "validate", "{dir}/d"]).with("d/k.csv", fixture("ncu/rtx5090_kernel_0003.csv")),
+        Case::err("a directory of other tables only", 1, "its 2 file(s) are 1 CSV file(s) without the 'gpu', 'kernel' and 'time_ms' columns, 1 JSON file(s) that are not Kernel Tuner caches", &["data", "validate", "{dir}/d"]).with("d/a.csv", "a,b\n1,2\n").with("d/b.json", "{}"),
+        Case::err("an empty directory", 1, "d: no runs files", &["data", "validate", "{dir}/d"]).with("d/sub/.keep", "").link("d/x", "{dir}/nowhere"),
+    ]
 }
 
 /// GPU names are matched, never guessed: in --target, runs tables, caches and profiles.
 fn gpu_name_cases() -> Vec<Case> {
-    vec![]
+    use Expect::*;
+    let two = runs(&[ROW_TITAN, ROW_2080]);
+    let target = |name: &'static str, q: &'static str, code: i32, fragment: &'static str| {
+        Case::err(
+            name,
+            code,
+            fragment,
+            &["predict", "--runs", "{dir}/r.csv", "--target", q],
+        )
+        .with("r.csv", runs(&[ROW_TITAN, ROW_2080]))
+    };
+    let resolves = |name: &'static str, q: &'static str, fragment: &'static str| {
+        Case::new(
+            name,
+            Stdout(fragment),
+            &["predict", "--runs", "{dir}/r.csv", "--target", q],
+        )
+        .with("r.csv", runs(&[ROW_TITAN, ROW_2080]))
+    };
+    let row = |gpu: &str| runs(&[&format!("{gpu},saxpy,N=1024,0.01,2048,12288")]);
+    let cache_of = |gpu: &str| CACHE_WITH_FAILURES.replace("Tesla V100-PCIE-32GB", gpu);
+    let gemm = String::from_utf8(fixture("gemm_table/a100_sxm_trtllm-1.0.0_n4096_k4096.csv"))
+        .expect("utf-8 fixture");
+    let gemm_of = |gpu: &str| gemm.replace("NVIDIA A100-SXM4-80GB", gpu);
+    vec![
+        // ---- --target: a name that resembles a GPU is not that GPU ----
+        target("target resembling another board", "Quadro RTX 5000", 2, "unknown GPU 'Quadro RTX 5000'"),
+        target("target of a board not in the catalog", "RTX 5000", 2, "unknown GPU 'RTX 5000'"),
+        target("target shared by two boards", "RTX 6000", 2, "--target: unknown GPU 'RTX 6000': ambiguous: it matches 'NVIDIA Quadro RTX 6000', 'NVIDIA RTX 6000 Ada Generation'"),
+        target("target of a bare model number, desktop or laptop", "4090", 2, "ambiguous: it matches 'NVIDIA GeForce RTX 4090', 'NVIDIA GeForce RTX 4090 Laptop GPU'"),
+        target("target of a bare model number with variants", "2070", 2, "ambiguous"),
+        target("target of a family", "A100", 2, "ambiguous"),
+        target("target of a family with a brand", "Tesla V100", 2, "ambiguous"),
+        target("target of a family with memory", "A100 80GB", 2, "ambiguous: it matches 'NVIDIA A100 PCIe 80GB', 'NVIDIA A100 SXM4 80GB'"),
+        target("target of a TITAN", "TITAN", 2, "ambiguous"),
+        target("target of a word short", "3060 laptop", 2, "unknown GPU '3060 laptop'"),
+        target("target with an extra word", "RTX 4090 Ti", 2, "unknown GPU 'RTX 4090 Ti'"),
+        target("target one digit off", "RTX 4075", 2, "close names: 'NVIDIA GeForce RTX 4070'"),
+        target("target of another vendor", "Radeon RX 7900 XTX", 2, "unknown GPU 'Radeon RX 7900 XTX'"),
+        target("target of a partition of an ambiguous name", "H100 [16 SMs]", 2, "ambiguous"),
+        target("target of a partition of an unknown GPU", "Quadro RTX 5000 [16 SMs]", 2, "unknown GPU 'Quadro RTX 5000'"),
+        resolves("target by its short name", "rtx 4090", "on NVIDIA GeForce RTX 4090"),
+        resolves("target with punctuation", "geforce_rtx-4070", "on NVIDIA GeForce RTX 4070"),
+        resolves("target by its driver name", "NVIDIA H100 80GB HBM3", "on NVIDIA H100 SXM5 80GB"),
+        resolves("target by an alias", "H200", "on NVIDIA H200 SXM 141GB"),
+        resolves("target by a Quadro name", "Quadro RTX 6000", "on NVIDIA Quadro RTX 6000"),
+        resolves("target by a longer name", "RTX 6000 Ada", "on NVIDIA RTX 6000 Ada Generation"),
+        resolves("target by a cache's device name", "Tesla V100-PCIE-32GB", "on NVIDIA Tesla V100 PCIe 32GB"),
+        Case::new("target added by --gpus", Stdout("on Quadro RTX 5000"), &["--gpus", "{dir}/c.toml", "predict", "--runs", "{dir}/r.csv", "--target", "Quadro RTX 5000"])
+            .with("r.csv", &two).with("c.toml", gpu_entry("Quadro RTX 5000", "7.5", "48", "448.0")),
+        // ---- other arguments naming GPUs ----
+        Case::err("--source resembling a GPU", 2, "2080", &["predict", "--runs", "{dir}/r.csv", "--target", "RTX 4090", "--source", "2080"]).with("r.csv", &two),
+        Case::err("explain --target shared by two boards", 2, "ambiguous", &["explain", "--runs", "{dir}/r.csv", "--row", "1", "--target", "RTX 6000"]).with("r.csv", &two),
+        Case::err("tune --target resembling another board", 2, "unknown GPU 'Quadro RTX 5000'", &["tune", "--runs", "{dir}/r.csv", "--target", "Quadro RTX 5000"]).with("r.csv", &two),
+        Case::err("gpus show resembling another board", 2, "unknown GPU 'Quadro RTX 5000'", &["gpus", "show", "Quadro RTX 5000"]),
+        Case::err("gpus show shared by two boards", 2, "ambiguous", &["gpus", "show", "RTX 6000"]),
+        Case::err("data validate --gpu resembling another board", 2, "Quadro RTX 5000", &["data", "validate", "{dir}/r.csv", "--gpu", "Quadro RTX 5000"]).with("r.csv", &two),
+        Case::err("Nsight Compute --gpu resembling another board", 2, "Quadro RTX 5000", &["data", "import", "--from", "ncu", "--gpu", "Quadro RTX 5000", "{fx}/ncu/rtx5090_kernel_0003.csv", "-o", "{dir}/o.csv"]).no_file("o.csv"),
+        Case::err("Nsight Compute --gpu shared by two boards", 2, "RTX 6000", &["data", "import", "--from", "ncu", "--gpu", "RTX 6000", "{fx}/ncu/rtx5090_kernel_0003.csv", "-o", "{dir}/o.csv"]).no_file("o.csv"),
+        // ---- GPU names inside files ----
+        validate("runs table GPU resembling another board", row("Quadro RTX 5000"), Error(1, "a.csv:2: column 'gpu': unknown GPU 'Quadro RTX 5000': not in the catalog")),
+        validate("runs table GPU shared by two boards", row("RTX 6000"), Error(1, "a.csv:2: column 'gpu': unknown GPU 'RTX 6000': ambiguous")),
+        validate("runs table GPU of a bare number", row("4090"), Error(1, "a.csv:2: column 'gpu': unknown GPU '4090': ambiguous")),
+        validate("runs table GPU of a family", row("Tesla V100"), Error(1, "a.csv:2: column 'gpu': unknown GPU 'Tesla V100': ambiguous")),
+        validate("runs table GPU on a later line", runs(&[ROW_TITAN, "RTX 5000,saxpy,N=1,0.01,2048,12288"]), Error(1, "a.csv:3: column 'gpu': unknown GPU 'RTX 5000'")),
+        Case::err("cache device resembling another board", 1, "c.json: line 1, column 2: 'device_name': unknown GPU 'Quadro RTX 5000'", &["data", "validate", "{dir}/c.json"]).with("c.json", cache_of("Quadro RTX 5000")),
+        Case::err("cache device shared by two boards", 1, "'device_name': unknown GPU 'RTX 6000': ambiguous", &["data", "validate", "{dir}/c.json"]).with("c.json", cache_of("RTX 6000")),
+        Case::err("cache device of a family", 1, "'device_name': unknown GPU 'A100': ambiguous", &["predict", "--runs", "{dir}/c.json", "--target", "RTX 4090"]).with("c.json", cache_of("A100")),
+        Case::new("cache device by its driver name", Stdout("1 rows in 1 file(s)"), &["data", "validate", "{dir}/c.json"]).with("c.json", cache_of("NVIDIA RTX A5000")),
+        Case::err("GEMM table device of a family", 1, "column 'device': unknown GPU 'NVIDIA A100': ambiguous", &["data", "validate", "{dir}/g.csv"]).with("g.csv", gemm_of("NVIDIA A100")),
+        Case::err("GEMM table device resembling another board", 1, "column 'device': unknown GPU 'Quadro RTX 5000'", &["data", "validate", "{dir}/g.csv"]).with("g.csv", gemm_of("Quadro RTX 5000")),
+        Case::err("study metrics of an ambiguous GPU", 1, "g.json", &["predict", "--runs", "{dir}/r.csv", "--target", "RTX 4090", "--model", "analytical-study", "--study-metrics", "{dir}/g.json"])
+            .with("r.csv", &two).with("g.json", STUDY_METRICS.replace("NVIDIA TITAN V", "TITAN")),
+    ]
 }
 
 /// Values that cannot be right: units, precisions, caches, profiles, catalogs, models.
@@ -671,10 +896,14 @@ struct Run {
 
 /// Run gpucast with a deadline (killed past it); the pipes are drained on threads so a
 /// large output cannot block the child.
-fn run(args: &[String]) -> Run {
+fn run(args: &[String], stdin: Option<&[u8]>) -> Run {
     let mut child = Command::new(env!("CARGO_BIN_EXE_gpucast"))
         .args(args)
-        .stdin(Stdio::null())
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -686,6 +915,13 @@ fn run(args: &[String]) -> Run {
             String::from_utf8_lossy(&buf).into_owned()
         })
     };
+    if let (Some(bytes), Some(mut pipe)) = (stdin, child.stdin.take()) {
+        let bytes = bytes.to_vec();
+        std::thread::spawn(move || {
+            use std::io::Write;
+            let _ = pipe.write_all(&bytes);
+        });
+    }
     let out = drain(Box::new(child.stdout.take().expect("stdout")));
     let err = drain(Box::new(child.stderr.take().expect("stderr")));
     let start = Instant::now();
@@ -712,7 +948,22 @@ fn run(args: &[String]) -> Run {
 /// Run one case; the list of what went wrong (empty when it passed).
 fn check(case: &Case, reference: &Path) -> Vec<String> {
     let dir = tempfile::tempdir().expect("tempdir");
-    for (name, content) in &case.files {
+    let fixtures: PathBuf = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let place = |a: &str| {
+        a.replace("{dir}", &dir.path().display().to_string())
+            .replace("{ref}", &reference.display().to_string())
+            .replace("{fx}", &fixtures.display().to_string())
+    };
+    // (a text file may name the places too: an experiment's data)
+    let files: Vec<(String, Vec<u8>)> = case
+        .files
+        .iter()
+        .map(|(n, c)| match std::str::from_utf8(c) {
+            Ok(t) if t.contains('{') => (n.clone(), place(t).into_bytes()),
+            _ => (n.clone(), c.clone()),
+        })
+        .collect();
+    for (name, content) in &files {
         let p = dir.path().join(name);
         std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
         std::fs::write(&p, content).expect("write");
@@ -730,25 +981,18 @@ fn check(case: &Case, reference: &Path) -> Vec<String> {
                 let t = target.replace("{dir}", &dir.path().display().to_string());
                 std::os::unix::fs::symlink(t, &p).expect("symlink");
             }
+            Special::Hard(target) => {
+                std::fs::hard_link(dir.path().join(target), &p).expect("hard link");
+            }
         }
     }
-    let fixtures: PathBuf = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-    let args: Vec<String> = case
-        .args
-        .iter()
-        .map(|a| {
-            a.replace("{dir}", &dir.path().display().to_string())
-                .replace("{ref}", &reference.display().to_string())
-                .replace("{fx}", &fixtures.display().to_string())
-        })
-        .collect();
-    let before: Vec<(String, Vec<u8>)> = case
-        .files
+    let args: Vec<String> = case.args.iter().map(|a| place(a)).collect();
+    let before: Vec<(String, Vec<u8>)> = files
         .iter()
         .filter(|(n, _)| !case.may_change.contains(&n.as_str()))
         .cloned()
         .collect();
-    let r = run(&args);
+    let r = run(&args, case.stdin.as_deref());
     let mut bad = Vec::new();
     for (name, content) in &before {
         match std::fs::read(dir.path().join(name)) {
@@ -847,4 +1091,54 @@ fn bad_inputs_fail_cleanly_and_odd_but_valid_inputs_pass() {
         cases.len(),
         failures.join("\n")
     );
+}
+
+/// A write stopped by SIGTERM or SIGINT leaves neither a temporary nor a partial output:
+/// `data import` of the shipped GEMM tables (about a million rows, so its Parquet
+/// temporary lives long enough to be seen) is signalled the moment its temporary
+/// appears.
+#[test]
+fn an_interrupted_write_leaves_nothing_behind() {
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/public/aiconfigurator");
+    for (signal, code) in [("TERM", 143), ("INT", 130)] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let out = dir.path().join("all.parquet");
+        let mut child = Command::new(env!("CARGO_BIN_EXE_gpucast"))
+            .args(["data", "import"])
+            .arg(&data)
+            .arg("-o")
+            .arg(&out)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn gpucast");
+        let start = Instant::now();
+        let mut signalled = false;
+        while start.elapsed() < TIMEOUT && child.try_wait().expect("wait").is_none() {
+            let mut temporaries = Vec::new();
+            hidden_temporaries(dir.path(), &mut temporaries);
+            if !temporaries.is_empty() {
+                let kill = Command::new("kill")
+                    .arg(format!("-{signal}"))
+                    .arg(child.id().to_string())
+                    .status()
+                    .expect("kill");
+                assert!(kill.success());
+                signalled = true;
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let status = child.wait().expect("wait");
+        assert!(
+            signalled,
+            "SIG{signal}: never saw the temporary (exit {status:?})"
+        );
+        assert_eq!(status.code(), Some(code), "SIG{signal}");
+        let mut left = Vec::new();
+        hidden_temporaries(dir.path(), &mut left);
+        assert!(left.is_empty(), "SIG{signal} left {left:?}");
+        assert!(!out.exists(), "SIG{signal}: a partial output");
+    }
 }

@@ -331,15 +331,18 @@ smem_carveout_kb = [0, 100, 228]
     assert!(rows
         .iter()
         .all(|r| r["target_gpu"] == "Future X1" && r["pred_ms"].as_f64().unwrap() > 0.0));
-    // without the file the name is unknown: one line, non-zero exit
-    let err = gpucast_err(&[
+    // without the file the name is unknown: one line, a usage error
+    let o = gpucast(&[
         "predict",
         "--runs",
         dir.to_str().unwrap(),
         "--target",
         "future x1",
     ]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
     assert_eq!(err.trim().lines().count(), 1);
+    assert!(err.contains("--target: unknown GPU 'future x1'"), "{err}");
 }
 
 #[test]
@@ -1515,9 +1518,11 @@ fn gpu_names_are_checked_before_reading_data() {
             if command == "explain" {
                 args.extend(["--row", "1"]);
             }
-            let err = gpucast_err(&args);
+            let o = gpucast(&args);
+            assert_eq!(o.status.code(), Some(2), "{command}");
+            let err = stderr(&o);
             assert!(
-                err.contains("GPU name 'A100' is ambiguous"),
+                err.contains("unknown GPU 'A100': ambiguous"),
                 "{command}: {err}"
             );
             assert!(!err.contains("no/such"), "{command}: {err}");

@@ -242,7 +242,8 @@ impl Gpu {
         let scaled = |v: Option<f64>| v.map(|x| x * f);
         Gpu {
             name: partition_name(&self.name, sms),
-            aliases: Vec::new(),
+            // (so "H100 SXM5 [16 SMs]" names it as "H100 SXM5" names the GPU)
+            aliases: self.aliases.iter().map(|a| partition_name(a, sms)).collect(),
             sm_count: sms,
             fp32_gflops: self.fp32_gflops * f,
             fp64_gflops: scaled(self.fp64_gflops),
@@ -484,7 +485,12 @@ impl Catalog {
         if self.resolve(name).is_some() {
             return Ok(None);
         }
-        let gpu = self.resolve_or_err(base)?;
+        let gpu = self.resolve(base).ok_or_else(|| {
+            crate::error::Error::usage(format!(
+                "'{name}': unknown GPU '{base}': {}",
+                self.unresolved_hint(base)
+            ))
+        })?;
         if sms == 0 || sms >= gpu.sm_count {
             return Err(crate::error::Error::usage(format!(
                 "'{name}': {} has {} SMs; a partition has 1 to {}",
@@ -608,7 +614,7 @@ mod tests {
                 h100.max_threads_per_sm
             )
         );
-        assert!(p.aliases.is_empty() && p.measured.is_empty());
+        assert!(p.aliases.contains(&"H100 SXM5 [33 SMs]".to_string()) && p.measured.is_empty());
         assert_eq!((p.memory_share(), h100.memory_share()), (0.25, 1.0));
         assert_eq!(
             p.partition(66).memory_share(),

@@ -1,23 +1,22 @@
-//! Finding a GPU by the names people and drivers use.
+//! Finding a GPU by the names people and drivers use: matched, never guessed.
 //!
-//! [`Catalog::resolve`] tries, in order, and stops at the first step with exactly one
-//! GPU: the exact name; an exact alias (e.g. the name the CUDA driver reports); the
-//! name or an alias ignoring case; the normalized name ([`normalize_name`]: letters
-//! and digits only, no leading brand word); and finally tokens, so that "4090",
-//! "a100 80gb", "rtx a4000" or "3060 laptop" work:
+//! [`Catalog::resolve`] accepts, in order, the first step with exactly one GPU: the
+//! exact name; an exact alias (e.g. the name the CUDA driver reports); the name or an
+//! alias ignoring case; the normalized name ([`normalize_name`]: letters and digits
+//! only, without a leading "NVIDIA", "GeForce" or "Tesla", words that never tell two
+//! GPUs apart). So "RTX 4090", "geforce_rtx_4070", "a100-sxm4-40gb" and "H200" (an
+//! alias) resolve; "Quadro" stays, since "Quadro RTX 6000" and "RTX 6000 Ada" are two
+//! boards.
 //!
-//! - a name is split into tokens at every change between letters and digits and at
-//!   every other character ("A100-SXM4-80GB" -> a 100 sxm 4 80 gb), and brand words
-//!   (nvidia, geforce, tesla, quadro, rtx, gtx) are dropped, except one that ends the
-//!   name after a model word ("TITAN RTX" -> titan rtx, so "TITAN" is ambiguous);
-//! - a GPU matches when all the query's tokens are among the tokens of its name or
-//!   of one alias;
-//! - among several matches, a GPU whose tokens equal the query's exactly wins over
-//!   longer names ("4090" is the desktop RTX 4090 even with a laptop 4090 listed).
-//!
-//! Otherwise [`Catalog::resolve_or_err`] reports the matching candidates, best first,
-//! or, when nothing matches, GPUs sharing a token with the query or differing from
-//! one of its model numbers in one digit; never unrelated ones.
+//! A name that only resembles a GPU resolves to none. [`Catalog::resolve_or_err`] then
+//! says why, in one line: every GPU whose name holds all of the query's words is listed
+//! as a candidate when there are several ("RTX 6000", "A100", "4090": use more of the
+//! name); otherwise the error lists close names: GPUs sharing a word with the query or
+//! differing from one of its model numbers in one digit ("Quadro RTX 5000" suggests the
+//! RTX A5000 and is not it), never unrelated ones. Words are split at every change
+//! between letters and digits and at every other character ("A100-SXM4-80GB" -> a 100
+//! sxm 4 80 gb), brand words (nvidia, geforce, tesla, quadro, rtx, gtx) aside, except
+//! one that ends the name after a model word ("TITAN RTX" -> titan rtx).
 
 use super::{Catalog, Gpu};
 use crate::error::{Error, Result};
@@ -28,7 +27,8 @@ const BRAND_WORDS: [&str; 6] = ["nvidia", "geforce", "tesla", "quadro", "rtx", "
 /// The most candidates an error lists.
 const MAX_CANDIDATES: usize = 8;
 
-/// Lower-case, keep letters and digits only, drop a leading vendor/brand word.
+/// Lower-case, keep letters and digits only, drop a leading "nvidia", "geforce" or
+/// "tesla" (never "quadro": it tells boards apart).
 pub fn normalize_name(name: &str) -> String {
     let mut s: String = name
         .chars()
@@ -37,7 +37,7 @@ pub fn normalize_name(name: &str) -> String {
         .collect();
     loop {
         let mut stripped = false;
-        for p in ["nvidia", "geforce", "tesla", "quadro"] {
+        for p in ["nvidia", "geforce", "tesla"] {
             if s.len() > p.len() && s.starts_with(p) {
                 s = s[p.len()..].to_string();
                 stripped = true;
@@ -141,9 +141,8 @@ enum Lookup<'a> {
 }
 
 impl Catalog {
-    /// Finds a GPU by exact name, alias, case-insensitive or normalized name, or by
-    /// tokens (see the module documentation). None when nothing matches or the
-    /// query matches several GPUs equally well.
+    /// Finds a GPU by exact name, alias, case-insensitive or normalized name (see the
+    /// module documentation). None when nothing matches exactly one GPU.
     pub fn resolve(&self, name: &str) -> Option<&Gpu> {
         match self.lookup(name) {
             Lookup::One(g) => Some(g),
@@ -151,8 +150,7 @@ impl Catalog {
         }
     }
 
-    /// Like [`Catalog::resolve`] without the token step: the spellings that can
-    /// only mean one GPU (used to recognise known GPUs in a user's file).
+    /// The spellings that can only mean one GPU: what [`Catalog::resolve`] accepts.
     pub fn resolve_exact(&self, name: &str) -> Option<&Gpu> {
         let q = name.trim();
         if q.is_empty() {
@@ -205,11 +203,10 @@ impl Catalog {
             })
             .collect();
         hits.sort_by(|(a, ga), (b, gb)| (!a.0, a.1, &ga.name).cmp(&(!b.0, b.1, &gb.name)));
-        let exact: Vec<&Gpu> = hits.iter().filter(|(m, _)| m.0).map(|(_, g)| *g).collect();
-        match (exact.len(), hits.len()) {
-            (1, _) => Lookup::One(exact[0]),
-            (_, 0) => Lookup::None,
-            (_, 1) => Lookup::One(hits[0].1),
+        // Words alone never pick a GPU: several candidates make the name ambiguous,
+        // one is only a close name.
+        match hits.len() {
+            0 | 1 => Lookup::None,
             _ => Lookup::Ambiguous(hits.into_iter().map(|(_, g)| g).collect()),
         }
     }
@@ -430,13 +427,12 @@ mod tests {
                 .unwrap_or_else(|e| panic!("{q}: {e}"))
         };
         for (q, expect) in [
-            ("4090", "NVIDIA GeForce RTX 4090"),
             ("rtx 4090", "NVIDIA GeForce RTX 4090"),
             ("RTX-4070", "NVIDIA GeForce RTX 4070"),
             ("geforce_rtx_4070", "NVIDIA GeForce RTX 4070"),
             ("rtx a4000", "NVIDIA RTX A4000"),
-            ("3060 laptop", "NVIDIA GeForce RTX 3060 Laptop GPU"),
-            ("3060", "NVIDIA GeForce RTX 3060"),
+            ("rtx 3060 laptop", "NVIDIA GeForce RTX 3060 Laptop GPU"),
+            ("RTX 3060", "NVIDIA GeForce RTX 3060"),
             ("a10", "NVIDIA A10"),
             ("a10g", "NVIDIA A10G"),
             ("h200", "NVIDIA H200 SXM 141GB"),
@@ -448,9 +444,10 @@ mod tests {
             ("k20", "NVIDIA Tesla K20m"),
             ("k20x", "NVIDIA Tesla K20X"),
             ("gtx titan x", "NVIDIA GeForce GTX TITAN X"),
-            ("2070 super", "NVIDIA GeForce RTX 2070 SUPER"),
-            ("2070", "NVIDIA GeForce RTX 2070"),
+            ("RTX 2070 super", "NVIDIA GeForce RTX 2070 SUPER"),
+            ("rtx 2070", "NVIDIA GeForce RTX 2070"),
             ("rtx 6000 ada", "NVIDIA RTX 6000 Ada Generation"),
+            ("quadro rtx 6000", "NVIDIA Quadro RTX 6000"),
             ("b300", "NVIDIA B300 SXM6 AC"),
             ("gb200", "NVIDIA GB200"),
         ] {
@@ -487,6 +484,28 @@ mod tests {
         assert!(
             v100.len() >= 4 && v100.iter().all(|n| n.contains("V100")),
             "{v100:?}"
+        );
+        // A name two boards share is theirs to tell apart, not ours to guess.
+        let rtx6000 = candidates("RTX 6000");
+        assert!(
+            rtx6000.contains(&"NVIDIA Quadro RTX 6000".to_string())
+                && rtx6000.contains(&"NVIDIA RTX 6000 Ada Generation".to_string())
+                && rtx6000.iter().all(|n| n.contains("6000")),
+            "{rtx6000:?}"
+        );
+        for q in ["4090", "2070", "3060 laptop"] {
+            assert!(c.resolve(q).is_none(), "{q} resolved");
+        }
+        // A name that only resembles a GPU is not that GPU.
+        for q in ["Quadro RTX 5000", "RTX 5000", "Tesla V100", "A100 80GB"] {
+            let e = c.resolve_or_err(q).unwrap_err().to_string();
+            assert!(c.resolve(q).is_none(), "{q} resolved");
+            assert!(!e.contains('\n'), "{e}");
+        }
+        let e = c.resolve_or_err("Quadro RTX 5000").unwrap_err().to_string();
+        assert!(
+            e.contains("unknown GPU 'Quadro RTX 5000'") && e.contains("RTX A5000"),
+            "{e}"
         );
         assert_eq!(
             candidates("rtx pro 6000"),

@@ -67,6 +67,9 @@ fn data_cmd(cmd: DataCommand, catalog: &Catalog) -> Result<()> {
         } => {
             let format = data::importers::Format::parse(&from)?;
             data::is_parquet_output(&path)?;
+            if let Some(name) = &gpu {
+                gpu_arg(catalog, "--gpu", name)?;
+            }
             claim_output(&path, &[&inputs, &workloads])?;
             let mut opts = data::importers::ImportOptions {
                 source,
@@ -139,7 +142,7 @@ fn data_cmd(cmd: DataCommand, catalog: &Catalog) -> Result<()> {
         } => {
             let (table, _) = load_noting(&paths, &Default::default(), catalog)?;
             let gpu = gpu
-                .map(|g| catalog.resolve_or_err(&g).map(|x| x.name.clone()))
+                .map(|g| gpu_arg(catalog, "--gpu", &g).map(|x| x.name.clone()))
                 .transpose()?;
             if let Some(g) = &gpu {
                 table.require_gpu("--gpu", g)?;
@@ -194,7 +197,7 @@ fn gpus_cmd(cmd: GpusCommand, catalog: &Catalog) -> Result<()> {
         GpusCommand::Show { name } => {
             let with_partition = catalog.for_partition_name(&name)?;
             let catalog = with_partition.as_ref().unwrap_or(catalog);
-            let g = catalog.resolve_or_err(&name)?;
+            let g = gpu_arg(catalog, "gpus show", &name)?;
             let text = toml::to_string_pretty(g).map_err(|e| Error::msg(e.to_string()))?;
             let limits = toml::to_string_pretty(&catalog.limits(g)?)
                 .map_err(|e| Error::msg(e.to_string()))?;
@@ -475,11 +478,22 @@ fn target_and_source(
     target: &str,
     source: Option<&str>,
 ) -> Result<(String, Option<String>)> {
-    let target = catalog.resolve_or_err(target)?.name.clone();
+    let target = gpu_arg(catalog, "--target", target)?.name.clone();
     let source = source
-        .map(|s| catalog.resolve_or_err(s).map(|g| g.name.clone()))
+        .map(|s| gpu_arg(catalog, "--source", s).map(|g| g.name.clone()))
         .transpose()?;
     Ok((target, source))
+}
+
+/// The GPU an argument names (exactly: see `gpucast::catalog::names`); a name that
+/// matches none or several is a usage error naming the argument.
+fn gpu_arg<'c>(catalog: &'c Catalog, flag: &str, name: &str) -> Result<&'c gpucast::catalog::Gpu> {
+    catalog.resolve(name).ok_or_else(|| {
+        Error::usage(format!(
+            "{flag}: unknown GPU '{name}': {}",
+            catalog.unresolved_hint(name)
+        ))
+    })
 }
 
 /// Whether [`predictions`] also checks how the model's picks did on the data's own
@@ -575,12 +589,7 @@ fn predictions(
 /// file's).
 fn import_options(gpu: Option<&str>, catalog: &Catalog) -> Result<data::importers::ImportOptions> {
     if let Some(name) = gpu {
-        if catalog.resolve(name).is_none() {
-            return Err(Error::usage(format!(
-                "--gpu '{name}': unknown GPU: {}",
-                catalog.unresolved_hint(name)
-            )));
-        }
+        gpu_arg(catalog, "--gpu", name)?;
     }
     Ok(data::importers::ImportOptions {
         gpu: gpu.map(String::from),

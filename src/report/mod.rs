@@ -38,6 +38,10 @@ fn csv_cell(s: &str) -> String {
     }
 }
 
+/// The most characters a cell shows in a terminal table ([`Table::to_text`]); CSV,
+/// JSON and Markdown keep every cell whole.
+pub const MAX_TEXT_CELL_CHARS: usize = 200;
+
 impl Table {
     pub fn new(headers: &[&str]) -> Table {
         Table {
@@ -93,13 +97,14 @@ impl Table {
         for r in &self.rows {
             for (i, c) in r.iter().enumerate() {
                 if i < w.len() {
-                    w[i] = w[i].max(c.chars().count());
+                    w[i] = w[i].max(c.chars().count().min(MAX_TEXT_CELL_CHARS));
                 }
             }
         }
         w
     }
-    /// Aligned plain text (numbers right-aligned, text left-aligned).
+    /// Aligned plain text (numbers right-aligned, text left-aligned); a cell longer
+    /// than [`MAX_TEXT_CELL_CHARS`] is cut there, the last character an ellipsis.
     pub fn to_text(&self) -> String {
         let w = self.widths();
         let fmt_row = |cells: &[String]| {
@@ -107,11 +112,19 @@ impl Table {
                 .iter()
                 .enumerate()
                 .map(|(i, c)| {
+                    let width = w.get(i).copied().unwrap_or(0);
+                    let n = c.chars().count();
+                    let cell = if n > MAX_TEXT_CELL_CHARS {
+                        c.chars().take(MAX_TEXT_CELL_CHARS - 1).collect::<String>() + "…"
+                    } else {
+                        c.clone()
+                    };
+                    let pad = " ".repeat(width.saturating_sub(n.min(MAX_TEXT_CELL_CHARS)));
                     let numeric = c.parse::<f64>().is_ok() || c.ends_with('%');
                     if numeric {
-                        format!("{c:>width$}", width = w[i])
+                        pad + &cell
                     } else {
-                        format!("{c:<width$}", width = w[i])
+                        cell + &pad
                     }
                 })
                 .collect::<Vec<_>>()
