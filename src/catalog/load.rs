@@ -899,7 +899,7 @@ mod tests {
     /// A minimal SYNTHETIC GPU entry for loader tests.
     fn one(name: &str, cc: &str, sms: u32) -> String {
         format!(
-            "[[gpu]]\nname = \"{name}\"\nvendor = \"NVIDIA\"\narch = \"A\"\ncompute_capability = \"{cc}\"\nsm_count = {sms}\nboost_clock_mhz = 1.0\nfp32_gflops = 1.0\nmem_bandwidth_gbs = 1.0\nl2_bytes = 1\nregs_per_sm = 65536\nmax_threads_per_sm = 1536\nmax_blocks_per_sm = 16\nsmem_per_sm = 102400\nwarp_size = 32\n"
+            "[[gpu]]\nname = \"{name}\"\nvendor = \"NVIDIA\"\narch = \"A\"\ncompute_capability = \"{cc}\"\nsm_count = {sms}\nboost_clock_mhz = 1000.0\nfp32_gflops = 1000.0\nmem_bandwidth_gbs = 1.0\nl2_bytes = 1024\nregs_per_sm = 65536\nmax_threads_per_sm = 1536\nmax_blocks_per_sm = 16\nsmem_per_sm = 102400\nwarp_size = 32\n"
         )
     }
 
@@ -1001,7 +1001,7 @@ mod tests {
         let text = format!(
             "{}\n{}",
             one("A", "8.6", 1),
-            one("B", "8.6", 1).replace("l2_bytes = 1\n", "  l2_bytes = -1\n")
+            one("B", "8.6", 1).replace("l2_bytes = 1024\n", "  l2_bytes = -1\n")
         );
         assert_eq!(
             load_err(&text),
