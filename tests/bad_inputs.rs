@@ -670,7 +670,7 @@ fn cache_entry(key: &str, fields: &str) -> String {
 
 /// The parameter fields of key 15,15,32,8,2,1,0,0 with `name` set to `value`.
 fn conv_fields(name: &str, value: &str) -> String {
-    let mut f = vec![
+    let mut f = [
         ("filter_width", "15"),
         ("filter_height", "15"),
         ("block_size_x", "32"),
