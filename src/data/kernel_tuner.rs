@@ -923,4 +923,65 @@ mod tests {
         assert_eq!(imp.report.files[0].rows, 2);
         assert!(imp.report.files[0].notes[0].contains("not closed"));
     }
+
+    /// Repeated keys are found at any depth, by their decoded text, and only within
+    /// one object: the same key in two objects, or a key's text as a value, is fine.
+    #[test]
+    fn repeated_keys_in_one_object() {
+        let found = repeated_key;
+        assert_eq!(
+            found(r#"{"a": 1, "b": {"a": 2}, "c": [{"a": 3}, {"a": 4}]}"#),
+            None
+        );
+        assert_eq!(
+            found(r#"{"a": "a", "b": ["a", "a"], "s": "{\"a\": 1, \"a\": 2}"}"#),
+            None
+        );
+        assert_eq!(found(r#"{"a": 1, "a": 2}"#), Some((9, 1, "\"a\"".into())));
+        assert_eq!(
+            found(r#"{"x": [{"k": {"t": 1, "u": 2, "t": 3}}]}"#),
+            Some((30, 14, "\"t\"".into()))
+        );
+        assert_eq!(
+            found(r#"{"time": 1, "\u0074ime": 2}"#),
+            Some((12, 1, "\"\\u0074ime\"".into()))
+        );
+        // linear: a cache of 200k distinct entries is scanned in one pass
+        let big: String = (0..200_000)
+            .map(|i| format!("\"{i},1\": {{\"time\": 1.0}}"))
+            .collect::<Vec<_>>()
+            .join(",");
+        assert_eq!(found(&format!("{{\"cache\": {{{big}}}}}")), None);
+    }
+
+    /// A key's field and the entry's own value must agree; numbers compare as
+    /// numbers, integers beyond 2^53 by their digits.
+    #[test]
+    fn key_fields_against_entry_values() {
+        let names = vec!["a".to_string(), "b".to_string()];
+        let entry = |j: &str| serde_json::from_str::<Map<String, Value>>(j).unwrap();
+        let none = |_: &str| None;
+        assert!(entry_params(&entry(r#"{"a": 32, "b": "x"}"#), "32.0,x", &names, none).is_ok());
+        assert!(entry_params(&entry(r#"{"a": true}"#), "True,1", &names, none).is_ok());
+        let e = entry_params(&entry(r#"{"a": 64}"#), "32,1", &names, none).unwrap_err();
+        assert_eq!(
+            e,
+            "the key says a=32 (field 1 of the key) but the entry's 'a' is 64"
+        );
+        let e = entry_params(
+            &entry(r#"{"b": 9007199254740992}"#),
+            "1,9007199254740993",
+            &names,
+            none,
+        )
+        .unwrap_err();
+        assert!(
+            e.ends_with(
+                "b=9007199254740993 (field 2 of the key) but the entry's 'b' is 9007199254740992"
+            ),
+            "{e}"
+        );
+        // a key of another shape (values holding commas) is not compared
+        assert!(entry_params(&entry(r#"{"a": 1, "b": 2}"#), "(1,2),3,4", &names, none).is_ok());
+    }
 }

@@ -241,4 +241,20 @@ mod tests {
             "x=0.30000000000000004"
         );
     }
+
+    /// An integer keeps its digits (through f64, 2^53 + 1 became 2^53) and reads
+    /// as the same number however it is written.
+    #[test]
+    fn integers_keep_their_digits() {
+        assert_eq!(
+            canonical_config("n=9007199254740993").unwrap(),
+            "n=9007199254740993"
+        );
+        assert_eq!(canonical_config("n=007,m=+5,k=-0").unwrap(), "k=0,m=5,n=7");
+        assert_eq!(canonical_config("n=-12").unwrap(), "n=-12");
+        assert_eq!(
+            canonical_config("n=7.0").unwrap(),
+            canonical_config("n=7").unwrap()
+        );
+    }
 }
