@@ -3,6 +3,10 @@
 //! scoring, see [`is_excluded`]) and [`Run::warnings`]. Validation sets them once;
 //! the `flags` column is their serialized form.
 //!
+//! Errors beyond a cell's own value: a `precision` with no peak; a file whose times
+//! are far from the roofline by a unit's factor (see `check_time_unit`); a launch
+//! its GPU cannot make; a duplicate (GPU, kernel, config, source).
+//!
 //! Exclusions (physically implausible measurements, or not of the whole GPU):
 //! - SM partition: the row ran on fewer SMs than the GPU has (`sm_count`, a CUDA
 //!   green context); such rows are a partition-scaling table, not the GPU's own, and
