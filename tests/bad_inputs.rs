@@ -729,6 +729,30 @@ fn first_leaf(nodes: &serde_json::Value, is_leaf: impl Fn(&serde_json::Value) ->
         .expect("a leaf")
 }
 
+/// An Nsight Compute raw-page CSV (every cell quoted) without the column `name`.
+fn drop_ncu_column(csv: &[u8], name: &str) -> String {
+    let text = String::from_utf8(csv.to_vec()).expect("utf-8 fixture");
+    let rows: Vec<Vec<&str>> = text
+        .lines()
+        .map(|l| {
+            let inner = l.strip_prefix('"').and_then(|l| l.strip_suffix('"'));
+            inner.expect("quoted cells").split("\",\"").collect()
+        })
+        .collect();
+    let at = rows[0].iter().position(|c| *c == name).expect("the column");
+    rows.iter()
+        .map(|r| {
+            let kept: Vec<&str> = r
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| *i != at)
+                .map(|(_, c)| *c)
+                .collect();
+            format!("\"{}\"\n", kept.join("\",\""))
+        })
+        .collect()
+}
+
 /// Values that cannot be right: units, precisions, caches, profiles, catalogs, models.
 fn plausibility_cases() -> Vec<Case> {
     use Expect::*;
@@ -860,7 +884,15 @@ fn plausibility_cases() -> Vec<Case> {
         Case::err("ncu export as a Blackwell of another compute capability", 1, "of compute capability 10.0", &ncu_import("B200")),
         Case::new("ncu export as its own GPU", Stderr("o.csv"), &ncu_import("RTX 5090")).changes("o.csv"),
         Case::new("ncu export as another GPU of its compute capability", Stderr("o.csv"), &ncu_import("RTX 5080")).changes("o.csv"),
+        Case::err("raw ncu export of compute capability 6.1 as an RTX 2080 Ti", 1, "n.csv: line 3: the export's compute capability is 6.1, but --gpu 'RTX 2080 Ti' is NVIDIA GeForce RTX 2080 Ti of compute capability 7.5", &["data", "import", "--from", "ncu", "--gpu", "RTX 2080 Ti", "{dir}/n.csv", "-o", "{dir}/o.csv"])
+            .with("n.csv", drop_ncu_column(&fixture("ncu/gtx1080_vectoradd_legacy_names.csv"), "device__attribute_display_name"))
+            .no_file("o.csv"),
+        Case::new("raw ncu export as its own GPU", Stderr("o.csv"), &["data", "import", "--from", "ncu", "--gpu", "GTX 1080", "{dir}/n.csv", "-o", "{dir}/o.csv"])
+            .with("n.csv", drop_ncu_column(&fixture("ncu/gtx1080_vectoradd_legacy_names.csv"), "device__attribute_display_name"))
+            .changes("o.csv"),
         // ---- catalog figures outside physical ranges ----
+        catalog("FP32 rate inf", gpu_entry("Future", "8.6", "10", "100.0").replace("fp32_gflops = 1000.0", "fp32_gflops = inf"), 1, "c.toml:8:1: [[gpu]] #1 'Future': fp32_gflops must be a positive number, got inf"),
+        catalog("sustained FP32 NaN", entry("sustained_fp32_gflops = nan\n"), 1, "sustained_fp32_gflops must be a positive number, got NaN"),
         catalog("bandwidth 1e308", gpu_entry("Future", "8.6", "10", "1e308"), 1, "c.toml:9:1: [[gpu]] #1 'Future': mem_bandwidth_gbs 1e308 is outside 1..100000 GB/s"),
         catalog("bandwidth 1e-300", gpu_entry("Future", "8.6", "10", "1e-300"), 1, "c.toml:9:1: [[gpu]] #1 'Future': mem_bandwidth_gbs 1e-300 is outside 1..100000 GB/s"),
         catalog("bandwidth in TB/s", gpu_entry("Future", "8.6", "10", "0.9"), 1, "mem_bandwidth_gbs 0.9 is outside 1..100000 GB/s"),
