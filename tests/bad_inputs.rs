@@ -861,9 +861,323 @@ fn gpu_name_cases() -> Vec<Case> {
     ]
 }
 
+/// SYNTHETIC saxpy rows on `gpu` (peak bandwidth `bw_gbs`): `n` sizes from 2^22
+/// elements up (12 bytes per element, 0.08 to 10 ms of roofline time on a TITAN V),
+/// each `ratio` x its roofline time, the time then multiplied by `unit` (1e3 writes
+/// microseconds into `time_ms`).
+fn saxpy_rows(gpu: &str, bw_gbs: f64, n: usize, ratio: f64, unit: f64) -> Vec<String> {
+    (0..n)
+        .map(|k| {
+            let elems = (1u64 << 22) << (k % 8) | (k / 8) as u64;
+            let bytes = 12 * elems;
+            let roof_ms = bytes as f64 / (bw_gbs * 1e9) * 1e3;
+            format!(
+                "{gpu},saxpy,N={elems},{},{},{bytes}",
+                roof_ms * ratio * unit,
+                2 * elems
+            )
+        })
+        .collect()
+}
+
+/// [`runs`] of owned rows.
+fn runs_of(rows: &[String]) -> String {
+    runs(&rows.iter().map(String::as_str).collect::<Vec<_>>())
+}
+
+/// A one-entry Kernel Tuner cache (SYNTHETIC) of the convolution whose entry repeats
+/// its parameters as fields: `fields` replaces the entry's parameter fields.
+fn cache_entry(key: &str, fields: &str) -> String {
+    format!(
+        "{{\"device_name\": \"Tesla V100-PCIE-32GB\", \"kernel_name\": \"convolution_kernel\",\n \"tune_params_keys\": [\"filter_width\", \"filter_height\", \"block_size_x\", \"block_size_y\", \"tile_size_x\", \"tile_size_y\", \"use_padding\", \"read_only\"],\n \"cache\": {{\"{key}\": {{{fields}, \"time\": 2.0}}}}}}\n"
+    )
+}
+
+/// The parameter fields of key 15,15,32,8,2,1,0,0 with `name` set to `value`.
+fn conv_fields(name: &str, value: &str) -> String {
+    let mut f = [
+        ("filter_width", "15"),
+        ("filter_height", "15"),
+        ("block_size_x", "32"),
+        ("block_size_y", "8"),
+        ("tile_size_x", "2"),
+        ("tile_size_y", "1"),
+        ("use_padding", "0"),
+        ("read_only", "0"),
+    ];
+    for p in f.iter_mut() {
+        if p.0 == name {
+            p.1 = value;
+        }
+    }
+    f.iter()
+        .map(|(k, v)| format!("\"{k}\": {v}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A Kernel Tuner cache (SYNTHETIC) of an unknown kernel with one parameter `n` and
+/// the given cache body (work from its GB/s).
+fn one_param_cache(body: &str) -> String {
+    format!(
+        "{{\"device_name\": \"Tesla V100-PCIE-32GB\", \"kernel_name\": \"k\", \"tune_params_keys\": [\"n\"],\n \"cache\": {{{body}}}}}\n"
+    )
+}
+
+/// A saved hybrid model (SYNTHETIC) whose residual is a `kind` regressor fitted on
+/// made-up pairs, its fitted form edited by `edit` (the regressor's own object).
+fn model_with_residual(kind: &str, edit: impl FnOnce(&mut serde_json::Value)) -> String {
+    use gpucast::models::regressors::{make, RegressorKind};
+    let width = gpucast::features::vectors::PAIR_NAMES.len();
+    let rows = 60;
+    let x = ndarray::Array2::from_shape_fn((rows, width), |(i, j)| ((i * 7 + j * 3) % 11) as f64);
+    let y = ndarray::Array1::from_shape_fn(rows, |i| 0.05 * x[[i, 0]] - 0.25 + 0.01 * x[[i, 1]]);
+    let k = RegressorKind::parse(kind).expect("a regressor");
+    let fitted = make(k, 1).fit(&x, &y).expect("fit");
+    let mut r = serde_json::to_value(&fitted).expect("serialize");
+    edit(&mut r[kind]);
+    model_json(|v| {
+        v["regressor"] = kind.into();
+        v["residual"] = r;
+        v["correction_share"] = 0.5.into();
+        v["pairs"] = 60.into();
+    })
+}
+
+/// The index of the first leaf among a serialized tree's `nodes`.
+fn first_leaf(nodes: &serde_json::Value, is_leaf: impl Fn(&serde_json::Value) -> bool) -> usize {
+    nodes
+        .as_array()
+        .expect("nodes")
+        .iter()
+        .position(is_leaf)
+        .expect("a leaf")
+}
+
+/// An Nsight Compute raw-page CSV (every cell quoted) without the column `name`.
+fn drop_ncu_column(csv: &[u8], name: &str) -> String {
+    let text = String::from_utf8(csv.to_vec()).expect("utf-8 fixture");
+    let rows: Vec<Vec<&str>> = text
+        .lines()
+        .map(|l| {
+            let inner = l.strip_prefix('"').and_then(|l| l.strip_suffix('"'));
+            inner.expect("quoted cells").split("\",\"").collect()
+        })
+        .collect();
+    let at = rows[0].iter().position(|c| *c == name).expect("the column");
+    rows.iter()
+        .map(|r| {
+            let kept: Vec<&str> = r
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| *i != at)
+                .map(|(_, c)| *c)
+                .collect();
+            format!("\"{}\"\n", kept.join("\",\""))
+        })
+        .collect()
+}
+
 /// Values that cannot be right: units, precisions, caches, profiles, catalogs, models.
 fn plausibility_cases() -> Vec<Case> {
-    vec![]
+    use Expect::*;
+    const TITAN_BW: f64 = 652.8;
+    const RTX_BW: f64 = 616.0;
+    let with_precision = |p: &str| format!("{HEADER},precision\n{ROW_TITAN},{p}\n");
+    let ncu_import = |gpu: &'static str| -> Vec<&'static str> {
+        vec![
+            "data",
+            "import",
+            "--from",
+            "ncu",
+            "--gpu",
+            gpu,
+            "{fx}/ncu/rtx5090_kernel_0003.csv",
+            "-o",
+            "{dir}/o.csv",
+        ]
+    };
+    let entry = |extra: &str| format!("{}{extra}", gpu_entry("Future", "8.6", "10", "100.0"));
+    let with_arch = |arch: &str, cc: &str| {
+        gpu_entry("Future", cc, "10", "100.0")
+            .replace("arch = \"A\"", &format!("arch = \"{arch}\""))
+    };
+    let forest_leaf = |n: &serde_json::Value| first_leaf(n, |x| x["f"].as_u64() == Some(u64::MAX));
+    let gbm_leaf = |n: &serde_json::Value| first_leaf(n, |x| x["is_leaf"] == true);
+    let tree_leaf = |n: &serde_json::Value| first_leaf(n, |x| x["true_child"].is_null());
+    let us_rows = saxpy_rows("NVIDIA TITAN V", TITAN_BW, 12, 1.3, 1e3);
+    let ms_rows = saxpy_rows("NVIDIA TITAN V", TITAN_BW, 12, 1.3, 1.0);
+
+    vec![
+        // ---- precisions: a label with no peak is an error, not the fp32 peak ----
+        validate("precision fp46", with_precision("fp46"), Error(1, "a.csv:2: column 'precision': unknown precision 'fp46' (known: fp64, fp32, tf32, fp16, bf16")),
+        validate("precision float64", with_precision("float64"), Error(1, "a.csv:2: column 'precision': unknown precision 'float64'")),
+        validate("precision int4", with_precision("int4"), Error(1, "a.csv:2: column 'precision': unknown precision 'int4'")),
+        validate("precision tensor_fp46", with_precision("tensor_fp46"), Error(1, "a.csv:2: column 'precision': unknown precision 'tensor_fp46'")),
+        validate("precision with a space", with_precision("fp 32"), Error(1, "a.csv:2: column 'precision': unknown precision 'fp 32'")),
+        validate(
+            "unknown precision on line 3",
+            format!("{HEADER},precision\n{ROW_TITAN},fp32\n{ROW_2080},fp33\n"),
+            Error(1, "a.csv:3: column 'precision': unknown precision 'fp33'"),
+        ),
+        validate("precision FP16 in capitals", with_precision("FP16"), Stdout("1 rows in 1 file(s)")),
+        validate("precision fp8_e4m3", with_precision("fp8_e4m3"), Stdout("1 rows in 1 file(s)")),
+        validate("precision tensor_tf32", with_precision("tensor_tf32"), Stdout("1 rows in 1 file(s)")),
+        validate("precision unknown (an Nsight Compute import's)", with_precision("unknown"), Stdout("1 rows in 1 file(s)")),
+        // ---- time units: a file's times that are microseconds, or seconds ----
+        validate(
+            "times in microseconds",
+            runs_of(&us_rows),
+            Error(1, "a.csv: column 'time_ms': times are a median 1300x the roofline time of their work on NVIDIA TITAN V (12 rows with at least 50 us of it): they look like microseconds, not milliseconds"),
+        ),
+        validate(
+            "times in seconds",
+            runs_of(&saxpy_rows("NVIDIA TITAN V", TITAN_BW, 12, 1.3, 1e-3)),
+            Error(1, "a.csv: column 'time_ms': times are a median 1/769 of the roofline time of their work on NVIDIA TITAN V (12 rows with at least 50 us of it): they look like seconds, not milliseconds"),
+        ),
+        validate(
+            "times in microseconds for one GPU of two",
+            runs_of(&[ms_rows.clone(), saxpy_rows("NVIDIA GeForce RTX 2080 Ti", RTX_BW, 10, 2.0, 1e3)].concat()),
+            Error(1, "a.csv: column 'time_ms': times are a median 2000x the roofline time of their work on NVIDIA GeForce RTX 2080 Ti (10 rows"),
+        ),
+        Case::err("times in microseconds in the second file", 1, "b.csv: column 'time_ms': times are a median 1300x", &["data", "validate", "{dir}/a.csv", "{dir}/b.csv"])
+            .with("a.csv", runs_of(&ms_rows))
+            .with("b.csv", runs_of(&saxpy_rows("NVIDIA TITAN V", TITAN_BW, 12, 1.3, 1e3).iter().map(|r| r.replace("saxpy", "saxpy_b")).collect::<Vec<_>>())),
+        Case::err("times in microseconds, imported with --validate", 1, "a.csv: column 'time_ms': times are a median 1300x", &["data", "import", "--validate", "{dir}/a.csv", "-o", "{dir}/x.csv"])
+            .with("a.csv", runs_of(&us_rows))
+            .no_file("x.csv"),
+        Case::err("times in microseconds, predicted from", 1, "a.csv: column 'time_ms': times are a median 1300x", &["predict", "--runs", "{dir}/a.csv", "--target", "RTX 2080 Ti"])
+            .with("a.csv", runs_of(&us_rows)),
+        validate(
+            "microseconds among small kernels",
+            runs_of(&[us_rows.clone(), (0..20).map(|k| format!("NVIDIA TITAN V,tiny,N={},0.005,{},{}", 1024 + k, 2 * (1024 + k), 12 * (1024 + k))).collect()].concat()),
+            Error(1, "look like microseconds, not milliseconds"),
+        ),
+        validate("milliseconds near the roofline", runs_of(&ms_rows), Stdout("12 rows in 1 file(s)")),
+        validate(
+            "small kernels on the launch floor, 100-1000x their roofline",
+            runs_of(&(0..20).map(|k| format!("NVIDIA TITAN V,tiny,N={},0.005,{},{}", 1024 * (k + 1), 2 * 1024 * (k + 1), 12 * 1024 * (k + 1))).collect::<Vec<_>>()),
+            Stdout("20 rows in 1 file(s)"),
+        ),
+        validate("slow but plausible: 100x the roofline", runs_of(&saxpy_rows("NVIDIA TITAN V", TITAN_BW, 12, 100.0, 1.0)), Stdout("12 rows in 1 file(s)")),
+        validate("too few rows to judge a unit", runs_of(&saxpy_rows("NVIDIA TITAN V", TITAN_BW, 7, 1.3, 1e3)), Stdout("7 rows in 1 file(s)")),
+        // ---- Kernel Tuner caches: key against entry, repeated keys ----
+        Case::err(
+            "cache key disagrees with its entry",
+            1,
+            "c.json: line 3, column 12: cache entry '15,15,32,8,2,1,0,0': the key says block_size_x=32 (field 3 of the key) but the entry's 'block_size_x' is 64",
+            &["data", "validate", "{dir}/c.json"],
+        )
+        .with("c.json", cache_entry("15,15,32,8,2,1,0,0", &conv_fields("block_size_x", "64"))),
+        Case::err("cache entry value as written", 1, "the key says tile_size_x=2 (field 5 of the key) but the entry's 'tile_size_x' is 2.50", &["data", "validate", "{dir}/c.json"])
+            .with("c.json", cache_entry("15,15,32,8,2,1,0,0", &conv_fields("tile_size_x", "2.50"))),
+        Case::err("cache entry with a text value", 1, "the key says read_only=0 (field 8 of the key) but the entry's 'read_only' is \"yes\"", &["data", "validate", "{dir}/c.json"])
+            .with("c.json", cache_entry("15,15,32,8,2,1,0,0", &conv_fields("read_only", "\"yes\""))),
+        Case::err("cache key disagrees, imported", 1, "cache entry '15,15,32,8,2,1,0,0': the key says filter_width=15", &["data", "import", "{dir}/c.json", "-o", "{dir}/x.csv"])
+            .with("c.json", cache_entry("15,15,32,8,2,1,0,0", &conv_fields("filter_width", "7")))
+            .no_file("x.csv"),
+        Case::err(
+            "cache key and entry beyond 2^53",
+            1,
+            "the key says n=9007199254740993 (field 1 of the key) but the entry's 'n' is 9007199254740992",
+            &["data", "validate", "{dir}/c.json"],
+        )
+        .with("c.json", one_param_cache("\"9007199254740993\": {\"n\": 9007199254740992, \"time\": 1.0, \"GB/s\": 10}")),
+        Case::new("cache entry repeating its key", Stdout("1 rows in 1 file(s)"), &["data", "validate", "{dir}/c.json"])
+            .with("c.json", cache_entry("15,15,32,8,2,1,0,0", &conv_fields("tile_size_x", "2.0"))),
+        Case::new("cache configurations beyond 2^53 stay apart", Stdout("2 rows in 1 file(s)"), &["data", "validate", "{dir}/c.json"])
+            .with("c.json", one_param_cache("\"9007199254740993\": {\"time\": 1.0, \"GB/s\": 10}, \"9007199254740992\": {\"time\": 1.0, \"GB/s\": 10}")),
+        Case::err("cache configuration twice", 1, "c.json: line 5, column 12: key \"15,15,32,8,2,1,0,0\" appears twice in one object (first at line 3, column 12)", &["data", "validate", "{dir}/c.json"])
+            .with("c.json", CACHE_WITH_FAILURES.replace("\"15,15,32,8,4,1,0,0\": {\"time\": -1.0}", "\"15,15,32,8,2,1,0,0\": {\"time\": 3.0}")),
+        Case::err("cache configuration beyond 2^53 twice", 1, "key \"9007199254740993\" appears twice in one object", &["data", "validate", "{dir}/c.json"])
+            .with("c.json", one_param_cache("\"9007199254740993\": {\"time\": 1.0, \"GB/s\": 10}, \"9007199254740993\": {\"time\": 2.0, \"GB/s\": 10}")),
+        Case::err("cache entry with its time twice", 1, "c.json: line 3, column 48: key \"time\" appears twice in one object (first at line 3, column 35)", &["data", "validate", "{dir}/c.json"])
+            .with("c.json", CACHE_WITH_FAILURES.replace("{\"time\": 2.0}", "{\"time\": 2.0, \"time\": 0.5}")),
+        Case::err("cache with device_name twice", 1, "c.json: line 1, column 41: key \"device_name\" appears twice in one object (first at line 1, column 2)", &["data", "validate", "{dir}/c.json"])
+            .with("c.json", CACHE_WITH_FAILURES.replacen("\"kernel_name\"", "\"device_name\": \"Tesla V100-PCIE-32GB\", \"kernel_name\"", 1)),
+        Case::err("cache key repeated by an escape", 1, "key \"\\u0074ime\" appears twice in one object", &["data", "validate", "{dir}/c.json"])
+            .with("c.json", CACHE_WITH_FAILURES.replace("{\"time\": 2.0}", "{\"time\": 2.0, \"\\u0074ime\": 0.5}")),
+        Case::err("cache configuration twice, imported", 1, "appears twice in one object", &["data", "import", "{dir}/c.json", "-o", "{dir}/x.csv"])
+            .with("c.json", CACHE_WITH_FAILURES.replace("\"15,15,32,8,4,1,0,0\": {\"time\": -1.0}", "\"15,15,32,8,2,1,0,0\": {\"time\": 3.0}"))
+            .no_file("x.csv"),
+        Case::new("one key in many objects", Stdout("1 rows in 1 file(s)"), &["data", "validate", "{dir}/c.json"])
+            .with("c.json", CACHE_WITH_FAILURES.replace("{\"time\": 2.0}", "{\"time\": 2.0, \"meta\": {\"time\": 1, \"x\": [{\"time\": 1}, {\"time\": 2}]}}")),
+        // ---- Nsight Compute: the export's compute capability against --gpu ----
+        Case::err("ncu export of compute capability 12.0 as a TITAN V", 1, "rtx5090_kernel_0003.csv: line 2: the export's compute capability is 12.0, but --gpu 'TITAN V' is NVIDIA TITAN V of compute capability 7.0", &ncu_import("TITAN V")).no_file("o.csv"),
+        Case::err("ncu export as an H100", 1, "the export's compute capability is 12.0, but --gpu 'H100 SXM5 80GB' is NVIDIA H100 SXM5 80GB of compute capability 9.0", &ncu_import("H100 SXM5 80GB")),
+        Case::err("ncu export as an A100", 1, "but --gpu 'A100 SXM4 80GB' is NVIDIA A100 SXM4 80GB of compute capability 8.0 (the catalog's GPUs of compute capability 12.0: ", &ncu_import("A100 SXM4 80GB")),
+        Case::err("ncu export as a Blackwell of another compute capability", 1, "of compute capability 10.0", &ncu_import("B200")),
+        Case::new("ncu export as its own GPU", Stderr("o.csv"), &ncu_import("RTX 5090")).changes("o.csv"),
+        Case::new("ncu export as another GPU of its compute capability", Stderr("o.csv"), &ncu_import("RTX 5080")).changes("o.csv"),
+        Case::err("raw ncu export of compute capability 6.1 as an RTX 2080 Ti", 1, "n.csv: line 3: the export's compute capability is 6.1, but --gpu 'RTX 2080 Ti' is NVIDIA GeForce RTX 2080 Ti of compute capability 7.5", &["data", "import", "--from", "ncu", "--gpu", "RTX 2080 Ti", "{dir}/n.csv", "-o", "{dir}/o.csv"])
+            .with("n.csv", drop_ncu_column(&fixture("ncu/gtx1080_vectoradd_legacy_names.csv"), "device__attribute_display_name"))
+            .no_file("o.csv"),
+        Case::new("raw ncu export as its own GPU", Stderr("o.csv"), &["data", "import", "--from", "ncu", "--gpu", "GTX 1080", "{dir}/n.csv", "-o", "{dir}/o.csv"])
+            .with("n.csv", drop_ncu_column(&fixture("ncu/gtx1080_vectoradd_legacy_names.csv"), "device__attribute_display_name"))
+            .changes("o.csv"),
+        // ---- catalog figures outside physical ranges ----
+        catalog("FP32 rate inf", gpu_entry("Future", "8.6", "10", "100.0").replace("fp32_gflops = 1000.0", "fp32_gflops = inf"), 1, "c.toml:8:1: [[gpu]] #1 'Future': fp32_gflops must be a positive number, got inf"),
+        catalog("sustained FP32 NaN", entry("sustained_fp32_gflops = nan\n"), 1, "sustained_fp32_gflops must be a positive number, got NaN"),
+        catalog("bandwidth 1e308", gpu_entry("Future", "8.6", "10", "1e308"), 1, "c.toml:9:1: [[gpu]] #1 'Future': mem_bandwidth_gbs 1e308 is outside 1..100000 GB/s"),
+        catalog("bandwidth 1e-300", gpu_entry("Future", "8.6", "10", "1e-300"), 1, "c.toml:9:1: [[gpu]] #1 'Future': mem_bandwidth_gbs 1e-300 is outside 1..100000 GB/s"),
+        catalog("bandwidth in TB/s", gpu_entry("Future", "8.6", "10", "0.9"), 1, "mem_bandwidth_gbs 0.9 is outside 1..100000 GB/s"),
+        catalog("bandwidth in B/s", gpu_entry("Future", "8.6", "10", "9e11"), 1, "mem_bandwidth_gbs 900000000000 is outside 1..100000 GB/s"),
+        catalog("FP32 rate far above physical", gpu_entry("Future", "8.6", "10", "100.0").replace("fp32_gflops = 1000.0", "fp32_gflops = 1e12"), 1, "c.toml:8:1: [[gpu]] #1 'Future': fp32_gflops 1000000000000 is outside 1..10000000 GFLOP/s"),
+        catalog("FP32 rate in TFLOP/s below 1", gpu_entry("Future", "8.6", "10", "100.0").replace("fp32_gflops = 1000.0", "fp32_gflops = 0.5"), 1, "fp32_gflops 0.5 is outside 1..10000000 GFLOP/s"),
+        catalog("clock in Hz", gpu_entry("Future", "8.6", "10", "100.0").replace("boost_clock_mhz = 1000.0", "boost_clock_mhz = 1.5e9"), 1, "c.toml:7:1: [[gpu]] #1 'Future': boost_clock_mhz 1500000000 is outside 100..5000 MHz"),
+        catalog("clock in GHz", gpu_entry("Future", "8.6", "10", "100.0").replace("boost_clock_mhz = 1000.0", "boost_clock_mhz = 1.5"), 1, "boost_clock_mhz 1.5 is outside 100..5000 MHz"),
+        catalog("5000 SMs", gpu_entry("Future", "8.6", "5000", "100.0"), 1, "c.toml:6:1: [[gpu]] #1 'Future': sm_count 5000 is outside 1..1024 SMs"),
+        catalog("L2 of 100 bytes", gpu_entry("Future", "8.6", "10", "100.0").replace("l2_bytes = 1048576", "l2_bytes = 100"), 1, "c.toml:10:1: [[gpu]] #1 'Future': l2_bytes 100 is outside 1024..1073741824 bytes"),
+        catalog("L2 of a terabyte", gpu_entry("Future", "8.6", "10", "100.0").replace("l2_bytes = 1048576", "l2_bytes = 1000000000000"), 1, "l2_bytes 1000000000000 is outside 1024..1073741824 bytes"),
+        catalog("FP64 rate 1e20", entry("fp64_gflops = 1e20\n"), 1, "c.toml:16:1: [[gpu]] #1 'Future': fp64_gflops 1e20 is outside 1..10000000 GFLOP/s"),
+        catalog("tensor FP16 rate 1e10", entry("tensor_fp16_gflops = 1e10\n"), 1, "tensor_fp16_gflops 10000000000 is outside 1..100000000 GFLOP/s"),
+        catalog("tensor INT8 rate 1e-3", entry("tensor_int8_gops = 1e-3\n"), 1, "tensor_int8_gops 0.001 is outside 1..100000000 GOP/s"),
+        catalog("memory of 1e7 GB", entry("mem_gb = 1e7\n"), 1, "mem_gb 10000000 is outside 0.1..100000 GB"),
+        catalog("launch overhead 1e-9 us", entry("launch_overhead_us = 1e-9\n"), 1, "launch_overhead_us 1e-9 is outside 0.1..10000 us"),
+        catalog("L2 bandwidth 1e300", entry("l2_bandwidth_gbs = 1e300\n"), 1, "l2_bandwidth_gbs 1e300 is outside 1..1000000 GB/s"),
+        catalog("sustained bandwidth 1e308", entry("sustained_bandwidth_gbs = 1e308\n"), 1, "c.toml:16:1: [[gpu]] #1 'Future': sustained_bandwidth_gbs 1e308 is outside 1..100000 GB/s"),
+        catalog("sustained bandwidth above its peak", entry("sustained_bandwidth_gbs = 200.0\n"), 1, "c.toml:16:1: [[gpu]] #1 'Future': sustained_bandwidth_gbs 200 is above the peak mem_bandwidth_gbs 100: no measurement exceeds the peak"),
+        catalog("sustained FP32 above its peak", entry("sustained_fp32_gflops = 2000.0\n"), 1, "c.toml:16:1: [[gpu]] #1 'Future': sustained_fp32_gflops 2000 is above the peak fp32_gflops 1000"),
+        catalog("measured copy bandwidth above the peak", entry("measured.copy_bandwidth_gbs = 150.0\n"), 1, "[[gpu]] #1 'Future': measured.copy_bandwidth_gbs 150 is above the peak mem_bandwidth_gbs 100"),
+        catalog("measured triad bandwidth above the peak", entry("measured.triad_bandwidth_gbs = 150.0\n"), 1, "measured.triad_bandwidth_gbs 150 is above the peak mem_bandwidth_gbs 100"),
+        catalog("measured read bandwidth above the peak", entry("measured.read_bandwidth_gbs = 150.0\n"), 1, "measured.read_bandwidth_gbs 150 is above the peak mem_bandwidth_gbs 100"),
+        catalog("measured write bandwidth above the peak", entry("measured.write_bandwidth_gbs = 150.0\n"), 1, "measured.write_bandwidth_gbs 150 is above the peak mem_bandwidth_gbs 100"),
+        catalog("measured FP64 above its peak", entry("fp64_gflops = 500.0\nmeasured.sustained_fp64_gflops = 800.0\n"), 1, "measured.sustained_fp64_gflops 800 is above the fp64 peak 500"),
+        catalog("measured tensor FP16 above its peak", entry("tensor_fp16_gflops = 8000.0\nmeasured.sustained_tensor_fp16_gflops = 9000.0\n"), 1, "measured.sustained_tensor_fp16_gflops 9000 is above the tensor_fp16 peak 8000"),
+        catalog("measured SM clock above the boost clock", entry("measured.sm_clock_mhz = 2000.0\n"), 1, "measured.sm_clock_mhz 2000 is above the boost_clock_mhz 1000"),
+        catalog("measured figure 1e300", entry("measured.atomic_distinct_gops = 1e300\n"), 1, "measured.atomic_distinct_gops 1e300 is outside 0..1e8"),
+        catalog("measured figure negative", entry("measured.atomic_distinct_gops = -4.0\n"), 1, "measured.atomic_distinct_gops -4 is outside 0..1e8"),
+        catalog("sustained bandwidth over a known GPU's peak", "[[gpu]]\nname = \"NVIDIA TITAN V\"\nmeasured.copy_bandwidth_gbs = 5000.0\n", 1, "[[gpu]] #1 'NVIDIA TITAN V': measured.copy_bandwidth_gbs 5000 is above the peak mem_bandwidth_gbs 652.8"),
+        catalog("Hopper of compute capability 8.6", with_arch("Hopper", "8.6"), 1, "c.toml:5:1: GPU 'Future': compute capability 8.6 is Ampere, not its arch 'Hopper' (compute capability 9.0)"),
+        catalog("Volta of compute capability 8.9", with_arch("Volta", "8.9"), 1, "GPU 'Future': compute capability 8.9 is Ada Lovelace, not its arch 'Volta' (compute capability 7.0, 7.2)"),
+        catalog("Blackwell of compute capability 9.0", with_arch("Blackwell", "9.0"), 1, "compute capability 9.0 is Hopper, not its arch 'Blackwell' (compute capability 10.0, 10.3, 12.0)"),
+        catalog("a known GPU given another arch", "[[gpu]]\nname = \"NVIDIA TITAN V\"\narch = \"Turing\"\n", 1, "GPU 'NVIDIA TITAN V': compute capability 7.0 is Volta, not its arch 'Turing' (compute capability 7.5)"),
+        Case::new("arch named in lower case", Stdout("Future"), &["--gpus", "{dir}/c.toml", "gpus", "list"]).with("c.toml", with_arch("ampere", "8.6")),
+        Case::new("figures at the edges of their ranges", Stdout("Future"), &["--gpus", "{dir}/c.toml", "gpus", "list"])
+            .with("c.toml", gpu_entry("Future", "8.6", "1024", "100000.0").replace("l2_bytes = 1048576", "l2_bytes = 1024").replace("boost_clock_mhz = 1000.0", "boost_clock_mhz = 5000.0")),
+        Case::new("a shipped calibration file loads", Stdout("NVIDIA H200"), &["--gpus", "{fx}/../../datasets/own/h200/calibration.toml", "gpus", "list"]),
+        // ---- saved model files: the residual's trees are walkable, its leaves sane ----
+        model_file("forest child pointing back", model_with_residual("forest", |m| m["trees"][0]["nodes"][0]["l"] = 0.into()), "m.json: residual forest: tree 0 node 0: child 0 is not a node after it (the tree has"),
+        model_file("forest child past the end", model_with_residual("forest", |m| m["trees"][2]["nodes"][0]["r"] = 100000.into()), "m.json: residual forest: tree 2 node 0: child 100000 is not a node after it"),
+        model_file("forest split on a feature it lacks", model_with_residual("forest", |m| m["trees"][1]["nodes"][0]["f"] = 999.into()), "m.json: residual forest: tree 1 node 0: splits on feature 999, but the model has"),
+        model_file("forest leaf 1e300", model_with_residual("forest", |m| { let k = forest_leaf(&m["trees"][0]["nodes"]); m["trees"][0]["nodes"][k]["v"] = 1e300.into(); }), "m.json: residual forest: tree 0 node "),
+        model_file("forest leaf 25", model_with_residual("forest", |m| { let k = forest_leaf(&m["trees"][3]["nodes"]); m["trees"][3]["nodes"][k]["v"] = (-25.0).into(); }), "leaf value -25 is outside +-20"),
+        model_file("forest tree without nodes", model_with_residual("forest", |m| m["trees"][4]["nodes"] = serde_json::json!([])), "m.json: residual forest: tree 4 has no nodes"),
+        model_file("forest without trees", model_with_residual("forest", |m| m["trees"] = serde_json::json!([])), "m.json: residual forest: no trees"),
+        model_file("gbm child pointing back", model_with_residual("gbm", |m| m["booster"]["trees"][0]["nodes"][0]["left_child"] = 0.into()), "m.json: residual gbm: tree 0 node 0: child 0 is not a node after it"),
+        model_file("gbm missing-value child past the end", model_with_residual("gbm", |m| m["booster"]["trees"][5]["nodes"][0]["missing_node"] = 77777.into()), "m.json: residual gbm: tree 5 node 0: child 77777 is not a node after it"),
+        model_file("gbm split on a feature it lacks", model_with_residual("gbm", |m| m["booster"]["trees"][0]["nodes"][0]["split_feature"] = 4096.into()), "residual gbm: tree 0 node 0: splits on feature 4096"),
+        model_file("gbm leaf 100", model_with_residual("gbm", |m| { let k = gbm_leaf(&m["booster"]["trees"][7]["nodes"]); m["booster"]["trees"][7]["nodes"][k]["weight_value"] = 100.0.into(); }), "leaf value 100 is outside +-20"),
+        model_file("gbm tree without nodes", model_with_residual("gbm", |m| m["booster"]["trees"][3]["nodes"] = serde_json::json!([])), "m.json: residual gbm: tree 3 has no nodes"),
+        model_file("gbm base score 1e300", model_with_residual("gbm", |m| m["booster"]["base_score"] = 1e300.into()), "m.json: residual gbm: base_score 1e300 is outside +-20"),
+        model_file("tree child pointing back", model_with_residual("tree", |m| m["model"]["tree_regressor"]["nodes"][0]["false_child"] = 0.into()), "m.json: residual tree: tree 0 node 0: child 0 is not a node after it"),
+        model_file("tree split on a feature it lacks", model_with_residual("tree", |m| m["model"]["tree_regressor"]["nodes"][0]["split_feature"] = 500.into()), "residual tree: tree 0 node 0: splits on feature 500"),
+        model_file("tree leaf 1e300", model_with_residual("tree", |m| { let k = tree_leaf(&m["model"]["tree_regressor"]["nodes"]); m["model"]["tree_regressor"]["nodes"][k]["output"] = 1e300.into(); }), "leaf value 1e300 is outside +-20"),
+        model_file("tree without nodes", model_with_residual("tree", |m| m["model"]["tree_regressor"]["nodes"] = serde_json::json!([])), "m.json: residual tree: tree 0 has no nodes"),
+        model_file("tree split with one child", model_with_residual("tree", |m| m["model"]["tree_regressor"]["nodes"][0]["true_child"] = serde_json::Value::Null), "residual tree: tree 0 node 0: a split needs a feature and two children"),
+        Case::new("a model with a forest residual predicts", Stdout("NVIDIA TITAN V"), &["predict", "--runs", "{ref}", "--target", REF_TARGET, "--model", "{dir}/m.json"])
+            .with("m.json", model_with_residual("forest", |_| {})),
+    ]
 }
 
 /// Hidden temporaries (`.tmp*`, `.NAME.tmp-*`) anywhere under `dir`.

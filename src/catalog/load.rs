@@ -320,19 +320,8 @@ fn validate_gpu(g: &Gpu) -> std::result::Result<(), Invalid> {
             }
         }
     }
-    // A measured sustained bandwidth above the memory's peak is a typo or a broken
-    // benchmark (the same 5 % slack as the validation of runs).
-    if let Some(s) = g.sustained_bandwidth_gbs {
-        if s > 1.05 * g.mem_bandwidth_gbs {
-            return Err(invalid(
-                "sustained_bandwidth_gbs",
-                format!(
-                    "sustained_bandwidth_gbs {s} is above the peak mem_bandwidth_gbs {}: no measurement exceeds the peak",
-                    g.mem_bandwidth_gbs
-                ),
-            ));
-        }
-    }
+    check_ranges(g)?;
+    check_sustained(g)?;
     let opt_ints = [
         ("cores_per_sm", g.cores_per_sm),
         ("l1_bytes_per_sm", g.l1_bytes_per_sm),
@@ -356,6 +345,183 @@ fn validate_gpu(g: &Gpu) -> std::result::Result<(), Invalid> {
     }
     if g.aliases.iter().any(|a| a.trim().is_empty()) {
         return Err(invalid("aliases", "an alias is empty"));
+    }
+    Ok(())
+}
+
+/// Physical ranges of a catalog's figures: wide enough for any GPU built or
+/// announced (a Jetson's 112 GB/s to a rack's HBM, a Kepler's 700 MHz to a
+/// Blackwell's FP4 tensor rate), narrow enough that a unit slip (GB/s written as
+/// B/s, MHz as Hz) or an exponent typo (1e308, 1e-300) is caught before it becomes a
+/// roofline. (key, value, lowest, highest, unit).
+fn ranges(g: &Gpu) -> Vec<(&'static str, Option<f64>, f64, f64, &'static str)> {
+    const BW: (f64, f64) = (1.0, 1e5);
+    const CORE: (f64, f64) = (1.0, 1e7);
+    const TENSOR: (f64, f64) = (1.0, 1e8);
+    let f = |k, v, (lo, hi): (f64, f64), unit| (k, v, lo, hi, unit);
+    vec![
+        f(
+            "sm_count",
+            Some(f64::from(g.sm_count)),
+            (1.0, 1024.0),
+            "SMs",
+        ),
+        f(
+            "boost_clock_mhz",
+            Some(g.boost_clock_mhz),
+            (100.0, 5000.0),
+            "MHz",
+        ),
+        f(
+            "l2_bytes",
+            Some(g.l2_bytes as f64),
+            (1024.0, 1024.0 * 1024.0 * 1024.0),
+            "bytes",
+        ),
+        f("mem_bandwidth_gbs", Some(g.mem_bandwidth_gbs), BW, "GB/s"),
+        f(
+            "sustained_bandwidth_gbs",
+            g.sustained_bandwidth_gbs,
+            BW,
+            "GB/s",
+        ),
+        f("l2_bandwidth_gbs", g.l2_bandwidth_gbs, (1.0, 1e6), "GB/s"),
+        f("fp32_gflops", Some(g.fp32_gflops), CORE, "GFLOP/s"),
+        f(
+            "sustained_fp32_gflops",
+            g.sustained_fp32_gflops,
+            CORE,
+            "GFLOP/s",
+        ),
+        f("fp64_gflops", g.fp64_gflops, CORE, "GFLOP/s"),
+        f("fp16_gflops", g.fp16_gflops, CORE, "GFLOP/s"),
+        f(
+            "tensor_fp64_gflops",
+            g.tensor_fp64_gflops,
+            TENSOR,
+            "GFLOP/s",
+        ),
+        f(
+            "tensor_tf32_gflops",
+            g.tensor_tf32_gflops,
+            TENSOR,
+            "GFLOP/s",
+        ),
+        f(
+            "tensor_fp16_gflops",
+            g.tensor_fp16_gflops,
+            TENSOR,
+            "GFLOP/s",
+        ),
+        f(
+            "tensor_bf16_gflops",
+            g.tensor_bf16_gflops,
+            TENSOR,
+            "GFLOP/s",
+        ),
+        f("tensor_fp8_gflops", g.tensor_fp8_gflops, TENSOR, "GFLOP/s"),
+        f("tensor_fp4_gflops", g.tensor_fp4_gflops, TENSOR, "GFLOP/s"),
+        f("tensor_int8_gops", g.tensor_int8_gops, TENSOR, "GOP/s"),
+        f("mem_gb", g.mem_gb, (0.1, 1e5), "GB"),
+        f("tdp_w", g.tdp_w, (1.0, 1e5), "W"),
+        f("launch_overhead_us", g.launch_overhead_us, (0.1, 1e4), "us"),
+    ]
+}
+
+/// A figure as a message shows it: 1e308 rather than its 309 digits.
+fn shown(v: f64) -> String {
+    if v != 0.0 && v.is_finite() && !(1e-4..1e15).contains(&v.abs()) {
+        format!("{v:e}")
+    } else {
+        format!("{v}")
+    }
+}
+
+/// Every figure within its physical range ([`ranges`]).
+fn check_ranges(g: &Gpu) -> std::result::Result<(), Invalid> {
+    for (k, v, lo, hi, unit) in ranges(g) {
+        let Some(v) = v else { continue };
+        if !(lo..=hi).contains(&v) {
+            return Err(invalid(
+                k,
+                format!(
+                    "{k} {} is outside {}..{} {unit}",
+                    shown(v),
+                    shown(lo),
+                    shown(hi)
+                ),
+            ));
+        }
+    }
+    for (k, v) in &g.measured {
+        if !(v.is_finite() && *v > 0.0 && *v <= 1e8) {
+            return Err(Invalid {
+                key: None,
+                message: format!("measured.{k} {} is outside 0..1e8", shown(*v)),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// No measured (sustained) figure above its peak: that is a typo or a broken
+/// benchmark (the same 5 % slack as the validation of runs). Sustained DRAM
+/// bandwidth and the measured copy, triad, read and write bandwidths against
+/// `mem_bandwidth_gbs`; sustained FP32 against `fp32_gflops`; a measured
+/// `sustained_<precision>_gflops` against that precision's peak; a measured SM
+/// clock against `boost_clock_mhz`.
+fn check_sustained(g: &Gpu) -> std::result::Result<(), Invalid> {
+    const SLACK: f64 = 1.05;
+    // (`peak` names the peak, e.g. "the peak mem_bandwidth_gbs")
+    let above = |key: &str, v: f64, peak: &str, value: f64| {
+        (v > SLACK * value).then(|| {
+            format!(
+                "{key} {} is above {peak} {}: no measurement exceeds the peak",
+                shown(v),
+                shown(value)
+            )
+        })
+    };
+    let own = [
+        (
+            "sustained_bandwidth_gbs",
+            g.sustained_bandwidth_gbs,
+            "the peak mem_bandwidth_gbs",
+            g.mem_bandwidth_gbs,
+        ),
+        (
+            "sustained_fp32_gflops",
+            g.sustained_fp32_gflops,
+            "the peak fp32_gflops",
+            g.fp32_gflops,
+        ),
+    ];
+    for (key, v, peak_key, peak) in own {
+        if let Some(m) = v.and_then(|v| above(key, v, peak_key, peak)) {
+            return Err(invalid(key, m));
+        }
+    }
+    for (key, &v) in &g.measured {
+        let name = format!("measured.{key}");
+        let bandwidth = ["copy", "triad", "read", "write"]
+            .iter()
+            .any(|p| *key == format!("{p}_bandwidth_gbs"));
+        let m = if bandwidth {
+            above(&name, v, "the peak mem_bandwidth_gbs", g.mem_bandwidth_gbs)
+        } else if key == "sm_clock_mhz" {
+            above(&name, v, "the boost_clock_mhz", g.boost_clock_mhz)
+        } else if let Some(p) = key
+            .strip_prefix("sustained_")
+            .and_then(|k| k.strip_suffix("_gflops"))
+        {
+            let class = super::PrecisionClass::from_label(p);
+            above(&name, v, &format!("the {p} peak"), g.peak_gflops_for(class))
+        } else {
+            None
+        };
+        if let Some(message) = m {
+            return Err(Invalid { key: None, message });
+        }
     }
     Ok(())
 }
@@ -482,7 +648,8 @@ fn check_ccs_known(
 ) -> Result<()> {
     for g in gpus {
         let key = parse_cc(&g.compute_capability);
-        if ccs.iter().any(|c| parse_cc(&c.cc) == key) {
+        if let Some(c) = ccs.iter().find(|c| parse_cc(&c.cc) == key) {
+            check_arch(g, c, ccs, pos, &entry_of)?;
             continue;
         }
         let mut known: Vec<&ComputeCapability> = ccs.iter().collect();
@@ -504,6 +671,48 @@ fn check_ccs_known(
         ));
     }
     Ok(())
+}
+
+/// A GPU's `arch` that names an architecture of the compute capability table must
+/// be its compute capability's ("Hopper" with "8.6" is one typo or the other, and
+/// the limits come from the compute capability). An arch the table does not name
+/// (a vendor's marketing name) is not checked.
+fn check_arch(
+    g: &Gpu,
+    cc: &ComputeCapability,
+    ccs: &[ComputeCapability],
+    pos: &Positions,
+    entry_of: &impl Fn(&Gpu) -> Option<usize>,
+) -> Result<()> {
+    let Some(own) = cc.arch.as_deref() else {
+        return Ok(());
+    };
+    let arch = g.arch.trim();
+    let named = |c: &ComputeCapability| {
+        c.arch
+            .as_deref()
+            .is_some_and(|a| a.eq_ignore_ascii_case(arch))
+    };
+    if own.eq_ignore_ascii_case(arch) || !ccs.iter().any(named) {
+        return Ok(());
+    }
+    let mut of_arch: Vec<&ComputeCapability> = ccs.iter().filter(|c| named(c)).collect();
+    of_arch.sort_by_key(|c| c.major_minor());
+    let of_arch: Vec<&str> = of_arch.iter().map(|c| c.cc.as_str()).collect();
+    let at = match entry_of(g) {
+        Some(i) => pos.at("gpu", i, Some("compute_capability")),
+        None => pos.origin.to_string(),
+    };
+    Err(Error::file(
+        at,
+        format!(
+            "GPU '{}': compute capability {} is {own}, not its arch '{}' (compute capability {})",
+            g.name,
+            g.compute_capability,
+            g.arch,
+            of_arch.join(", ")
+        ),
+    ))
 }
 
 fn builtin_ccs() -> Vec<ComputeCapability> {
@@ -696,7 +905,7 @@ mod tests {
     /// A minimal SYNTHETIC GPU entry for loader tests.
     fn one(name: &str, cc: &str, sms: u32) -> String {
         format!(
-            "[[gpu]]\nname = \"{name}\"\nvendor = \"NVIDIA\"\narch = \"A\"\ncompute_capability = \"{cc}\"\nsm_count = {sms}\nboost_clock_mhz = 1.0\nfp32_gflops = 1.0\nmem_bandwidth_gbs = 1.0\nl2_bytes = 1\nregs_per_sm = 65536\nmax_threads_per_sm = 1536\nmax_blocks_per_sm = 16\nsmem_per_sm = 102400\nwarp_size = 32\n"
+            "[[gpu]]\nname = \"{name}\"\nvendor = \"NVIDIA\"\narch = \"A\"\ncompute_capability = \"{cc}\"\nsm_count = {sms}\nboost_clock_mhz = 1000.0\nfp32_gflops = 1000.0\nmem_bandwidth_gbs = 1.0\nl2_bytes = 1024\nregs_per_sm = 65536\nmax_threads_per_sm = 1536\nmax_blocks_per_sm = 16\nsmem_per_sm = 102400\nwarp_size = 32\n"
         )
     }
 
@@ -798,7 +1007,7 @@ mod tests {
         let text = format!(
             "{}\n{}",
             one("A", "8.6", 1),
-            one("B", "8.6", 1).replace("l2_bytes = 1\n", "  l2_bytes = -1\n")
+            one("B", "8.6", 1).replace("l2_bytes = 1024\n", "  l2_bytes = -1\n")
         );
         assert_eq!(
             load_err(&text),

@@ -370,6 +370,29 @@ impl PrecisionClass {
         }
     }
 
+    /// The labels [`PrecisionClass::from_label`] knows, for messages: each class's
+    /// first spelling, then the two importer labels [`PrecisionClass::is_known`]
+    /// also takes.
+    pub const KNOWN_LABELS: &'static str =
+        "fp64, fp32, tf32, fp16, bf16, tensor_fp16, fp8 (and fp8_*), fp4, int8, int, tensor_<any of these>, unknown";
+
+    /// Whether a `precision` cell names a precision: a label of
+    /// [`PrecisionClass::from_label`], `tensor_` before one (Nsight Compute's
+    /// tensor-pipe labels), or `unknown` (the Nsight Compute import's label for work
+    /// it could not attribute). Anything else is a typo that would silently be
+    /// priced at the fp32 peak.
+    pub fn is_known(label: &str) -> bool {
+        let l = label.trim();
+        if l.eq_ignore_ascii_case("unknown")
+            || PrecisionClass::from_label(l) != PrecisionClass::Other
+        {
+            return true;
+        }
+        l.get(..7)
+            .filter(|p| p.eq_ignore_ascii_case("tensor_"))
+            .is_some_and(|_| PrecisionClass::from_label(&l[7..]) != PrecisionClass::Other)
+    }
+
     /// The column of the 3-wide precision one-hot feature: 0 = fp32-like (fp32, tf32,
     /// integer, unknown), 1 = fp64, 2 = 16 bits or narrower (fp16, bf16, tensor fp16,
     /// fp8, fp4, int8).

@@ -80,12 +80,13 @@ fn data_cmd(cmd: DataCommand, catalog: &Catalog) -> Result<()> {
                 opts.workloads.add_path(w)?;
             }
             let imported = data::importers::import_paths(&inputs, format, &opts)?;
-            let (t, notes) = report::import_report(&imported.report);
-            out_table(&t, Format::Table, &notes)?;
             let mut table = imported.table;
+            // (before the report: a failed import prints its one error line, nothing else)
             if validate {
                 data::validate(&mut table, catalog)?;
             }
+            let (t, notes) = report::import_report(&imported.report);
+            out_table(&t, Format::Table, &notes)?;
             data::write(&table, &path)?;
             eprintln!(
                 "wrote {} rows from {} file(s) to {}",

@@ -61,11 +61,24 @@ impl ParamValue {
     /// parses as one, else trimmed text.
     fn from_key_field(s: &str) -> ParamValue {
         let t = s.trim();
+        if is_inexact_integer(t) {
+            return ParamValue::Text(t.to_string());
+        }
         match t.parse::<f64>() {
             Ok(v) if v.is_finite() => ParamValue::Number(v),
             _ => ParamValue::Text(t.to_string()),
         }
     }
+}
+
+/// Is `t` an integer literal that f64 cannot hold exactly (beyond 2^53)? Such a
+/// value stays text, so a key and a message print the digits the file has.
+fn is_inexact_integer(t: &str) -> bool {
+    let digits = t.strip_prefix(['-', '+']).unwrap_or(t);
+    !digits.is_empty()
+        && digits.bytes().all(|c| c.is_ascii_digit())
+        && t.parse::<f64>()
+            .is_ok_and(|v| v.abs() >= 9_007_199_254_740_992.0)
 }
 
 /// The canonical configuration key of the parameters (the contract's rule:
@@ -167,6 +180,16 @@ pub fn import_text(
         }
         Err(e) => return Err(json_error(file, &e)),
     };
+    if let Some((at, first, key)) = repeated_key(text) {
+        let (line, col) = line_col(text, at);
+        let (first_line, first_col) = line_col(text, first);
+        return Err(Error::file(
+            file,
+            format!(
+                "line {line}, column {col}: key {key} appears twice in one object (first at line {first_line}, column {first_col}): a JSON reader keeps only one of them"
+            ),
+        ));
+    }
     if let Some(cache) = doc.get("cache").filter(|c| !c.is_object()) {
         let (line, col) = key_position(text, "cache", 0);
         return Err(Error::file(
@@ -269,7 +292,11 @@ pub fn import_text(
                 format!("line {line}, column {col}: cache entry '{key}' is not an object"),
             )
         })?;
-        let params = entry_params(entry, key, &keys).map_err(|msg| {
+        let params = entry_params(entry, key, &keys, |name| {
+            let from = key_offset(text, key, cache_at).unwrap_or(cache_at);
+            raw_value(text, name, from)
+        })
+        .map_err(|msg| {
             let (line, col) = key_position(text, key, cache_at);
             Error::file(
                 file,
@@ -545,16 +572,24 @@ fn time_of(entry: &Map<String, Value>) -> std::result::Result<f64, String> {
 }
 
 /// Parameter values of one entry, in `tune_params_keys` order: the entry's own values
-/// (newer caches) or the fields of its key (older caches).
+/// (newer caches) or the fields of its key (older caches). Where both are there they
+/// must agree: a key that says one configuration and fields that say another is a
+/// hand edit or a merge gone wrong, and either reading would be a guess. `raw(name)`
+/// is the entry's value of `name` as the file writes it, for the message.
 fn entry_params(
     entry: &Map<String, Value>,
     key: &str,
     names: &[String],
+    raw: impl Fn(&str) -> Option<String>,
 ) -> std::result::Result<Vec<(String, ParamValue)>, String> {
     let fields: Vec<&str> = key.split(',').collect();
+    let keyed = fields.len() == names.len();
     let mut out = Vec::with_capacity(names.len());
     for (i, name) in names.iter().enumerate() {
         let value = match entry.get(name) {
+            Some(Value::Number(n)) if is_inexact_integer(&n.to_string()) => {
+                ParamValue::Text(n.to_string())
+            }
             Some(Value::Number(n)) => ParamValue::Number(
                 n.as_f64().ok_or_else(|| format!("parameter '{name}' is not a finite number"))?,
             ),
@@ -563,7 +598,7 @@ fn entry_params(
             Some(other) => {
                 return Err(format!("parameter '{name}' is {}, not a number or a string", kind_of(other)))
             }
-            None if fields.len() == names.len() => ParamValue::from_key_field(fields[i]),
+            None if keyed => ParamValue::from_key_field(fields[i]),
             None => {
                 return Err(format!(
                     "no value for parameter '{name}': the entry lacks it and the key has {} fields for {} tune_params_keys",
@@ -572,9 +607,105 @@ fn entry_params(
                 ))
             }
         };
+        if keyed && entry.contains_key(name) && !same_param(&value, fields[i]) {
+            let written = raw(name).unwrap_or_else(|| match entry.get(name) {
+                Some(v) => v.to_string(),
+                None => String::new(),
+            });
+            return Err(format!(
+                "the key says {name}={} (field {} of the key) but the entry's '{name}' is {written}",
+                fields[i].trim(),
+                i + 1
+            ));
+        }
         out.push((name.clone(), value));
     }
     Ok(out)
+}
+
+/// Does a key field name the entry's value: the same number, or the same text
+/// (Python writes booleans as True / False in keys)?
+fn same_param(value: &ParamValue, field: &str) -> bool {
+    match (value, ParamValue::from_key_field(field)) {
+        (ParamValue::Number(a), ParamValue::Number(b)) => *a == b,
+        (ParamValue::Text(a), ParamValue::Text(b)) => a.eq_ignore_ascii_case(&b),
+        _ => false,
+    }
+}
+
+/// The first key an object of `text` (valid JSON) repeats: the byte offsets of its
+/// second and first occurrence and the key as written (quoted). serde_json keeps the
+/// last of two equal keys without a word, so a cache whose entry is written twice
+/// would silently lose one. One pass, each object's keys in a set while it is open.
+fn repeated_key(text: &str) -> Option<(usize, usize, String)> {
+    use std::borrow::Cow;
+    use std::collections::HashMap;
+    let b = text.as_bytes();
+    // One set per open object; None for an open array.
+    let mut open: Vec<Option<HashMap<Cow<str>, usize>>> = Vec::new();
+    let mut expect_key = false;
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'"' => {
+                let start = i;
+                i += 1;
+                while i < b.len() && b[i] != b'"' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+                let end = (i + 1).min(b.len());
+                if expect_key {
+                    let raw = &text[start..end];
+                    let key: Cow<str> = if raw.contains('\\') {
+                        Cow::Owned(
+                            serde_json::from_str::<String>(raw).unwrap_or_else(|_| raw.to_string()),
+                        )
+                    } else {
+                        Cow::Borrowed(&raw[1..raw.len().saturating_sub(1).max(1)])
+                    };
+                    if let Some(Some(keys)) = open.last_mut() {
+                        if let Some(&first) = keys.get(&key) {
+                            return Some((start, first, raw.to_string()));
+                        }
+                        keys.insert(key, start);
+                    }
+                    expect_key = false;
+                }
+            }
+            b'{' => {
+                open.push(Some(HashMap::new()));
+                expect_key = true;
+            }
+            b'[' => {
+                open.push(None);
+                expect_key = false;
+            }
+            b'}' | b']' => {
+                open.pop();
+                expect_key = false;
+            }
+            b',' => expect_key = matches!(open.last(), Some(Some(_))),
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+/// The value of the first `"name":` at or after byte `from`, as written (up to the
+/// next `,`, `}` or line end; a string whole).
+fn raw_value(text: &str, name: &str, from: usize) -> Option<String> {
+    let at = key_offset(text, name, from)?;
+    let rest = text[at..].split_once(':')?.1.trim_start();
+    if rest.starts_with('"') {
+        let s: String = serde_json::Deserializer::from_str(rest)
+            .into_iter::<String>()
+            .next()?
+            .ok()?;
+        return serde_json::to_string(&s).ok();
+    }
+    let end = rest.find([',', '}', ']', '\n']).unwrap_or(rest.len());
+    Some(rest[..end].trim().to_string())
 }
 
 fn kind_of(v: &Value) -> &'static str {
@@ -624,17 +755,22 @@ fn json_error(file: &str, e: &serde_json::Error) -> Error {
 
 /// Line and column of the first `"key":` at or after byte `from` (1, 1 if absent).
 fn key_position(text: &str, key: &str, from: usize) -> (usize, usize) {
+    key_offset(text, key, from).map_or((1, 1), |at| line_col(text, at))
+}
+
+/// Byte offset of the first `"key":` at or after byte `from`.
+fn key_offset(text: &str, key: &str, from: usize) -> Option<usize> {
     let quoted = serde_json::to_string(key).unwrap_or_else(|_| format!("\"{key}\""));
     let mut start = from.min(text.len());
     while let Some(p) = text[start..].find(&quoted) {
         let at = start + p;
         let after = text[at + quoted.len()..].trim_start();
         if after.starts_with(':') {
-            return line_col(text, at);
+            return Some(at);
         }
         start = at + quoted.len();
     }
-    (1, 1)
+    None
 }
 
 #[cfg(test)]
@@ -787,5 +923,66 @@ mod tests {
         let imp = import_text(cut, "t.json", &Workloads::default(), "s").unwrap();
         assert_eq!(imp.report.files[0].rows, 2);
         assert!(imp.report.files[0].notes[0].contains("not closed"));
+    }
+
+    /// Repeated keys are found at any depth, by their decoded text, and only within
+    /// one object: the same key in two objects, or a key's text as a value, is fine.
+    #[test]
+    fn repeated_keys_in_one_object() {
+        let found = repeated_key;
+        assert_eq!(
+            found(r#"{"a": 1, "b": {"a": 2}, "c": [{"a": 3}, {"a": 4}]}"#),
+            None
+        );
+        assert_eq!(
+            found(r#"{"a": "a", "b": ["a", "a"], "s": "{\"a\": 1, \"a\": 2}"}"#),
+            None
+        );
+        assert_eq!(found(r#"{"a": 1, "a": 2}"#), Some((9, 1, "\"a\"".into())));
+        assert_eq!(
+            found(r#"{"x": [{"k": {"t": 1, "u": 2, "t": 3}}]}"#),
+            Some((30, 14, "\"t\"".into()))
+        );
+        assert_eq!(
+            found(r#"{"time": 1, "\u0074ime": 2}"#),
+            Some((12, 1, "\"\\u0074ime\"".into()))
+        );
+        // linear: a cache of 200k distinct entries is scanned in one pass
+        let big: String = (0..200_000)
+            .map(|i| format!("\"{i},1\": {{\"time\": 1.0}}"))
+            .collect::<Vec<_>>()
+            .join(",");
+        assert_eq!(found(&format!("{{\"cache\": {{{big}}}}}")), None);
+    }
+
+    /// A key's field and the entry's own value must agree; numbers compare as
+    /// numbers, integers beyond 2^53 by their digits.
+    #[test]
+    fn key_fields_against_entry_values() {
+        let names = vec!["a".to_string(), "b".to_string()];
+        let entry = |j: &str| serde_json::from_str::<Map<String, Value>>(j).unwrap();
+        let none = |_: &str| None;
+        assert!(entry_params(&entry(r#"{"a": 32, "b": "x"}"#), "32.0,x", &names, none).is_ok());
+        assert!(entry_params(&entry(r#"{"a": true}"#), "True,1", &names, none).is_ok());
+        let e = entry_params(&entry(r#"{"a": 64}"#), "32,1", &names, none).unwrap_err();
+        assert_eq!(
+            e,
+            "the key says a=32 (field 1 of the key) but the entry's 'a' is 64"
+        );
+        let e = entry_params(
+            &entry(r#"{"b": 9007199254740992}"#),
+            "1,9007199254740993",
+            &names,
+            none,
+        )
+        .unwrap_err();
+        assert!(
+            e.ends_with(
+                "b=9007199254740993 (field 2 of the key) but the entry's 'b' is 9007199254740992"
+            ),
+            "{e}"
+        );
+        // a key of another shape (values holding commas) is not compared
+        assert!(entry_params(&entry(r#"{"a": 1, "b": 2}"#), "(1,2),3,4", &names, none).is_ok());
     }
 }

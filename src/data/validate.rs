@@ -3,6 +3,10 @@
 //! scoring, see [`is_excluded`]) and [`Run::warnings`]. Validation sets them once;
 //! the `flags` column is their serialized form.
 //!
+//! Errors beyond a cell's own value: a `precision` with no peak; a file whose times
+//! are far from the roofline by a unit's factor (see `check_time_unit`); a launch
+//! its GPU cannot make; a duplicate (GPU, kernel, config, source).
+//!
 //! Exclusions (physically implausible measurements, or not of the whole GPU):
 //! - SM partition: the row ran on fewer SMs than the GPU has (`sm_count`, a CUDA
 //!   green context); such rows are a partition-scaling table, not the GPU's own, and
@@ -32,7 +36,7 @@
 //! Cost: O(n log n) (a sort, then one sweep per (GPU, kernel) with a Fenwick tree).
 
 use super::{Exclusion, Run, RunsTable, Warning};
-use crate::catalog::{Catalog, Gpu};
+use crate::catalog::{Catalog, Gpu, PrecisionClass};
 use crate::error::{Error, Position, Result};
 use crate::features::roofline::peak_gflops;
 use gpucast_runs::VALIDATION_FLAGS;
@@ -166,10 +170,12 @@ pub fn validate(table: &mut RunsTable, catalog: &Catalog) -> Result<ValidationRe
         .enumerate()
         .map(|(i, r)| {
             check_launch(r, ids.gpu(i), catalog)?;
+            check_precision(r)?;
             partition_sms(r, ids.gpu(i))
         })
         .collect::<Result<_>>()?;
     check_duplicates(&table.runs, &ids, &partitions)?;
+    check_time_unit(&table.runs, &ids, &partitions)?;
     let mut verdicts: Vec<Verdict> = table
         .runs
         .iter()
@@ -350,6 +356,22 @@ fn check_launch(r: &Run, gpu: &Gpu, catalog: &Catalog) -> Result<()> {
     Ok(())
 }
 
+/// A `precision` the catalog has no peak for is an error, not a run priced at the
+/// fp32 peak (see [`PrecisionClass::is_known`]).
+fn check_precision(r: &Run) -> Result<()> {
+    match &r.precision {
+        Some(p) if !PrecisionClass::is_known(p) => Err(run_error(
+            r,
+            "precision",
+            format!(
+                "unknown precision '{p}' (known: {})",
+                PrecisionClass::KNOWN_LABELS
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// Same GPU, kernel, config, SM partition and source twice is an error; two sources
 /// measuring the same work is allowed, and so is one source measuring it on the
 /// whole GPU and on partitions of it.
@@ -390,6 +412,76 @@ pub(crate) fn duplicate_error(run: &Run, first: &Run, partition: Option<u32>) ->
             first.origin
         ),
     )
+}
+
+/// Work of at least this much roofline time (ms) says what unit a time is in: below
+/// it, launch overhead (5-20 us) holds honest times 10-1000x above the roofline.
+const UNIT_MIN_ROOF_MS: f64 = 0.05;
+/// Fewest such rows of one file and GPU for a verdict on its unit.
+const UNIT_MIN_ROWS: usize = 8;
+/// A median measured / roofline time above this says microseconds: honest kernels
+/// with that much work run within a few times their roofline, and a serial or
+/// contended one is a row, not a file's median.
+const UNIT_SLOW_MEDIAN: f64 = 300.0;
+/// A median below this says seconds: no kernel runs 300x faster than its roofline
+/// (such rows are above the peak already).
+const UNIT_FAST_MEDIAN: f64 = 1.0 / 300.0;
+/// Share of rows that the 1000x rescale may put above the peak: more and the rescale
+/// does not make the file plausible, so it is not the explanation.
+const UNIT_MAX_IMPLAUSIBLE_SHARE: f64 = 0.1;
+
+/// Times in the wrong unit: per file and GPU, over the rows with enough work (see
+/// [`UNIT_MIN_ROOF_MS`]), the median of measured time over roofline time. Far above
+/// 1 (microseconds written as milliseconds) or far below (seconds), and plausible
+/// once rescaled by 1000, is an error naming the file, the GPU and the likely unit;
+/// one row's slip stays a row's verdict (above peak, flat time).
+fn check_time_unit(runs: &[Run], ids: &RowIds, partitions: &[Option<u32>]) -> Result<()> {
+    // (file, GPU) -> measured / roofline time of each row with enough work
+    let mut ratios: BTreeMap<(&str, u32), Vec<f64>> = BTreeMap::new();
+    for (i, r) in runs.iter().enumerate() {
+        let roof_ms = roof_seconds(r, ids.gpu(i)) * 1e3;
+        if partitions[i].is_none() && roof_ms >= UNIT_MIN_ROOF_MS {
+            ratios
+                .entry((&*r.origin.file, ids.gpu[i]))
+                .or_default()
+                .push(r.time_ms / roof_ms);
+        }
+    }
+    for ((file, gpu), mut v) in ratios {
+        if v.len() < UNIT_MIN_ROWS {
+            continue;
+        }
+        v.sort_by(f64::total_cmp);
+        let median = v[v.len() / 2];
+        let (scale, unit) = if median > UNIT_SLOW_MEDIAN {
+            (1e-3, "microseconds")
+        } else if median < UNIT_FAST_MEDIAN {
+            (1e3, "seconds")
+        } else {
+            continue;
+        };
+        let above_peak = v.iter().filter(|x| *x * scale < 1.0 / PEAK_SLACK).count();
+        if above_peak as f64 > UNIT_MAX_IMPLAUSIBLE_SHARE * v.len() as f64 {
+            continue;
+        }
+        let times = if median >= 1.0 {
+            format!("a median {median:.0}x the roofline time")
+        } else {
+            format!("a median 1/{:.0} of the roofline time", 1.0 / median)
+        };
+        return Err(Error::validation(
+            file,
+            Position::File,
+            Some("time_ms"),
+            format!(
+                "times are {times} of their work on {} ({} rows with at least {} us of it): they look like {unit}, not milliseconds",
+                ids.gpus[gpu as usize].name,
+                v.len(),
+                UNIT_MIN_ROOF_MS * 1e3
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// What validation found about one row, in order of discovery.

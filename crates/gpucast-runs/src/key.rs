@@ -83,10 +83,34 @@ fn format_number(v: f64) -> String {
 /// parse as f64 but are not sizes: they stay text.
 fn format_value(s: &str) -> String {
     let s = s.trim();
+    // An integer keeps its digits: through f64, 2^53 + 1 would print as 2^53, a
+    // number the file does not contain.
+    if let Some(i) = integer_text(s) {
+        return i;
+    }
     match s.parse::<f64>() {
         Ok(v) if v.is_finite() => format_number(v),
         _ => s.to_string(),
     }
+}
+
+/// An integer literal (`[+-]digits`) in canonical form: no sign for zero or a
+/// positive number, no leading zeros. None for anything else.
+fn integer_text(s: &str) -> Option<String> {
+    let (negative, digits) = match s.as_bytes().first()? {
+        b'-' => (true, &s[1..]),
+        b'+' => (false, &s[1..]),
+        _ => (false, s),
+    };
+    if digits.is_empty() || !digits.bytes().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    let d = digits.trim_start_matches('0');
+    Some(match (d.is_empty(), negative) {
+        (true, _) => "0".to_string(),
+        (false, true) => format!("-{d}"),
+        (false, false) => d.to_string(),
+    })
 }
 
 /// The canonical key of `params`. Names are expected to be distinct (callers build
@@ -215,6 +239,22 @@ mod tests {
         assert_eq!(
             canonical_config("x=0.30000000000000004").unwrap(),
             "x=0.30000000000000004"
+        );
+    }
+
+    /// An integer keeps its digits (through f64, 2^53 + 1 became 2^53) and reads
+    /// as the same number however it is written.
+    #[test]
+    fn integers_keep_their_digits() {
+        assert_eq!(
+            canonical_config("n=9007199254740993").unwrap(),
+            "n=9007199254740993"
+        );
+        assert_eq!(canonical_config("n=007,m=+5,k=-0").unwrap(), "k=0,m=5,n=7");
+        assert_eq!(canonical_config("n=-12").unwrap(), "n=-12");
+        assert_eq!(
+            canonical_config("n=7.0").unwrap(),
+            canonical_config("n=7").unwrap()
         );
     }
 }

@@ -145,6 +145,42 @@ fn same_gpu(a: &str, b: &str, builtin: &mut Option<crate::catalog::Catalog>) -> 
     }
 }
 
+/// An export without a GPU name but with a compute capability (the details page's
+/// `CC`, the raw page's `device__attribute_compute_capability_major/minor`) must
+/// agree with the GPU `--gpu` names: a profile of another GPU would be priced at the
+/// wrong roofs. A name the built-in catalog does not know is left to validation.
+fn check_cc(
+    cc: Option<&str>,
+    gpu: &str,
+    line: usize,
+    file: &str,
+    builtin: &mut Option<crate::catalog::Catalog>,
+) -> Result<()> {
+    let Some(cc) = cc.map(str::trim) else {
+        return Ok(());
+    };
+    let catalog = builtin.get_or_insert_with(crate::catalog::Catalog::builtin);
+    let Some(g) = catalog.resolve(gpu) else {
+        return Ok(());
+    };
+    let parse = |c: &str| {
+        let (a, b) = c.split_once('.')?;
+        Some((a.trim().parse::<f64>().ok()?, b.trim().parse::<f64>().ok()?))
+    };
+    match (parse(cc), parse(&g.compute_capability)) {
+        (Some(a), Some(b)) if a == b => Ok(()),
+        _ => Err(Error::file(
+            file,
+            format!(
+                "line {line}: the export's compute capability is {cc}, but --gpu '{gpu}' is {} of compute capability {}{}",
+                g.name,
+                g.compute_capability,
+                gpus_of_cc(cc)
+            ),
+        )),
+    }
+}
+
 /// For an export without a GPU name: the built-in catalog's GPUs of its compute
 /// capability, as a hint after "--gpu NAME" (empty when it has none).
 fn gpus_of_cc(cc: &str) -> String {
@@ -246,6 +282,13 @@ pub fn import_str(text: &str, file: &str, gpu: Option<&str>) -> Result<NcuImport
             (Some(d), _) => d.to_string(),
             (None, Some(g)) => {
                 device_from_file = false;
+                check_cc(
+                    m.compute_capability.as_deref(),
+                    g,
+                    l.line,
+                    file,
+                    &mut builtin,
+                )?;
                 g.to_string()
             }
             (None, None) => {

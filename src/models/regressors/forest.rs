@@ -12,7 +12,7 @@
 //! neighbouring training values. Each tree draws from its own generator seeded from
 //! `(seed, tree index)`, so results are bit-identical for a seed whatever the thread count.
 
-use super::{bad_param, check_fit_input, guarded, RegressorKind};
+use super::{bad_param, check_fit_input, guarded, NodeView, RegressorKind};
 use crate::error::Result;
 use ndarray::{Array1, Array2, Axis};
 
@@ -82,34 +82,25 @@ impl FittedForest {
         self.n_features
     }
 
-    /// See [`super::FittedRegressor::check`]: at least one tree; in each, a split
-    /// names a feature the model has, a finite threshold and two children after it
-    /// (as trees are grown, so a walk always ends), a leaf a finite value.
+    /// See [`super::FittedRegressor::check`]: at least one tree, each one walkable
+    /// ([`super::check_tree`]).
     pub(super) fn check(&self) -> std::result::Result<(), String> {
         if self.trees.is_empty() {
             return Err("no trees".into());
         }
         for (t, tree) in self.trees.iter().enumerate() {
-            let n = tree.nodes.len();
-            if n == 0 {
-                return Err(format!("tree {t} has no nodes"));
-            }
-            for (k, node) in tree.nodes.iter().enumerate() {
-                let ok = if node.feature == usize::MAX {
-                    node.value.is_finite()
+            let nodes = tree.nodes.iter().map(|node| {
+                if node.feature == usize::MAX {
+                    NodeView::Leaf(node.value)
                 } else {
-                    node.feature < self.n_features
-                        && node.threshold.is_finite()
-                        && (k + 1..n).contains(&node.left)
-                        && (k + 1..n).contains(&node.right)
-                };
-                if !ok {
-                    return Err(format!(
-                        "tree {t} node {k}: a split needs a feature below {}, a finite threshold and children after it; a leaf a finite value",
-                        self.n_features
-                    ));
+                    NodeView::Split {
+                        feature: node.feature,
+                        threshold: node.threshold,
+                        next: vec![node.left, node.right],
+                    }
                 }
-            }
+            });
+            super::check_tree(t, nodes, self.n_features)?;
         }
         Ok(())
     }

@@ -2,7 +2,7 @@
 //! Single-threaded for bit-identical results. The fitted booster is forust-ml's own
 //! serde type, so it saves and loads as it is.
 
-use super::{bad_param, check_fit_input, guarded, RegressorKind};
+use super::{bad_param, check_fit_input, guarded, NodeView, RegressorKind};
 use crate::error::Result;
 use ndarray::{Array1, Array2};
 use std::fmt;
@@ -107,6 +107,35 @@ impl fmt::Debug for FittedGbm {
 impl FittedGbm {
     pub fn n_features(&self) -> usize {
         self.n_features
+    }
+
+    /// See [`super::FittedRegressor::check`]: a finite base score within
+    /// [`super::MAX_LEAF_LOG`], every tree walkable ([`super::check_tree`]; a split
+    /// goes on to its left, right and missing-value nodes).
+    pub(super) fn check(&self) -> std::result::Result<(), String> {
+        let base = self.booster.base_score;
+        if !(base.is_finite() && base.abs() <= super::MAX_LEAF_LOG) {
+            return Err(format!(
+                "base_score {} is outside +-{}",
+                super::shown(base),
+                super::MAX_LEAF_LOG
+            ));
+        }
+        for (t, tree) in self.booster.trees.iter().enumerate() {
+            let nodes = tree.nodes.iter().map(|node| {
+                if node.is_leaf {
+                    NodeView::Leaf(node.weight_value as f64)
+                } else {
+                    NodeView::Split {
+                        feature: node.split_feature,
+                        threshold: node.split_value,
+                        next: vec![node.left_child, node.right_child, node.missing_node],
+                    }
+                }
+            });
+            super::check_tree(t, nodes, self.n_features)?;
+        }
+        Ok(())
     }
 
     pub(super) fn predict_unchecked(&self, x: &Array2<f64>) -> Result<Array1<f64>> {

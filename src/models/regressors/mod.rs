@@ -256,7 +256,8 @@ impl FittedRegressor {
             FittedRegressor::Linear(m) | FittedRegressor::Ridge(m) | FittedRegressor::Lasso(m) => {
                 m.check()
             }
-            FittedRegressor::Tree(_) | FittedRegressor::Gbm(_) => Ok(()),
+            FittedRegressor::Tree(m) => m.check(),
+            FittedRegressor::Gbm(m) => m.check(),
             FittedRegressor::Forest(m) => m.check(),
             FittedRegressor::Svr(m) => m.check(),
             FittedRegressor::Knn(m) => m.check(),
@@ -432,6 +433,83 @@ fn plausible(v: f64) -> bool {
 /// Every value plausible ([`plausible`]).
 fn all_plausible(values: &Array1<f64>) -> bool {
     values.iter().all(|v| plausible(*v))
+}
+
+/// Largest magnitude of a tree's leaf (and of a boosted model's base score): every
+/// tree here predicts a logarithm (a log-ratio correction, or a log time), and e^20
+/// (5e8) is beyond any ratio or time a run can have; a leaf of 1e300 is a hand edit.
+pub(crate) const MAX_LEAF_LOG: f64 = 20.0;
+
+/// One node of a saved tree, as [`check_tree`] sees it.
+pub(crate) enum NodeView {
+    Leaf(f64),
+    /// A split: the feature, its threshold and the nodes it can go to next.
+    Split {
+        feature: usize,
+        threshold: f64,
+        next: Vec<usize>,
+    },
+    /// A node that is neither (e.g. one child missing).
+    Broken(&'static str),
+}
+
+/// Whether tree `t` of a saved model can be walked: it has nodes, each split names a
+/// feature the model has, a finite threshold and only nodes after it (as every tree
+/// here is grown, so a walk always ends within the tree), and each leaf is a finite
+/// value within [`MAX_LEAF_LOG`]. A child pointing back made prediction loop forever;
+/// one past the end, or a feature past the row, panicked.
+pub(crate) fn check_tree(
+    t: usize,
+    nodes: impl ExactSizeIterator<Item = NodeView>,
+    n_features: usize,
+) -> std::result::Result<(), String> {
+    let n = nodes.len();
+    if n == 0 {
+        return Err(format!("tree {t} has no nodes"));
+    }
+    for (k, node) in nodes.enumerate() {
+        match node {
+            NodeView::Leaf(v) if !(v.is_finite() && v.abs() <= MAX_LEAF_LOG) => {
+                return Err(format!(
+                    "tree {t} node {k}: leaf value {} is outside +-{MAX_LEAF_LOG}",
+                    shown(v)
+                ))
+            }
+            NodeView::Leaf(_) => {}
+            NodeView::Split {
+                feature,
+                threshold,
+                next,
+            } => {
+                if feature >= n_features {
+                    return Err(format!(
+                        "tree {t} node {k}: splits on feature {feature}, but the model has {n_features} features"
+                    ));
+                }
+                if !threshold.is_finite() {
+                    return Err(format!(
+                        "tree {t} node {k}: split threshold {threshold} is not a finite number"
+                    ));
+                }
+                if let Some(c) = next.iter().find(|c| !(k + 1..n).contains(*c)) {
+                    return Err(format!(
+                        "tree {t} node {k}: child {c} is not a node after it (the tree has {n} nodes): a walk would loop or leave the tree"
+                    ));
+                }
+            }
+            NodeView::Broken(what) => return Err(format!("tree {t} node {k}: {what}")),
+        }
+    }
+    Ok(())
+}
+
+/// A number as a message shows it: 1e300 rather than its 301 digits.
+pub(crate) fn shown(v: f64) -> String {
+    if v != 0.0 && v.is_finite() && !(1e-4..1e15).contains(&v.abs()) {
+        format!("{v:e}")
+    } else {
+        format!("{v}")
+    }
 }
 
 /// Population standard deviation of `values` around `mean`, or 1 when they are constant

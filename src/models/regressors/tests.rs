@@ -638,5 +638,8 @@ fn check_refuses_broken_saved_models() {
         // the root's left child pointing back at the root: a walk that never ends
         m["trees"][0]["nodes"][0]["l"] = serde_json::json!(0)
     });
-    assert!(e.starts_with("forest: tree 0 node 0: a split needs"), "{e}");
+    assert!(
+        e.starts_with("forest: tree 0 node 0: child 0 is not a node after it"),
+        "{e}"
+    );
 }

@@ -1,6 +1,6 @@
 //! A single CART regression tree: `smartcore`'s `DecisionTreeRegressor`, nothing hand-written.
 
-use super::{bad_param, check_fit_input, guarded, RegressorKind};
+use super::{bad_param, check_fit_input, guarded, NodeView, RegressorKind};
 use crate::error::Result;
 use ndarray::{Array1, Array2};
 
@@ -72,6 +72,39 @@ pub struct FittedTree {
 impl FittedTree {
     pub fn n_features(&self) -> usize {
         self.n_features
+    }
+
+    /// See [`super::FittedRegressor::check`]: smartcore's tree is there and walkable
+    /// ([`super::check_tree`]). Its nodes are private, so they are read from its
+    /// serialized form (`tree_regressor.nodes`: `output`, `split_feature`,
+    /// `split_value`, `true_child`, `false_child`).
+    pub(super) fn check(&self) -> std::result::Result<(), String> {
+        let v = serde_json::to_value(&self.model).map_err(|e| format!("unreadable tree: {e}"))?;
+        let Some(nodes) = v["tree_regressor"]["nodes"].as_array() else {
+            return Err("no tree".into());
+        };
+        let views = nodes.iter().map(|node| {
+            let child = |k: &str| &node[k];
+            match (child("true_child"), child("false_child")) {
+                (serde_json::Value::Null, serde_json::Value::Null) => {
+                    NodeView::Leaf(node["output"].as_f64().unwrap_or(f64::NAN))
+                }
+                (a, b) => match (a.as_u64(), b.as_u64(), node["split_feature"].as_u64()) {
+                    (Some(a), Some(b), Some(f)) => NodeView::Split {
+                        feature: usize::try_from(f).unwrap_or(usize::MAX),
+                        threshold: node["split_value"].as_f64().unwrap_or(f64::NAN),
+                        next: vec![
+                            usize::try_from(a).unwrap_or(usize::MAX),
+                            usize::try_from(b).unwrap_or(usize::MAX),
+                        ],
+                    },
+                    _ => NodeView::Broken(
+                        "a split needs a feature and two children, a leaf neither child",
+                    ),
+                },
+            }
+        });
+        super::check_tree(0, views, self.n_features)
     }
 
     pub(super) fn predict_unchecked(&self, x: &Array2<f64>) -> Result<Array1<f64>> {
