@@ -43,6 +43,9 @@ pub enum ProtocolKind {
     NewKernel,
     /// Hold out a kernel family (category) and the target GPU together
     NewFamily,
+    /// Leave one corpus out: every fitted part has seen neither the target's corpus
+    /// (the runs' `source`) nor the target GPU; the corpus's other GPUs are the sources
+    Loco,
 }
 
 /// A protocol with its settings. In an experiment file:
@@ -66,6 +69,21 @@ pub enum Protocol {
     /// Each (target GPU, kernel family) in turn: nothing fitted has seen the family or
     /// the target; the family's runs on other GPUs may be projected.
     NewFamily,
+    /// Each corpus C (the runs' `source`: who measured them, with which harness) and
+    /// each GPU T of it in turn: every fitted part is fitted on the other corpora's
+    /// runs on GPUs other than T, and T's runs in C are predicted from C's runs on its
+    /// other GPUs, as in LOGO. What a model learned must then carry over to a campaign
+    /// it never saw.
+    Loco,
+}
+
+/// The corpus a run belongs to in [`Protocol::Loco`]: its `source`, or this when it
+/// has none.
+pub const NO_SOURCE: &str = "(no source)";
+
+/// The corpus of a run (see [`NO_SOURCE`]).
+pub fn corpus(run: &Run) -> &str {
+    run.source.as_deref().unwrap_or(NO_SOURCE)
 }
 
 /// In the new-kernel protocol, the measurements of a test kernel a projection may use.
@@ -87,6 +105,7 @@ impl Protocol {
             Protocol::NewSize => "new-size",
             Protocol::NewKernel { .. } => "new-kernel",
             Protocol::NewFamily => "new-family",
+            Protocol::Loco => "loco",
         }
     }
     /// The protocol `kind` with its defaults (`test_kernels`: the study's four).
@@ -100,6 +119,7 @@ impl Protocol {
                 known: KnownTestRuns::OtherGpus,
             },
             ProtocolKind::NewFamily => Protocol::NewFamily,
+            ProtocolKind::Loco => Protocol::Loco,
         }
     }
 
@@ -113,6 +133,17 @@ impl Protocol {
                 return Err(Error::usage(format!(
                     "protocol {} holds one GPU out at a time: it needs runs of two or more GPUs (the data has: {})",
                     self.name(),
+                    has.join(", ")
+                )));
+            }
+        }
+        if matches!(self, Protocol::Loco) {
+            let corpora: BTreeSet<&str> = runs.iter().map(corpus).collect();
+            let held_out = loco_groups(runs.iter()).len();
+            if corpora.len() < 2 || held_out == 0 {
+                let has: Vec<&str> = corpora.into_iter().collect();
+                return Err(Error::usage(format!(
+                    "protocol loco holds one corpus (the runs' source) out at a time: it needs two or more corpora, one with runs of two or more GPUs (the data has: {})",
                     has.join(", ")
                 )));
             }
@@ -173,7 +204,27 @@ pub struct Metrics {
     /// mostly remove). A diagnostic: no prediction ever knows it.
     #[serde(default)]
     pub mape_known_level: f64,
+    /// The launch-bound rows ([`Record::launch_bound`]): how many, their MAPE (%) and
+    /// interval coverage (a fraction); NaN when there are none.
+    #[serde(default)]
+    pub n_launch_bound: usize,
+    #[serde(default)]
+    pub mape_launch_bound: f64,
+    #[serde(default)]
+    pub coverage_launch_bound: f64,
+    /// The same over the work-bound rows (every other row).
+    #[serde(default)]
+    pub n_work_bound: usize,
+    #[serde(default)]
+    pub mape_work_bound: f64,
+    #[serde(default)]
+    pub coverage_work_bound: f64,
 }
+
+/// A row is launch-bound when its measured time is below this many times the fastest
+/// run its corpus timed on its GPU (that harness's launch floor, as the models take
+/// it): what the time says is mostly the harness, not the work.
+pub const LAUNCH_BOUND_FLOOR_FACTOR: f64 = 4.0;
 
 /// A tuning space needs at least this many configurations of the same work.
 pub const MIN_TUNING_SPACE: usize = 10;
@@ -319,6 +370,12 @@ impl Metrics {
                 top1_regret: f64::NAN,
                 tuning_spaces: 0,
                 mape_known_level: f64::NAN,
+                n_launch_bound: 0,
+                mape_launch_bound: f64::NAN,
+                coverage_launch_bound: f64::NAN,
+                n_work_bound: 0,
+                mape_work_bound: f64::NAN,
+                coverage_work_bound: f64::NAN,
             };
         }
         let ape: Vec<f64> = pairs.iter().map(|(p, t)| (p - t).abs() / t).collect();
@@ -339,6 +396,12 @@ impl Metrics {
             top1_regret: f64::NAN,
             tuning_spaces: 0,
             mape_known_level: f64::NAN,
+            n_launch_bound: 0,
+            mape_launch_bound: f64::NAN,
+            coverage_launch_bound: f64::NAN,
+            n_work_bound: 0,
+            mape_work_bound: f64::NAN,
+            coverage_work_bound: f64::NAN,
         }
     }
 
@@ -346,17 +409,32 @@ impl Metrics {
     pub fn from_records<'r>(records: impl IntoIterator<Item = &'r Record>) -> Metrics {
         let recs: Vec<&Record> = records.into_iter().collect();
         let mut m = Metrics::from_pairs(recs.iter().map(|r| (r.pred_ms, r.measured_ms)));
+        for launch_bound in [true, false] {
+            let part: Vec<&Record> = recs
+                .iter()
+                .copied()
+                .filter(|r| r.launch_bound == launch_bound)
+                .collect();
+            let n = part.len();
+            let mape = Metrics::from_pairs(part.iter().map(|r| (r.pred_ms, r.measured_ms))).mape;
+            let coverage = coverage(&part);
+            if launch_bound {
+                (
+                    m.n_launch_bound,
+                    m.mape_launch_bound,
+                    m.coverage_launch_bound,
+                ) = (n, mape, coverage);
+            } else {
+                (m.n_work_bound, m.mape_work_bound, m.coverage_work_bound) = (n, mape, coverage);
+            }
+        }
         // Coverage over the predictions that have an interval.
         let with: Vec<&&Record> = recs
             .iter()
             .filter(|r| r.interval != Interval::None)
             .collect();
         if !with.is_empty() {
-            let inside = with
-                .iter()
-                .filter(|r| r.pred_lo_ms <= r.measured_ms && r.measured_ms <= r.pred_hi_ms)
-                .count();
-            m.interval_coverage = inside as f64 / with.len() as f64;
+            m.interval_coverage = coverage(&recs);
             let mut kinds: Vec<String> = with.iter().map(|r| r.interval.label()).collect();
             kinds.sort_unstable();
             kinds.dedup();
@@ -384,6 +462,23 @@ impl Metrics {
     }
 }
 
+/// The share of `records` with an interval whose interval holds the measurement; NaN
+/// when none has an interval.
+fn coverage(records: &[&Record]) -> f64 {
+    let with: Vec<&&Record> = records
+        .iter()
+        .filter(|r| r.interval != Interval::None)
+        .collect();
+    if with.is_empty() {
+        return f64::NAN;
+    }
+    let inside = with
+        .iter()
+        .filter(|r| r.pred_lo_ms <= r.measured_ms && r.measured_ms <= r.pred_hi_ms)
+        .count();
+    inside as f64 / with.len() as f64
+}
+
 /// One scored prediction.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Record {
@@ -408,6 +503,9 @@ pub struct Record {
     pub interval: Interval,
     #[serde(serialize_with = "serialize_label")]
     pub bound: Bound,
+    /// Measured below [`LAUNCH_BOUND_FLOOR_FACTOR`] times its harness's floor (the
+    /// fastest run its corpus timed on its GPU).
+    pub launch_bound: bool,
 }
 
 fn serialize_label<T: std::fmt::Display, S: serde::Serializer>(
@@ -524,6 +622,9 @@ impl Selection {
 struct Fold<'a> {
     /// What the fold holds out, for reports ("NVIDIA TITAN V", "largest sizes", ...).
     label: String,
+    /// The target its records report instead of the run's GPU: in LOCO "corpus: GPU",
+    /// since one GPU measured by two corpora is two targets there.
+    target_label: Option<Arc<str>>,
     /// Lists the fold's runs when it is evaluated: folds waiting their turn hold none
     /// (at 1M rows a LOGO fold's list is 7 MB, and new-family has a fold per target
     /// and family).
@@ -573,11 +674,55 @@ fn logo_groups<'g>(gpus: &BTreeSet<&'g str>, sel: &Selection) -> Vec<(&'g str, V
     out
 }
 
+/// The LOCO folds as (corpus, target GPU): every GPU of every corpus with two or more
+/// GPUs (a corpus of one GPU has no source of its own to predict it from).
+fn loco_groups<'a>(runs: impl Iterator<Item = &'a Run>) -> Vec<(&'a str, &'a str)> {
+    let mut gpus: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    for r in runs {
+        gpus.entry(corpus(r)).or_default().insert(r.gpu.as_str());
+    }
+    gpus.into_iter()
+        .filter(|(_, g)| g.len() >= 2)
+        .flat_map(|(c, g)| g.into_iter().map(move |t| (c, t)))
+        .collect()
+}
+
+fn loco_folds<'a>(runs: &'a [&'a Run]) -> Vec<Fold<'a>> {
+    loco_groups(runs.iter().copied())
+        .into_iter()
+        .map(|(c, t)| Fold {
+            label: format!("{c}: {t}"),
+            target_label: Some(format!("{c}: {t}").into()),
+            groups: vec![TestGroup {
+                extra_evidence: Vec::new(),
+                tests: runs
+                    .iter()
+                    .copied()
+                    .filter(|r| corpus(r) == c && r.gpu == t)
+                    .collect(),
+            }],
+            runs: Box::new(move || FoldRuns {
+                fit: runs
+                    .iter()
+                    .copied()
+                    .filter(|r| corpus(r) != c && r.gpu != t)
+                    .collect(),
+                evidence: runs
+                    .iter()
+                    .copied()
+                    .filter(|r| corpus(r) == c && r.gpu != t)
+                    .collect(),
+            }),
+        })
+        .collect()
+}
+
 fn logo_folds<'a>(runs: &'a [&'a Run], sel: &Selection) -> Vec<Fold<'a>> {
     let gpus: BTreeSet<&str> = runs.iter().map(|r| r.gpu.as_str()).collect();
     logo_groups(&gpus, sel)
         .into_iter()
         .map(|(t, group)| Fold {
+            target_label: None,
             label: if sel.per_source {
                 format!("{t} from {}", group.join(" + "))
             } else {
@@ -636,12 +781,14 @@ fn protocol_folds<'a>(runs: &'a [&'a Run], protocol: &Protocol, sel: &Selection)
     let smallest = |r: &Run| r.work() <= extent(r).0;
     match protocol {
         Protocol::Logo => logo_folds(runs, sel),
+        Protocol::Loco => loco_folds(runs),
         Protocol::NewSize => {
             let largest = |r: &Run| extent(r).2 > 1 && r.work() >= extent(r).1;
             let (test, train): (Vec<&Run>, Vec<&Run>) =
                 runs.iter().copied().partition(|r| largest(r));
             let train: Arc<[&Run]> = train.into();
             vec![Fold {
+                target_label: None,
                 label: "largest sizes".into(),
                 runs: Box::new(move || FoldRuns::same(train.clone())),
                 groups: vec![TestGroup {
@@ -687,6 +834,7 @@ fn protocol_folds<'a>(runs: &'a [&'a Run], protocol: &Protocol, sel: &Selection)
                 })
                 .collect();
             vec![Fold {
+                target_label: None,
                 label: format!("kernels {}", test_kernels.join(",")),
                 runs: Box::new(move || FoldRuns {
                     fit: fit.clone(),
@@ -710,6 +858,7 @@ fn protocol_folds<'a>(runs: &'a [&'a Run], protocol: &Protocol, sel: &Selection)
                         continue;
                     }
                     out.push(Fold {
+                        target_label: None,
                         label: format!("{t}, family {f}"),
                         // The family's runs on other GPUs are sources a projection may
                         // use; nothing learned has seen the family or the target.
@@ -786,6 +935,7 @@ pub fn evaluate_on<'r>(
     };
     let folds = folds(&kept, protocol, selection);
     let names = Names::of(&kept);
+    let floors = harness_floors(&kept);
     for spec in models {
         let name = &spec.name();
         let shared_name: Arc<str> = name.as_str().into(); // one copy for every record
@@ -794,7 +944,7 @@ pub fn evaluate_on<'r>(
         // Folds are independent: fitted and scored in parallel, merged in fold order
         // (the output does not depend on the thread count).
         let outcomes = crate::parallel::map(&folds, threads, |fold| {
-            let outcome = evaluate_fold(*spec, &shared_name, fold, &names, ctx);
+            let outcome = evaluate_fold(*spec, &shared_name, fold, &names, &floors, ctx);
             progress();
             outcome
         })
@@ -837,11 +987,26 @@ struct FoldOutcome {
     missing: usize,
 }
 
+/// The fastest run of each (GPU, source): the floor each harness timed on each GPU.
+type HarnessFloors<'a> = HashMap<(&'a str, Option<&'a str>), f64>;
+
+fn harness_floors<'a>(runs: &[&'a Run]) -> HarnessFloors<'a> {
+    let mut floors: HarnessFloors = HashMap::new();
+    for r in runs {
+        let f = floors
+            .entry((r.gpu.as_str(), r.source.as_deref()))
+            .or_insert(f64::INFINITY);
+        *f = f.min(r.time_ms);
+    }
+    floors
+}
+
 fn evaluate_fold(
     spec: &dyn Fit,
     name: &Arc<str>,
     fold: &Fold,
     names: &Names,
+    floors: &HarnessFloors,
     ctx: &Context,
 ) -> Result<FoldOutcome> {
     let runs = (fold.runs)();
@@ -860,7 +1025,16 @@ fn evaluate_fold(
         let mut query = Run::default(); // one buffer: no allocation per test run
         for run in &group.tests {
             match model.predict_work(run, &run.gpu, &mut query, &evidence, ctx)? {
-                Some(p) => out.records.push(record(name, names, run, &p)),
+                Some(p) => {
+                    let mut rec = record(name, names, run, &p);
+                    rec.launch_bound = floors
+                        .get(&(run.gpu.as_str(), run.source.as_deref()))
+                        .is_some_and(|f| run.time_ms < LAUNCH_BOUND_FLOOR_FACTOR * f);
+                    if let Some(t) = &fold.target_label {
+                        rec.target = t.clone();
+                    }
+                    out.records.push(rec)
+                }
                 None => out.missing += 1,
             }
         }
@@ -880,6 +1054,7 @@ pub fn fold_count(runs: &[Run], protocol: &Protocol, sel: &Selection) -> usize {
             .map(|r| (r.gpu.as_str(), r.family()))
             .collect::<BTreeSet<_>>()
             .len(),
+        Protocol::Loco => loco_groups(kept).len(),
         _ => 1,
     }
 }
@@ -929,6 +1104,7 @@ fn record(model: &Arc<str>, names: &Names, run: &Run, p: &Prediction) -> Record 
         pred_hi_ms: p.hi_ms,
         interval: p.interval,
         bound: p.bound,
+        launch_bound: false,
     }
 }
 
@@ -1052,6 +1228,7 @@ mod tests {
             pred_hi_ms: pred_ms,
             interval: Interval::None,
             bound: Bound::Dram,
+            launch_bound: false,
         };
         // Kernel k on g: every prediction twice the measurement (a level error only);
         // kernel j on g: the first run right, the second 50 % slow; the second's weight
@@ -1091,6 +1268,7 @@ mod tests {
             pred_hi_ms: 2.0,
             interval: Interval::Calibrated(0.9),
             bound: Bound::Dram,
+            launch_bound: false,
         };
         let json = serde_json::to_value(&r).unwrap();
         assert_eq!(json["model"], "hybrid");
@@ -1121,6 +1299,7 @@ mod tests {
                 pred_hi_ms: 9.0,
                 interval: Interval::Calibrated(0.9),
                 bound: Bound::Dram,
+                launch_bound: false,
             })
             .collect();
         let m = Metrics::from_records(&recs);

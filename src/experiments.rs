@@ -401,6 +401,18 @@ pub fn write_outputs(o: &Outcome, out: &Path, with_plots: bool) -> Result<Vec<Pa
         md += "## Pooled results\n\n";
     }
     md += &cmp.to_markdown();
+    let corpora: std::collections::BTreeSet<Option<&str>> = o
+        .evaluation
+        .records
+        .iter()
+        .map(|r| r.source.as_deref())
+        .collect();
+    let per_corpus = (o.evaluation.protocol == "loco" || corpora.len() > 1)
+        .then(|| report::per_corpus_table(&o.evaluation));
+    if let Some(t) = &per_corpus {
+        md += &format!("\n## Per corpus (the runs' source; {name}_per_corpus.csv)\n\n");
+        md += &t.to_markdown();
+    }
     // Narrow views that fit a screen; every metric is in the CSV files beside.
     let narrow = [
         "model",
@@ -436,6 +448,13 @@ pub fn write_outputs(o: &Outcome, out: &Path, with_plots: bool) -> Result<Vec<Pa
         &per_kernel.to_csv(),
         &mut written,
     )?;
+    if let Some(t) = &per_corpus {
+        write(
+            &out.join(format!("{name}_per_corpus.csv")),
+            &t.to_csv(),
+            &mut written,
+        )?;
+    }
     write(
         &out.join(format!("{name}_predictions.csv")),
         &report::records_table(&o.evaluation).to_csv(),
@@ -499,6 +518,8 @@ pub fn summary_table(outcomes: &[Outcome]) -> Table {
         "in interval %",
         "Spearman",
         "regret",
+        "launch-bound MAPE % (in interval %)",
+        "work-bound MAPE % (in interval %)",
     ]);
     for o in outcomes {
         for m in &o.experiment.models {
@@ -539,6 +560,12 @@ pub fn summary_table(outcomes: &[Outcome]) -> Table {
                 cells[8].clone(),
                 cells[9].clone(),
                 cells[10].clone(),
+                report::regime_cell(
+                    m_.n_launch_bound,
+                    m_.mape_launch_bound,
+                    m_.coverage_launch_bound,
+                ),
+                report::regime_cell(m_.n_work_bound, m_.mape_work_bound, m_.coverage_work_bound),
             ]);
         }
     }

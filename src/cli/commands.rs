@@ -799,6 +799,11 @@ fn evaluate(a: EvaluateArgs, catalog: &Catalog) -> Result<()> {
         }
         // one CSV a program can read: the per-kernel rows beside the per-target ones
         (Format::Csv, true) => out(&report::results_and_kernels_table(&eval).to_csv())?,
+        (Format::Table, false) if a.protocol == ProtocolKind::Loco => {
+            out(&report::results_table(&eval).to_text())?;
+            out("\nPer corpus (the runs' source):\n")?;
+            out(&report::per_corpus_table(&eval).to_text())?;
+        }
         (_, false) => out(&report::results_table(&eval).render(a.format))?,
         (Format::Table, true) => {
             out(&report::results_table(&eval).to_text())?;

@@ -221,7 +221,7 @@ pub fn frac_pct(x: f64) -> String {
     pct(100.0 * x)
 }
 
-pub const METRIC_HEADERS: [&str; 12] = [
+pub const METRIC_HEADERS: [&str; 18] = [
     "n",
     "MAPE %",
     "median APE %",
@@ -234,6 +234,12 @@ pub const METRIC_HEADERS: [&str; 12] = [
     "Spearman",
     "top-1 regret",
     "MAPE % at known level",
+    "n launch-bound",
+    "MAPE % launch-bound",
+    "in interval % launch-bound",
+    "n work-bound",
+    "MAPE % work-bound",
+    "in interval % work-bound",
 ];
 
 pub fn metric_cells(m: &Metrics) -> Vec<String> {
@@ -267,7 +273,25 @@ pub fn metric_cells(m: &Metrics) -> Vec<String> {
             "-".into()
         },
         pct(m.mape_known_level),
+        m.n_launch_bound.to_string(),
+        pct(m.mape_launch_bound),
+        frac_pct(m.coverage_launch_bound),
+        m.n_work_bound.to_string(),
+        pct(m.mape_work_bound),
+        frac_pct(m.coverage_work_bound),
     ]
+}
+
+/// "MAPE (coverage)" of one regime, e.g. "35.2 (88.1)"; "-" with no row in it.
+pub fn regime_cell(n: usize, mape: f64, coverage: f64) -> String {
+    if n == 0 {
+        return "-".into();
+    }
+    if coverage.is_finite() {
+        format!("{} ({})", pct(mape), frac_pct(coverage))
+    } else {
+        pct(mape)
+    }
 }
 
 /// Most folds named in a summary group; a larger group is counted instead.
@@ -386,6 +410,78 @@ pub fn results_and_kernels_table(eval: &Evaluation) -> Table {
     t
 }
 
+/// One row per (model, corpus: the records' `source`): pooled MAPE, the worst target
+/// (by MAPE, at least 10 rows), interval coverage and the launch-bound / work-bound
+/// split. The table leave-one-corpus-out is judged by.
+pub fn per_corpus_table(eval: &Evaluation) -> Table {
+    let mut t = Table::new(&[
+        "model",
+        "corpus",
+        "targets",
+        "n",
+        "MAPE %",
+        "worst target (MAPE %)",
+        "in interval %",
+        "launch-bound MAPE % (in interval %)",
+        "work-bound MAPE % (in interval %)",
+    ]);
+    type Group<'r> = BTreeMap<&'r str, Vec<&'r crate::evaluation::Record>>;
+    let mut groups: BTreeMap<(&str, &str), Group> = BTreeMap::new();
+    for r in &eval.records {
+        let corpus = r.source.as_deref().unwrap_or(crate::evaluation::NO_SOURCE);
+        groups
+            .entry((&r.model, corpus))
+            .or_default()
+            .entry(&r.target)
+            .or_default()
+            .push(r);
+    }
+    // models in the evaluation's order
+    let mut models: Vec<&str> = Vec::new();
+    for r in &eval.results {
+        if !models.contains(&r.model.as_str()) {
+            models.push(&r.model);
+        }
+    }
+    for ((model, corpus), targets) in models
+        .iter()
+        .flat_map(|m| groups.iter().filter(move |((gm, _), _)| gm == m))
+    {
+        let all: Vec<&crate::evaluation::Record> = targets.values().flatten().copied().collect();
+        let m = Metrics::from_records(all);
+        let worst = targets
+            .iter()
+            .filter(|(_, recs)| recs.len() >= 10)
+            .map(|(t, recs)| (*t, Metrics::from_records(recs.iter().copied()).mape))
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+            .map(|(t, mape)| {
+                let gpu = t.rsplit(": ").next().unwrap_or(t);
+                format!(
+                    "{} ({})",
+                    gpu.strip_prefix("NVIDIA ").unwrap_or(gpu),
+                    pct(mape)
+                )
+            })
+            .unwrap_or_else(|| "-".into());
+        t.push(vec![
+            model.to_string(),
+            corpus.to_string(),
+            targets.len().to_string(),
+            m.n.to_string(),
+            pct(m.mape),
+            worst,
+            frac_pct(m.interval_coverage),
+            regime_cell(
+                m.n_launch_bound,
+                m.mape_launch_bound,
+                m.coverage_launch_bound,
+            ),
+            regime_cell(m.n_work_bound, m.mape_work_bound, m.coverage_work_bound),
+        ]);
+    }
+    t
+}
+
 /// Every scored prediction.
 pub fn records_table(eval: &Evaluation) -> Table {
     let mut t = Table::new(&[
@@ -399,6 +495,7 @@ pub fn records_table(eval: &Evaluation) -> Table {
         "pred_hi_ms",
         "interval",
         "bound",
+        "launch_bound",
     ]);
     for r in &eval.records {
         t.push(vec![
@@ -412,6 +509,7 @@ pub fn records_table(eval: &Evaluation) -> Table {
             format!("{:.6}", r.pred_hi_ms),
             r.interval.label(),
             r.bound.to_string(),
+            r.launch_bound.to_string(),
         ]);
     }
     t
