@@ -12,6 +12,8 @@
 //! resources = "../benchmarks_cuda/inspect/resources.csv"  # per-arch registers, relative to this file
 //! sm_partitions = "exclude"            # runs on SM partitions: exclude | as-gpus
 //! plots = true
+//! sample = 0.05                        # a share of the configurations, the same on every GPU
+//! sample_sources = { aiconfigurator = 0.02 }  # per corpus (the runs' source), over `sample`
 //! [selection]                          # optional (logo)
 //! targets = ["TITAN V"]
 //! sources = ["RTX 2080 Ti", "RTX 4070"]
@@ -68,6 +70,10 @@ pub struct Experiment {
     /// every GPU (chosen by a hash of kernel and config): keeps large corpora quick.
     #[serde(default)]
     pub sample: Option<f64>,
+    /// Per corpus (the runs' `source`), a share that replaces `sample` for its runs: a
+    /// million-row corpus evaluated beside a few hundred rows of another.
+    #[serde(default)]
+    pub sample_sources: BTreeMap<String, f64>,
     #[serde(default = "yes")]
     pub plots: bool,
     /// Also draw a roofline chart per GPU of the data.
@@ -163,7 +169,28 @@ impl Experiment {
                 ));
             }
         }
+        for (source, f) in &e.sample_sources {
+            if !(*f > 0.0 && *f <= 1.0) {
+                return Err(Error::file(
+                    path.display(),
+                    format!("sample_sources.{source} = {f}: must be in (0, 1]"),
+                ));
+            }
+        }
         Ok(e)
+    }
+
+    /// The share of the configurations `run`'s corpus is evaluated on (None: all).
+    pub fn sample_of(&self, run: &Run) -> Option<f64> {
+        run.source
+            .as_deref()
+            .and_then(|s| self.sample_sources.get(s).copied())
+            .or(self.sample)
+    }
+
+    /// Whether some runs are left out by `sample` or `sample_sources`.
+    fn is_sampled(&self) -> bool {
+        self.sample.is_some_and(|f| f < 1.0) || self.sample_sources.values().any(|f| *f < 1.0)
     }
 
     /// The experiment's models, parsed (with its seed).
@@ -748,7 +775,7 @@ pub fn reproduce(
             }
         }
         let selected: Vec<Run>;
-        let runs = if e.sample.is_some_and(|f| f < 1.0) || e.kernels.is_some() {
+        let runs = if e.is_sampled() || e.kernels.is_some() {
             selected = l
                 .table
                 .runs
@@ -758,7 +785,7 @@ pub fn reproduce(
                         .as_ref()
                         .is_none_or(|k| k.iter().any(|k| r.kernel == *k))
                 })
-                .filter(|r| e.sample.is_none_or(|f| in_sample(r, f)))
+                .filter(|r| e.sample_of(r).is_none_or(|f| in_sample(r, f)))
                 .cloned()
                 .collect();
             if selected.is_empty() {
@@ -803,6 +830,10 @@ pub fn reproduce(
                     e.sample
                         .map(|f| format!(", a {:.1} % sample of configurations", 100.0 * f))
                         .unwrap_or_default()
+                        + &e.sample_sources
+                            .iter()
+                            .map(|(s, f)| format!(", {:.1} % of {s}'s", 100.0 * f))
+                            .collect::<String>()
                 )
             } else {
                 String::new()

@@ -1387,6 +1387,14 @@ fn bad_inputs_fail_cleanly_and_odd_but_valid_inputs_pass() {
         .chain(plausibility_cases())
         .collect();
     assert!(cases.len() >= 250, "{} cases", cases.len());
+    println!(
+        "{} bad-input cases: {} earlier, {} file safety, {} GPU names, {} plausibility",
+        cases.len(),
+        self::cases().len(),
+        file_safety_cases().len(),
+        gpu_name_cases().len(),
+        plausibility_cases().len()
+    );
     let mut names = std::collections::HashSet::new();
     for c in &cases {
         assert!(names.insert(c.name), "two cases are named '{}'", c.name);
