@@ -351,32 +351,37 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 impl Metrics {
+    /// No rows: every figure NaN, every count 0.
+    fn empty() -> Metrics {
+        Metrics {
+            n: 0,
+            mape: f64::NAN,
+            median_ape: f64::NAN,
+            median_ratio: f64::NAN,
+            within_10: f64::NAN,
+            within_25: f64::NAN,
+            within_50: f64::NAN,
+            rmse_log: f64::NAN,
+            interval_coverage: f64::NAN,
+            interval: String::new(),
+            spearman: f64::NAN,
+            top1_regret: f64::NAN,
+            tuning_spaces: 0,
+            mape_known_level: f64::NAN,
+            n_launch_bound: 0,
+            mape_launch_bound: f64::NAN,
+            coverage_launch_bound: f64::NAN,
+            n_work_bound: 0,
+            mape_work_bound: f64::NAN,
+            coverage_work_bound: f64::NAN,
+        }
+    }
+
     pub fn from_pairs(pairs: impl IntoIterator<Item = (f64, f64)>) -> Metrics {
         let pairs: Vec<(f64, f64)> = pairs.into_iter().collect();
         let n = pairs.len();
         if n == 0 {
-            return Metrics {
-                n: 0,
-                mape: f64::NAN,
-                median_ape: f64::NAN,
-                median_ratio: f64::NAN,
-                within_10: f64::NAN,
-                within_25: f64::NAN,
-                within_50: f64::NAN,
-                rmse_log: f64::NAN,
-                interval_coverage: f64::NAN,
-                interval: String::new(),
-                spearman: f64::NAN,
-                top1_regret: f64::NAN,
-                tuning_spaces: 0,
-                mape_known_level: f64::NAN,
-                n_launch_bound: 0,
-                mape_launch_bound: f64::NAN,
-                coverage_launch_bound: f64::NAN,
-                n_work_bound: 0,
-                mape_work_bound: f64::NAN,
-                coverage_work_bound: f64::NAN,
-            };
+            return Metrics::empty();
         }
         let ape: Vec<f64> = pairs.iter().map(|(p, t)| (p - t).abs() / t).collect();
         let within = |x: f64| ape.iter().filter(|a| **a <= x + 1e-12).count() as f64 / n as f64;
@@ -390,18 +395,7 @@ impl Metrics {
             within_50: within(0.50),
             rmse_log: (pairs.iter().map(|(p, t)| (p / t).ln().powi(2)).sum::<f64>() / n as f64)
                 .sqrt(),
-            interval_coverage: f64::NAN,
-            interval: String::new(),
-            spearman: f64::NAN,
-            top1_regret: f64::NAN,
-            tuning_spaces: 0,
-            mape_known_level: f64::NAN,
-            n_launch_bound: 0,
-            mape_launch_bound: f64::NAN,
-            coverage_launch_bound: f64::NAN,
-            n_work_bound: 0,
-            mape_work_bound: f64::NAN,
-            coverage_work_bound: f64::NAN,
+            ..Metrics::empty()
         }
     }
 

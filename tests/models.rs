@@ -904,3 +904,118 @@ fn a_measured_launch_overhead_is_the_targets_floor_whatever_the_sources() {
     assert_eq!(floor_ms(&gt, Cat), 0.005);
     assert_eq!(floor_ms(&gt, Sources), 0.005);
 }
+
+/// SYNTHETIC runs of two corpora (sources): "a" on three GPUs, "b" on two of them and a
+/// fourth; each row says which corpus and GPU it is.
+fn two_corpus_runs() -> Vec<Run> {
+    let mut text = String::from("gpu,kernel,config,time_ms,flops,dram_bytes,source\n");
+    for (source, gpus) in [
+        (
+            "a",
+            &[
+                "NVIDIA TITAN V",
+                "NVIDIA GeForce RTX 2080 Ti",
+                "NVIDIA GeForce RTX 4070",
+            ][..],
+        ),
+        (
+            "b",
+            &[
+                "NVIDIA TITAN V",
+                "NVIDIA GeForce RTX 2080 Ti",
+                "NVIDIA RTX A4000",
+            ][..],
+        ),
+    ] {
+        for g in gpus {
+            for n in 1..=3 {
+                let ms = 0.1 * 10f64.powi(n - 1);
+                text += &format!("{g},k,N={n},{ms},0,{},{source}\n", n * 1000);
+            }
+        }
+    }
+    synthetic_runs(&text)
+}
+
+/// Leave one corpus out: each fit sees neither the held-out corpus nor the target GPU
+/// in any corpus; each GPU of each corpus is a target once, labelled "corpus: GPU", and
+/// is predicted from its own corpus's other GPUs.
+#[test]
+fn loco_never_shows_the_corpus_or_the_target_to_the_model() {
+    let catalog = Catalog::builtin();
+    let runs = two_corpus_runs();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let spy = Spy(seen.clone(), |r| r.source.as_deref().unwrap_or("-"));
+    let seen_gpus = Arc::new(Mutex::new(Vec::new()));
+    let gpu_spy = Spy(seen_gpus.clone(), |r| r.gpu.as_str());
+    let ctx = spec_context(&catalog);
+    let e = evaluation::evaluate(
+        &runs,
+        &Protocol::Loco,
+        &Selection::default(),
+        &[&spy, &gpu_spy],
+        &ctx,
+        &|| {},
+    )
+    .unwrap();
+    let mut targets: Vec<&str> = e
+        .results
+        .iter()
+        .filter(|r| r.model == "spy" && r.target != "all")
+        .map(|r| r.target.as_str())
+        .collect();
+    targets.sort();
+    targets.dedup();
+    assert_eq!(
+        targets,
+        [
+            "a: NVIDIA GeForce RTX 2080 Ti",
+            "a: NVIDIA GeForce RTX 4070",
+            "a: NVIDIA TITAN V",
+            "b: NVIDIA GeForce RTX 2080 Ti",
+            "b: NVIDIA RTX A4000",
+            "b: NVIDIA TITAN V",
+        ]
+    );
+    // every fit of a corpus-a fold saw only corpus b, and the other way round
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len(), 6, "six folds");
+    assert!(
+        seen.iter().all(|s| s.len() == 1),
+        "a fit saw two corpora: {seen:?}"
+    );
+    // ... and never the target GPU: the TITAN V's folds leave it out of corpus b too
+    let gpus = seen_gpus.lock().unwrap();
+    let without_titan = gpus
+        .iter()
+        .filter(|g| !g.contains(&"NVIDIA TITAN V".to_string()))
+        .count();
+    assert_eq!(without_titan, 2, "{gpus:?}");
+    assert!(e
+        .records
+        .iter()
+        .all(|r| r.source.as_deref().is_some_and(|s| r.target.starts_with(s))));
+    // the fastest run of each corpus on each GPU is its harness's floor: the 0.1 ms
+    // runs are launch-bound (below 4x it), the 1 and 10 ms runs work-bound
+    let all = e
+        .results
+        .iter()
+        .find(|r| r.model == "spy" && r.target == "all")
+        .unwrap();
+    assert_eq!(
+        (all.metrics.n_launch_bound, all.metrics.n_work_bound),
+        (6, 12)
+    );
+    assert!(e
+        .records
+        .iter()
+        .all(|r| r.launch_bound == (r.measured_ms < 0.4)));
+    // one corpus is nothing to hold out
+    let one: Vec<Run> = runs
+        .iter()
+        .filter(|r| r.source.as_deref() == Some("a"))
+        .cloned()
+        .collect();
+    let err = Protocol::Loco.check(&one).unwrap_err().to_string();
+    assert!(err.contains("protocol loco holds one corpus"), "{err}");
+}
