@@ -562,9 +562,13 @@ fn neusight_operators_by_name_and_detected() {
 fn neusight_missing_shape_column_is_one_line_naming_file_and_column() {
     let path = fixture("neusight/bad/bmm_without_K.csv");
     for format in [Format::NeuSight, Format::Auto] {
-        let e = importers::import_paths(&[path.clone()], format, &ImportOptions::default())
-            .unwrap_err()
-            .to_string();
+        let e = importers::import_paths(
+            std::slice::from_ref(&path),
+            format,
+            &ImportOptions::default(),
+        )
+        .unwrap_err()
+        .to_string();
         assert_eq!(
             e,
             format!(

@@ -43,6 +43,9 @@ pub const DEFAULT_SOURCE: &str = "neusight";
 /// The columns a NeuSight file starts with, in this order.
 pub const HEADER: [&str; 3] = ["OPName", "Latency", "Device"];
 
+/// One column's cells as text (None: empty).
+type Cells = Vec<Option<String>>;
+
 /// Bytes per element: every tensor of the corpus is fp32.
 const FP32: f64 = 4.0;
 
@@ -343,7 +346,7 @@ pub fn import_frame(df: &DataFrame, file: &str, source: &str, is_text: bool) -> 
     let latency = all("Latency");
     let device = all("Device");
     // Grid and block sizes multiply out to the canonical counts when all three are there.
-    let dims = |prefix: &str| -> Option<Vec<Vec<Option<String>>>> {
+    let dims = |prefix: &str| -> Option<Vec<Cells>> {
         ["x", "y", "z"]
             .iter()
             .map(|d| cells(&format!("{prefix} {d}")))
@@ -351,7 +354,7 @@ pub fn import_frame(df: &DataFrame, file: &str, source: &str, is_text: bool) -> 
     };
     let grid = dims("Grid");
     let block = dims("Block");
-    let pass: Vec<(&str, Vec<Option<String>>)> = [
+    let pass: Vec<(&str, Cells)> = [
         ("Kernel Name", "cuda_kernel"),
         ("Kernels", "cuda_kernels"),
         ("Torch Version", "torch_version"),
@@ -380,7 +383,7 @@ pub fn import_frame(df: &DataFrame, file: &str, source: &str, is_text: bool) -> 
         ..FileReport::default()
     };
     // The shape columns of each family met, read once.
-    let mut shapes: Vec<(&'static [&'static str], Vec<Vec<Option<String>>>)> = Vec::new();
+    let mut shapes: Vec<(&'static [&'static str], Vec<Cells>)> = Vec::new();
     let mut runs = Vec::new();
     let mut kept_rows = Vec::new();
     let mut seen: HashSet<(String, String, String)> = HashSet::new();
@@ -433,7 +436,7 @@ pub fn import_frame(df: &DataFrame, file: &str, source: &str, is_text: bool) -> 
         let gpu = text(&device[i], "Device")?;
         let columns = op.shape_columns();
         if !shapes.iter().any(|(c, _)| std::ptr::eq(*c, columns)) {
-            let read: Vec<Vec<Option<String>>> = columns
+            let read: Vec<Cells> = columns
                 .iter()
                 .map(|c| {
                     cells(c).ok_or_else(|| {
@@ -477,17 +480,16 @@ pub fn import_frame(df: &DataFrame, file: &str, source: &str, is_text: bool) -> 
                 .or_default() += 1;
             continue;
         }
-        let product =
-            |dims: &Option<Vec<Vec<Option<String>>>>, prefix: &str| -> Result<Option<f64>> {
-                let Some(dims) = dims else { return Ok(None) };
-                let mut p = 1.0;
-                for (d, col) in ["x", "y", "z"].iter().zip(dims) {
-                    let name = format!("{prefix} {d}");
-                    let Some(cell) = &col[i] else { return Ok(None) };
-                    p *= whole(cell, &name, row, 1.0)?;
-                }
-                Ok(Some(p))
-            };
+        let product = |dims: &Option<Vec<Cells>>, prefix: &str| -> Result<Option<f64>> {
+            let Some(dims) = dims else { return Ok(None) };
+            let mut p = 1.0;
+            for (d, col) in ["x", "y", "z"].iter().zip(dims) {
+                let name = format!("{prefix} {d}");
+                let Some(cell) = &col[i] else { return Ok(None) };
+                p *= whole(cell, &name, row, 1.0)?;
+            }
+            Ok(Some(p))
+        };
         runs.push(Run {
             gpu: names.get(&gpu),
             kernel: names.get(&op_name),
@@ -512,7 +514,7 @@ pub fn import_frame(df: &DataFrame, file: &str, source: &str, is_text: bool) -> 
         kept_rows.push(i);
     }
 
-    let extra: Vec<(&str, Vec<Option<String>>)> = pass
+    let extra: Vec<(&str, Cells)> = pass
         .into_iter()
         .map(|(name, cells)| (name, kept_rows.iter().map(|&i| cells[i].clone()).collect()))
         .collect();

@@ -546,7 +546,7 @@ pub fn read_file_with(path: &Path, opts: &ImportOptions) -> Result<RunsTable> {
     };
     let head = crate::files::read_head(path, 1).map_err(|e| Error::io(path.display(), e))?;
     if head.is_empty() {
-        return Err(Error::parse_file(&path.display().to_string(), "empty file"));
+        return Err(Error::parse_file(path.display().to_string(), "empty file"));
     }
     if extension(path).as_deref() != Some("parquet") {
         // (first: NeuSight's files are CSV, often gzip'd)
