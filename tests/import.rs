@@ -578,3 +578,49 @@ fn neusight_missing_shape_column_is_one_line_naming_file_and_column() {
         );
     }
 }
+
+/// The shipped corpus is what the importer makes of NeuSight's NVIDIA files: the same
+/// rows, no failed runs, the files' 75 repeated shapes left out.
+#[test]
+#[cfg_attr(
+    not(shared_data),
+    ignore = "needs the public data in ../shared beside the repository"
+)]
+fn public_neusight_matches_the_shipped_corpus() {
+    let opts = ImportOptions {
+        source: Some("neusight".into()),
+        ..ImportOptions::default()
+    };
+    let imp =
+        importers::import_paths(&[shared("neusight/nvidia-train")], Format::Auto, &opts).unwrap();
+    assert_eq!(imp.report.rows(), 251_647);
+    assert_eq!(imp.report.failed_total(), 0);
+    assert_eq!(imp.report.left_out()["duplicate_config"], 75);
+    assert_eq!(imp.table.gpus().len(), 5);
+    let shipped = gpucast::data::read_file(
+        &PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("datasets/public/neusight/runs.parquet"),
+    )
+    .unwrap();
+    assert_eq!(shipped.len(), imp.table.len());
+    for (a, b) in shipped.runs.iter().zip(&imp.table.runs) {
+        assert_eq!(
+            (
+                &a.gpu,
+                &a.kernel,
+                &a.config,
+                a.time_ms,
+                a.flops,
+                a.dram_bytes
+            ),
+            (
+                &b.gpu,
+                &b.kernel,
+                &b.config,
+                b.time_ms,
+                b.flops,
+                b.dram_bytes
+            )
+        );
+        assert_eq!(a.category, b.category);
+    }
+}
