@@ -465,3 +465,162 @@ fn cli_takes_user_workload_files() {
     assert!((get("time_std_ms").parse::<f64>().unwrap() - 0.02_f64.sqrt()).abs() < 1e-12);
     assert!(lines.next().is_none());
 }
+
+const NEUSIGHT: &str = "neusight/nvidia-train";
+
+/// The SYNTHETIC NeuSight fixtures (tests/fixtures/neusight/README.md): the same
+/// rows whether the format is named or detected, with the work derived from the
+/// shapes.
+#[test]
+fn neusight_operators_by_name_and_detected() {
+    let opts = ImportOptions {
+        source: Some("neusight".into()),
+        ..ImportOptions::default()
+    };
+    let named = importers::import_paths(&[fixture(NEUSIGHT)], Format::NeuSight, &opts).unwrap();
+    let auto = importers::import_paths(&[fixture(NEUSIGHT)], Format::Auto, &opts).unwrap();
+    assert_eq!(named.table.runs, auto.table.runs);
+    assert!(auto.report.files.iter().all(|f| f.format == "neusight"));
+    let imp = named;
+    // 12 rows: a linear with latency 0 failed, a repeated add shape left out.
+    assert_eq!(imp.table.len(), 10);
+    assert_eq!(imp.report.failed_total(), 1);
+    assert_eq!(imp.report.failed()["absurd_time"], 1);
+    assert_eq!(imp.report.left_out()["duplicate_config"], 1);
+    let runs = &imp.table.runs;
+    let row = |kernel: &str, config: &str| {
+        runs.iter()
+            .find(|r| r.kernel == kernel && r.config == config)
+            .unwrap_or_else(|| panic!("no {kernel} row with config {config}"))
+    };
+
+    // bmm: 4 pairs of (32 x 16) by (16 x 64).
+    let r = row("bmm", "B=4,K=64,M=32,N=16");
+    assert_eq!(r.gpu, "Tesla T4");
+    assert_eq!(r.time_ms, 0.05);
+    assert_eq!(r.flops, 2.0 * 4.0 * 32.0 * 16.0 * 64.0);
+    assert_eq!(r.dram_bytes, 4.0 * 4.0 * (512.0 + 1024.0 + 2048.0));
+    assert_eq!(r.working_set_bytes, Some(r.dram_bytes));
+    assert_eq!(r.category.as_deref(), Some("matmul_library"));
+    assert_eq!(r.precision.as_deref(), Some("fp32"));
+    assert_eq!(r.source.as_deref(), Some("neusight"));
+    assert_eq!(r.grid_blocks, Some(24.0));
+    assert_eq!(r.block_threads, Some(256.0));
+
+    // linear (gzip'd file): 64 x 32 input, 16 x 32 weight, bias 16.
+    let r = row("linear", "B=1,K=16,M=64,N=32");
+    assert_eq!(r.flops, 2.0 * 64.0 * 32.0 * 16.0 + 64.0 * 16.0);
+    assert_eq!(r.dram_bytes, 4.0 * (2048.0 + 512.0 + 16.0 + 1024.0));
+    assert_eq!(r.category.as_deref(), Some("matmul_library"));
+
+    // add: two 16 x 1024 inputs, one output; the kernel name's commas are quoted.
+    let r = row("add", "B=16,H=1024");
+    assert_eq!(r.time_ms, 0.02);
+    assert_eq!(r.flops, 16384.0);
+    assert_eq!(r.dram_bytes, 4.0 * 3.0 * 16384.0);
+    assert_eq!(r.category.as_deref(), Some("elementwise"));
+    assert_eq!((r.grid_blocks, r.block_threads), (Some(32.0), Some(128.0)));
+    // addu: one tensor and a scalar.
+    let r = row("addu", "B=16,H=1024");
+    assert_eq!(r.dram_bytes, 4.0 * 2.0 * 16384.0);
+    assert_eq!(r.category.as_deref(), Some("elementwise"));
+    assert_eq!(row("gelu", "B=2,H=8").flops, 5.0 * 16.0);
+
+    // softmax over 64 rows of 512.
+    let r = row("softmax", "B=64,H=512");
+    assert_eq!(r.flops, 5.0 * 32768.0);
+    assert_eq!(r.dram_bytes, 4.0 * 2.0 * 32768.0);
+    assert_eq!(r.category.as_deref(), Some("reduction"));
+    assert_eq!((r.grid_blocks, r.block_threads), (Some(16.0), Some(128.0)));
+
+    let r = row("ln", "B=8,H=256");
+    assert_eq!(r.flops, 8.0 * 2048.0);
+    assert_eq!(r.dram_bytes, 4.0 * (2.0 * 2048.0 + 512.0 + 16.0));
+    assert_eq!(r.category.as_deref(), Some("normalization"));
+
+    // conv: 2 x 3 x 16 x 16 input, 8 filters of 3 x 3 x 3, padding 1: 16 x 16 out.
+    let r = row(
+        "conv",
+        "B=2,C_in=3,C_out=8,input_size=16,kernel_size=3,padding=1,stride=1",
+    );
+    assert_eq!(r.flops, 2.0 * 2.0 * 8.0 * 3.0 * 9.0 * 256.0);
+    assert_eq!(r.dram_bytes, 4.0 * (1536.0 + 216.0 + 4096.0));
+    assert_eq!(r.category.as_deref(), Some("conv_library"));
+
+    // the kernels the operator launched pass through, without the leading separator
+    let kernels = imp.table.extra.column("cuda_kernels").unwrap();
+    let i = runs.iter().position(|r| r.kernel == "conv").unwrap();
+    assert_eq!(
+        kernels.str().unwrap().get(i),
+        Some("synthetic_winograd_tiles;synthetic_scudnn_128x64_relu_small_nn")
+    );
+}
+
+/// A NeuSight file without one of its operator's shape columns: one line naming the
+/// file and the column.
+#[test]
+fn neusight_missing_shape_column_is_one_line_naming_file_and_column() {
+    let path = fixture("neusight/bad/bmm_without_K.csv");
+    for format in [Format::NeuSight, Format::Auto] {
+        let e = importers::import_paths(
+            std::slice::from_ref(&path),
+            format,
+            &ImportOptions::default(),
+        )
+        .unwrap_err()
+        .to_string();
+        assert_eq!(
+            e,
+            format!(
+                "{}: column 'K': missing: the shape of 'bmm' needs columns B, M, N, K",
+                path.display()
+            )
+        );
+    }
+}
+
+/// The shipped corpus is what the importer makes of NeuSight's NVIDIA files: the same
+/// rows, no failed runs, the files' 75 repeated shapes left out.
+#[test]
+#[cfg_attr(
+    not(shared_data),
+    ignore = "needs the public data in ../shared beside the repository"
+)]
+fn public_neusight_matches_the_shipped_corpus() {
+    let opts = ImportOptions {
+        source: Some("neusight".into()),
+        ..ImportOptions::default()
+    };
+    let imp =
+        importers::import_paths(&[shared("neusight/nvidia-train")], Format::Auto, &opts).unwrap();
+    assert_eq!(imp.report.rows(), 251_647);
+    assert_eq!(imp.report.failed_total(), 0);
+    assert_eq!(imp.report.left_out()["duplicate_config"], 75);
+    assert_eq!(imp.table.gpus().len(), 5);
+    let shipped = gpucast::data::read_file(
+        &PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("datasets/public/neusight/runs.parquet"),
+    )
+    .unwrap();
+    assert_eq!(shipped.len(), imp.table.len());
+    for (a, b) in shipped.runs.iter().zip(&imp.table.runs) {
+        assert_eq!(
+            (
+                &a.gpu,
+                &a.kernel,
+                &a.config,
+                a.time_ms,
+                a.flops,
+                a.dram_bytes
+            ),
+            (
+                &b.gpu,
+                &b.kernel,
+                &b.config,
+                b.time_ms,
+                b.flops,
+                b.dram_bytes
+            )
+        );
+        assert_eq!(a.category, b.category);
+    }
+}

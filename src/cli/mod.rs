@@ -79,7 +79,8 @@ pub enum DataCommand {
         #[arg(long, short)]
         out: PathBuf,
         /// Input format: kernel-tuner, gemm-table, study, canonical, ncu (Nsight Compute
-        /// CSV, --page raw or details), or auto (detected per file from its content)
+        /// CSV, --page raw or details), neusight (NeuSight's PyTorch-operator CSV, gzip'd
+        /// or not), or auto (detected per file from its content)
         #[arg(long, default_value = "auto", value_name = "FORMAT")]
         from: String,
         /// The `source` column: where the data comes from (e.g. the repository name)

@@ -4,7 +4,7 @@
 //! imported, what was not and why.
 
 use super::workload::Workloads;
-use super::{gemm_table, import as study, kernel_tuner, RunsTable};
+use super::{gemm_table, import as study, kernel_tuner, neusight, RunsTable};
 use crate::error::{Error, Result};
 use polars::prelude::*;
 use std::collections::BTreeMap;
@@ -23,12 +23,14 @@ pub enum Format {
     Canonical,
     /// An Nsight Compute CSV export (`ncu --csv --page raw` or `--page details`).
     Ncu,
+    /// NeuSight's PyTorch-operator timings (CSV, gzip'd or not: OPName, Latency, Device, ...).
+    NeuSight,
     /// Detect per file from its content.
     Auto,
 }
 
 /// The formats, for messages.
-pub const FORMATS: &str = "kernel-tuner (JSON with a 'cache' object), gemm-table (columns device, gemm_dtype or dtype, m, n, k, latency), study (kernel, mean_ms, gpu_device_name, FLOPs, BYTES), canonical (gpu, kernel, config, time_ms, flops, dram_bytes), ncu (an Nsight Compute CSV export, --page raw or details)";
+pub const FORMATS: &str = "kernel-tuner (JSON with a 'cache' object), gemm-table (columns device, gemm_dtype or dtype, m, n, k, latency), study (kernel, mean_ms, gpu_device_name, FLOPs, BYTES), canonical (gpu, kernel, config, time_ms, flops, dram_bytes), ncu (an Nsight Compute CSV export, --page raw or details), neusight (CSV or .csv.gz starting OPName, Latency, Device)";
 
 impl Format {
     pub fn parse(s: &str) -> Result<Format> {
@@ -38,9 +40,10 @@ impl Format {
             "study" => Ok(Format::Study),
             "canonical" | "runs" => Ok(Format::Canonical),
             "ncu" | "nsight-compute" => Ok(Format::Ncu),
+            "neusight" => Ok(Format::NeuSight),
             "auto" => Ok(Format::Auto),
             other => Err(Error::msg(format!(
-                "unknown import format '{other}': use kernel-tuner, gemm-table, study, canonical, ncu or auto"
+                "unknown import format '{other}': use kernel-tuner, gemm-table, study, canonical, ncu, neusight or auto"
             ))),
         }
     }
@@ -51,6 +54,7 @@ impl Format {
             Format::Study => "study",
             Format::Canonical => "canonical",
             Format::Ncu => "ncu",
+            Format::NeuSight => neusight::FORMAT,
             Format::Auto => "auto",
         }
     }
@@ -270,6 +274,10 @@ pub fn import_file(path: &Path, format: Format, opts: &ImportOptions) -> Result<
                 ..r
             }))
         }
+        Format::NeuSight => {
+            let source = opts.source.as_deref().unwrap_or(neusight::DEFAULT_SOURCE);
+            neusight::import(path, source)
+        }
         Format::Ncu => {
             let imp = super::ncu::import(path, opts.gpu.as_deref())?;
             let rows = imp.runs.len();
@@ -369,11 +377,16 @@ fn one_file(
     }
 }
 
-/// The format of one file, from its content: JSON with a `cache` key is a Kernel
+/// The format of one file, from its content: a first line starting `OPName,Latency,
+/// Device` (gzip'd or not) is NeuSight's; JSON with a `cache` key is a Kernel
 /// Tuner cache; a table with m, n, k and latency a GEMM table; the study's columns the
 /// study's format; gpu, kernel, config and time_ms a canonical runs table.
 pub fn detect(path: &Path) -> Result<Format> {
     let file = path.display().to_string();
+    // (before the JSON test: NeuSight's files are gzip'd CSV)
+    if neusight::looks_like_neusight(path) {
+        return Ok(Format::NeuSight);
+    }
     if is_json_or_gzip(&read_head(path)?) {
         let text = kernel_tuner::read_text(path)?;
         let doc: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
@@ -459,19 +472,24 @@ pub(crate) fn read_frame(path: &Path) -> Result<DataFrame> {
 /// rather than Parquet.
 pub(crate) fn read_frame_and_kind(path: &Path) -> Result<(DataFrame, bool)> {
     let name = path.display().to_string();
+    let bytes = crate::files::read(path).map_err(|e| Error::file(&name, e.to_string()))?;
+    frame_from_bytes(bytes, &name)
+}
+
+/// [`read_frame_and_kind`] of a file's content, `name` naming it in messages.
+pub(crate) fn frame_from_bytes(bytes: Vec<u8>, name: &str) -> Result<(DataFrame, bool)> {
     let bad = |e: PolarsError| {
         let msg = e.to_string();
         Error::file(
-            &name,
+            name,
             format!("cannot read: {}", msg.lines().next().unwrap_or(&msg)),
         )
     };
-    let bytes = crate::files::read(path).map_err(|e| Error::file(&name, e.to_string()))?;
     if bytes.is_empty() {
-        return Err(Error::file(&name, "empty file"));
+        return Err(Error::file(name, "empty file"));
     }
     if bytes.starts_with(b"PAR1") {
-        let df = super::table_io::read_parquet(std::io::Cursor::new(bytes), &name)?;
+        let df = super::table_io::read_parquet(std::io::Cursor::new(bytes), name)?;
         Ok((df, false))
     } else {
         // Text cells: each value is parsed (and its errors located) by the importer.
@@ -497,11 +515,13 @@ fn files_in(dir: &Path, format: Format) -> Result<Vec<PathBuf>> {
             .unwrap_or_default();
         let json = name.ends_with(".json") || name.ends_with(".json.gz");
         let table = name.ends_with(".csv") || name.ends_with(".parquet");
+        let csv_gz = name.ends_with(".csv.gz");
         match format {
             Format::KernelTuner => json,
             Format::GemmTable => table,
             Format::Ncu => name.ends_with(".csv"),
-            Format::Auto => json || table,
+            Format::NeuSight => name.ends_with(".csv") || csv_gz,
+            Format::Auto => json || table || csv_gz,
             Format::Study | Format::Canonical => false,
         }
     };

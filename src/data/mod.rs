@@ -10,6 +10,7 @@ pub mod import;
 pub mod importers;
 pub mod kernel_tuner;
 pub mod ncu;
+pub mod neusight;
 mod table_io;
 pub mod validate;
 pub mod workload;

@@ -528,7 +528,7 @@ fn first_line(s: &str) -> &str {
 
 /// Read one file: a canonical runs table or the reference study's format (detected by
 /// its columns), or a file in a tool's own format — a Kernel Tuner cache, a GEMM
-/// latency table, an Nsight Compute export — imported on the fly with the default
+/// latency table, an Nsight Compute export, NeuSight's operator timings — imported on the fly with the default
 /// import options, so `predict --runs profile.csv` needs no `data import` first.
 pub fn read_file(path: &Path) -> Result<RunsTable> {
     read_file_with(path, &ImportOptions::default())
@@ -549,6 +549,10 @@ pub fn read_file_with(path: &Path, opts: &ImportOptions) -> Result<RunsTable> {
         return Err(Error::parse_file(path.display().to_string(), "empty file"));
     }
     if extension(path).as_deref() != Some("parquet") {
+        // (first: NeuSight's files are CSV, often gzip'd)
+        if super::neusight::looks_like_neusight(path) {
+            return imported(Format::NeuSight);
+        }
         if super::importers::file_is_json_or_gzip(path) {
             return imported(Format::KernelTuner);
         }

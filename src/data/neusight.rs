@@ -1,0 +1,657 @@
+//! Import of NeuSight's PyTorch-operator timings (sitar-lab/NeuSight, CSV, gzip'd or
+//! not): one row per operator call with `OPName`, `Latency` (ms), `Device` (as the
+//! driver reports it), the name, grid and block of the operator's main CUDA kernel and
+//! the operator's shape. Detected by its header, which starts `OPName,Latency,Device`.
+//!
+//! Mapping:
+//! - `gpu` = Device; `kernel` = OPName (the operator family: `bmm`, `linear`, `add`,
+//!   `addu`, ...); `config` = the canonical key of the shape columns (see [`Op`]);
+//!   `time_ms` = Latency; `precision` fp32 (every tensor is fp32); `category` by family
+//!   ([`Op::category`]); `block_threads` = Block x·y·z, `grid_blocks` = Grid x·y·z;
+//!   `working_set_bytes` = `dram_bytes` (each operand is distinct data).
+//! - `flops` and `dram_bytes`: MODEL, from the shape, one function per family
+//!   ([`bmm_work`], [`linear_work`], [`binary_work`], [`scalar_work`],
+//!   [`activation_work`], [`softmax_work`], [`layernorm_work`], [`conv_work`]); bytes
+//!   are the compulsory traffic: every input read once, every output written once.
+//! - Pass-through: `Kernel Name` as `cuda_kernel`, `Kernels` (the kernels the operator
+//!   launched, `;`-separated) as `cuda_kernels`, `Torch Version`, `CUDNN Version` and
+//!   `CUDA Version` as `torch_version`, `cudnn_version`, `cuda_version`, and `Warps per
+//!   SM` / `Blocks per SM` as `grid_warps_per_sm` / `grid_blocks_per_sm`: they are the
+//!   grid's warps and blocks divided by the GPU's SMs, not resident occupancy, so they
+//!   do not fill the canonical `warps_per_sm` / `blocks_per_sm`.
+//!
+//! Rows whose latency is missing, not a number, not finite, <= 0 or > 1e6 ms are
+//! failed runs, counted per reason; an operator without a known shape is left out and
+//! counted (`unknown_operator:<name>`), and so is a second row of a (GPU, operator,
+//! shape) already read (`duplicate_config`: the files repeat a few shapes).
+
+use super::importers::{table_from, FileReport, ImportReport, Imported, Missing};
+use super::kernel_tuner::ABSURD_TIME_MS;
+use super::table_io::text_cells;
+use super::{Origin, Run};
+use crate::error::{Error, Position, Result};
+use polars::prelude::DataFrame;
+use std::collections::HashSet;
+use std::io::Read;
+use std::path::Path;
+use std::sync::Arc;
+
+/// Format name used by reports and the CLI.
+pub const FORMAT: &str = "neusight";
+/// Default `source` of imported rows.
+pub const DEFAULT_SOURCE: &str = "neusight";
+/// The columns a NeuSight file starts with, in this order.
+pub const HEADER: [&str; 3] = ["OPName", "Latency", "Device"];
+
+/// One column's cells as text (None: empty).
+type Cells = Vec<Option<String>>;
+
+/// Bytes per element: every tensor of the corpus is fp32.
+const FP32: f64 = 4.0;
+
+/// The work of one operator call.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Work {
+    pub flops: f64,
+    pub dram_bytes: f64,
+}
+
+/// Batched matrix product of B pairs: (M x N) times (N x K) per pair, as NeuSight's
+/// collection script shapes it (the shared README names the inner dimension K: the
+/// counts are symmetric in M, N, K, so the naming changes nothing).
+/// FLOPs 2·B·M·N·K (a multiply and an add per term); bytes 4·B·(M·N + N·K + M·K).
+pub fn bmm_work(b: f64, m: f64, n: f64, k: f64) -> Work {
+    Work {
+        flops: 2.0 * b * m * n * k,
+        dram_bytes: FP32 * b * (m * n + n * k + m * k),
+    }
+}
+
+/// `torch.nn.Linear(N, K, bias=True)` on a B x M x N input: weight K x N, bias K,
+/// output B x M x K. FLOPs 2·B·M·N·K + B·M·K (the product, then the bias added to
+/// each output); bytes 4·(B·M·N + K·N + K + B·M·K).
+pub fn linear_work(b: f64, m: f64, n: f64, k: f64) -> Work {
+    Work {
+        flops: 2.0 * b * m * n * k + b * m * k,
+        dram_bytes: FP32 * (b * m * n + k * n + k + b * m * k),
+    }
+}
+
+/// Two B x H tensors in, one out (add, mul, div, pow). FLOPs B·H (one operation per
+/// element: a convention for div and pow, which take several instructions); bytes
+/// 4·3·B·H.
+pub fn binary_work(b: f64, h: f64) -> Work {
+    Work {
+        flops: b * h,
+        dram_bytes: FP32 * 3.0 * b * h,
+    }
+}
+
+/// One B x H tensor and a scalar in, one tensor out (addu, mulu, divu, powu). FLOPs
+/// B·H (one operation per element, the same convention as [`binary_work`]); bytes
+/// 4·2·B·H.
+pub fn scalar_work(b: f64, h: f64) -> Work {
+    Work {
+        flops: b * h,
+        dram_bytes: FP32 * 2.0 * b * h,
+    }
+}
+
+/// An activation on a B x H tensor (relu, tanh, gelu): FLOPs `per_element`·B·H
+/// ([`Op::Activation`] gives the convention's count), bytes 4·2·B·H.
+pub fn activation_work(per_element: f64, b: f64, h: f64) -> Work {
+    Work {
+        flops: per_element * b * h,
+        dram_bytes: FP32 * 2.0 * b * h,
+    }
+}
+
+/// Softmax over each row of a B x H tensor. FLOPs 5·B·H: per element a comparison
+/// for the row's maximum, a subtraction, an exponential, an add to the row's sum and
+/// a division (a transcendental counts as one operation, a convention); bytes
+/// 4·2·B·H (the row is read once, the output written once).
+pub fn softmax_work(b: f64, h: f64) -> Work {
+    Work {
+        flops: 5.0 * b * h,
+        dram_bytes: FP32 * 2.0 * b * h,
+    }
+}
+
+/// `torch.nn.LayerNorm(H)` over each row of a B x H tensor. FLOPs 8·B·H: per element
+/// 4 for the statistics (add to the sum, subtract the mean, square, add to the sum of
+/// squares) and 4 for the output (subtract the mean, scale by 1/σ, multiply by γ, add
+/// β), a convention; bytes 4·(2·B·H + 2·H + 2·B): the input read and the output
+/// written once, γ and β read once, and the per-row mean and 1/σ the kernel writes.
+pub fn layernorm_work(b: f64, h: f64) -> Work {
+    Work {
+        flops: 8.0 * b * h,
+        dram_bytes: FP32 * (2.0 * b * h + 2.0 * h + 2.0 * b),
+    }
+}
+
+/// `torch.nn.Conv2d(C, K, R, stride, padding, bias=False)` on an N x C x H x H input:
+/// output N x K x P x P with P = (H + 2·padding − R) / stride + 1 (rounded down).
+/// FLOPs 2·N·K·C·R·R·P·P; bytes 4·(N·C·H·H + K·C·R·R + N·K·P·P): input, filter and
+/// output once (the workspace of cuDNN's algorithms is not counted). None when the
+/// filter does not fit the padded input (no output).
+pub fn conv_work(
+    n: f64,
+    c: f64,
+    k: f64,
+    r: f64,
+    h: f64,
+    stride: f64,
+    padding: f64,
+) -> Option<Work> {
+    let span = h + 2.0 * padding - r;
+    if span < 0.0 || stride <= 0.0 {
+        return None;
+    }
+    let p = (span / stride).floor() + 1.0;
+    Some(Work {
+        flops: 2.0 * n * k * c * r * r * p * p,
+        dram_bytes: FP32 * (n * c * h * h + k * c * r * r + n * k * p * p),
+    })
+}
+
+/// The operator families of the corpus.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Op {
+    Bmm,
+    Linear,
+    /// add, mul, div, pow.
+    Binary,
+    /// addu, mulu, divu, powu: a tensor and a scalar.
+    Scalar,
+    /// relu, tanh, gelu, with the FLOPs per element the convention counts.
+    Activation(f64),
+    Softmax,
+    LayerNorm,
+    Conv,
+}
+
+/// The shape columns of bmm and linear.
+const MATMUL_SHAPE: [&str; 4] = ["B", "M", "N", "K"];
+/// The shape columns of the operators on a B x H tensor.
+const ROWS_SHAPE: [&str; 2] = ["B", "H"];
+/// The shape columns of conv, as NeuSight spells them.
+const CONV_SHAPE: [&str; 7] = [
+    "B",
+    "Input_Channel",
+    "Output_Channel",
+    "Kernel_Szie",
+    "Input_Size",
+    "Stride",
+    "Padding",
+];
+/// The names conv's shape takes in the configuration key (the file's `Kernel_Szie`
+/// is spelled right there).
+const CONV_KEY: [&str; 7] = [
+    "B",
+    "C_in",
+    "C_out",
+    "kernel_size",
+    "input_size",
+    "stride",
+    "padding",
+];
+
+impl Op {
+    /// The family of an `OPName`; None for one the corpus does not describe.
+    pub fn of(name: &str) -> Option<Op> {
+        Some(match name {
+            "bmm" => Op::Bmm,
+            "linear" => Op::Linear,
+            "add" | "mul" | "div" | "pow" => Op::Binary,
+            "addu" | "mulu" | "divu" | "powu" => Op::Scalar,
+            // relu is one comparison; tanh one transcendental; gelu (exact, with erf)
+            // 0.5·x·(1 + erf(x/√2)): a division, the erf, an add and two multiplies.
+            "relu" | "tanh" => Op::Activation(1.0),
+            "gelu" => Op::Activation(5.0),
+            "softmax" => Op::Softmax,
+            "ln" => Op::LayerNorm,
+            "conv" => Op::Conv,
+            _ => return None,
+        })
+    }
+
+    /// The shape columns the file must have for this family.
+    pub fn shape_columns(self) -> &'static [&'static str] {
+        match self {
+            Op::Bmm | Op::Linear => &MATMUL_SHAPE,
+            Op::Conv => &CONV_SHAPE,
+            _ => &ROWS_SHAPE,
+        }
+    }
+
+    /// The names of the shape in the configuration key, in [`Op::shape_columns`] order.
+    fn key_names(self) -> &'static [&'static str] {
+        match self {
+            Op::Conv => &CONV_KEY,
+            other => other.shape_columns(),
+        }
+    }
+
+    /// The `category` label: `matmul_library` as for the other library GEMMs (cuBLAS
+    /// runs bmm and linear), `conv_library` (cuDNN), `elementwise`, `reduction`
+    /// (softmax) and `normalization` (layer norm).
+    pub fn category(self) -> &'static str {
+        match self {
+            Op::Bmm | Op::Linear => "matmul_library",
+            Op::Conv => "conv_library",
+            Op::Binary | Op::Scalar | Op::Activation(_) => "elementwise",
+            Op::Softmax => "reduction",
+            Op::LayerNorm => "normalization",
+        }
+    }
+
+    /// The work of a call with `shape` (values in [`Op::shape_columns`] order); None
+    /// when the shape has no output (a conv filter larger than its padded input).
+    pub fn work(self, shape: &[f64]) -> Option<Work> {
+        let s = |i: usize| shape[i];
+        Some(match self {
+            Op::Bmm => bmm_work(s(0), s(1), s(2), s(3)),
+            Op::Linear => linear_work(s(0), s(1), s(2), s(3)),
+            Op::Binary => binary_work(s(0), s(1)),
+            Op::Scalar => scalar_work(s(0), s(1)),
+            Op::Activation(per_element) => activation_work(per_element, s(0), s(1)),
+            Op::Softmax => softmax_work(s(0), s(1)),
+            Op::LayerNorm => layernorm_work(s(0), s(1)),
+            Op::Conv => return conv_work(s(0), s(1), s(2), s(3), s(4), s(5), s(6)),
+        })
+    }
+}
+
+/// Whether a header line is NeuSight's: it starts `OPName,Latency,Device`.
+pub fn is_header(line: &str) -> bool {
+    let line = line.trim_start_matches('\u{feff}');
+    let mut cells = line.split(',').map(|c| c.trim().trim_matches('"'));
+    HEADER.iter().all(|h| cells.next() == Some(*h))
+}
+
+/// Whether a file (gzip'd or not) starts with NeuSight's header; false when it cannot
+/// be read (the importer that follows says why).
+pub fn looks_like_neusight(path: &Path) -> bool {
+    let Ok(file) = crate::files::open(path) else {
+        return false;
+    };
+    let mut head = Vec::new();
+    let mut raw = file.take(4096);
+    if raw.read_to_end(&mut head).is_err() {
+        return false;
+    }
+    if head.starts_with(&[0x1f, 0x8b]) {
+        // (a truncated stream still yields its first line)
+        let mut text = Vec::new();
+        let _ = flate2::read::MultiGzDecoder::new(head.as_slice())
+            .take(4096)
+            .read_to_end(&mut text);
+        head = text;
+    }
+    let text = String::from_utf8_lossy(&head);
+    text.lines().next().is_some_and(is_header)
+}
+
+/// Whether a frame has NeuSight's leading columns.
+pub fn is_neusight(df: &DataFrame) -> bool {
+    HEADER.iter().all(|c| df.column(c).is_ok())
+}
+
+/// Import one NeuSight file (CSV, gzip'd or not).
+pub fn import(path: &Path, source: &str) -> Result<Imported> {
+    let name = path.display().to_string();
+    let bytes = crate::files::read(path).map_err(|e| Error::file(&name, e.to_string()))?;
+    let bytes = if bytes.starts_with(&[0x1f, 0x8b]) {
+        let mut out = Vec::new();
+        flate2::read::MultiGzDecoder::new(bytes.as_slice())
+            .read_to_end(&mut out)
+            .map_err(|e| Error::file(&name, format!("cannot decompress gzip: {e}")))?;
+        out
+    } else {
+        bytes
+    };
+    let (df, is_text) = super::importers::frame_from_bytes(bytes, &name)?;
+    import_frame(&df, &name, source, is_text)
+}
+
+/// Import a NeuSight table already read into a frame; `file` names it in messages, by
+/// line when it `is_text` (CSV: data row r is line r + 1), else by row (Parquet).
+pub fn import_frame(df: &DataFrame, file: &str, source: &str, is_text: bool) -> Result<Imported> {
+    let at = |row: usize| {
+        if is_text {
+            Position::Line(row + 1)
+        } else {
+            Position::Row(row)
+        }
+    };
+    if !is_neusight(df) {
+        let cols: Vec<String> = df
+            .get_column_names()
+            .iter()
+            .take(12)
+            .map(|c| c.to_string())
+            .collect();
+        return Err(Error::file(
+            file,
+            format!(
+                "not a NeuSight table: needs columns OPName, Latency, Device and the operator's shape (found {})",
+                cols.join(", ")
+            ),
+        ));
+    }
+    let n_rows = df.height();
+    let cells = |name: &str| text_cells(df, name);
+    let all = |name: &str| cells(name).unwrap_or_else(|| vec![None; n_rows]);
+    let op_names = all("OPName");
+    let latency = all("Latency");
+    let device = all("Device");
+    // Grid and block sizes multiply out to the canonical counts when all three are there.
+    let dims = |prefix: &str| -> Option<Vec<Cells>> {
+        ["x", "y", "z"]
+            .iter()
+            .map(|d| cells(&format!("{prefix} {d}")))
+            .collect()
+    };
+    let grid = dims("Grid");
+    let block = dims("Block");
+    let pass: Vec<(&str, Cells)> = [
+        ("Kernel Name", "cuda_kernel"),
+        ("Kernels", "cuda_kernels"),
+        ("Torch Version", "torch_version"),
+        ("CUDNN Version", "cudnn_version"),
+        ("CUDA Version", "cuda_version"),
+        ("Warps per SM", "grid_warps_per_sm"),
+        ("Blocks per SM", "grid_blocks_per_sm"),
+    ]
+    .iter()
+    .filter_map(|(src, dst)| {
+        let mut v = cells(src)?;
+        if *src == "Kernels" {
+            // (the list starts with its separator)
+            for c in v.iter_mut().flatten() {
+                *c = c.trim_start_matches(';').to_string();
+            }
+        }
+        Some((*dst, v))
+    })
+    .collect();
+
+    let file_arc: Arc<str> = Arc::from(file);
+    let mut report = FileReport {
+        file: file.to_string(),
+        format: FORMAT.to_string(),
+        ..FileReport::default()
+    };
+    // The shape columns of each family met, read once.
+    let mut shapes: Vec<(&'static [&'static str], Vec<Cells>)> = Vec::new();
+    let mut runs = Vec::new();
+    let mut kept_rows = Vec::new();
+    let mut seen: HashSet<(String, String, String)> = HashSet::new();
+    let mut names = super::SharedNames::default();
+    let whole = |cell: &str, name: &str, row: usize, min: f64| -> Result<f64> {
+        match cell.parse::<f64>() {
+            Ok(v) if v >= min && v.fract() == 0.0 && v < 9.0e15 => Ok(v),
+            _ => Err(Error::parse(
+                file,
+                at(row),
+                Some(name),
+                format!(
+                    "expected a {} whole number, found '{cell}'",
+                    if min > 0.0 {
+                        "positive"
+                    } else {
+                        "non-negative"
+                    }
+                ),
+            )),
+        }
+    };
+    for i in 0..n_rows {
+        let row = i + 1;
+        let text = |v: &Option<String>, name: &str| -> Result<String> {
+            v.clone()
+                .ok_or_else(|| Error::parse(file, at(row), Some(name), "missing value"))
+        };
+        let op_name = text(&op_names[i], "OPName")?;
+        let time_ms = match latency[i].as_deref().map(str::parse::<f64>) {
+            None => Err("no_time"),
+            Some(Err(_)) => Err("non_number_time"),
+            Some(Ok(t)) if !t.is_finite() || t <= 0.0 || t > ABSURD_TIME_MS => Err("absurd_time"),
+            Some(Ok(t)) => Ok(t),
+        };
+        let time_ms = match time_ms {
+            Ok(t) => t,
+            Err(reason) => {
+                *report.failed.entry(reason.to_string()).or_default() += 1;
+                continue;
+            }
+        };
+        let Some(op) = Op::of(&op_name) else {
+            *report
+                .left_out
+                .entry(format!("unknown_operator:{op_name}"))
+                .or_default() += 1;
+            continue;
+        };
+        let gpu = text(&device[i], "Device")?;
+        let columns = op.shape_columns();
+        if !shapes.iter().any(|(c, _)| std::ptr::eq(*c, columns)) {
+            let read: Vec<Cells> = columns
+                .iter()
+                .map(|c| {
+                    cells(c).ok_or_else(|| {
+                        Error::parse(
+                            file,
+                            Position::File,
+                            Some(c),
+                            format!(
+                                "missing: the shape of '{op_name}' needs columns {}",
+                                columns.join(", ")
+                            ),
+                        )
+                    })
+                })
+                .collect::<Result<_>>()?;
+            shapes.push((columns, read));
+        }
+        let Some((_, shape_cells)) = shapes.iter().find(|(c, _)| std::ptr::eq(*c, columns)) else {
+            continue;
+        };
+        let mut shape = Vec::with_capacity(columns.len());
+        for (name, col) in columns.iter().zip(shape_cells) {
+            let cell = text(&col[i], name)?;
+            // (a conv may have no padding; every size is at least 1)
+            let min = if *name == "Padding" { 0.0 } else { 1.0 };
+            shape.push(whole(&cell, name, row, min)?);
+        }
+        let Some(work) = op.work(&shape) else {
+            return Err(Error::parse(
+                file,
+                at(row),
+                Some("Kernel_Szie"),
+                "the filter is larger than the padded input: the convolution has no output",
+            ));
+        };
+        let config = gpucast_runs::config_key(op.key_names().iter().copied().zip(shape));
+        if !seen.insert((gpu.clone(), op_name.clone(), config.clone())) {
+            *report
+                .left_out
+                .entry("duplicate_config".into())
+                .or_default() += 1;
+            continue;
+        }
+        let product = |dims: &Option<Vec<Cells>>, prefix: &str| -> Result<Option<f64>> {
+            let Some(dims) = dims else { return Ok(None) };
+            let mut p = 1.0;
+            for (d, col) in ["x", "y", "z"].iter().zip(dims) {
+                let name = format!("{prefix} {d}");
+                let Some(cell) = &col[i] else { return Ok(None) };
+                p *= whole(cell, &name, row, 1.0)?;
+            }
+            Ok(Some(p))
+        };
+        runs.push(Run {
+            gpu: names.get(&gpu),
+            kernel: names.get(&op_name),
+            config: names.get(&config),
+            time_ms,
+            flops: work.flops,
+            dram_bytes: work.dram_bytes,
+            working_set_bytes: Some(work.dram_bytes),
+            block_threads: product(&block, "Block")?,
+            grid_blocks: product(&grid, "Grid")?,
+            precision: Some(names.get("fp32")),
+            suite: Some(names.get("pytorch-operators")),
+            category: Some(names.get(op.category())),
+            source: Some(names.get(source)),
+            origin: Origin {
+                file: file_arc.clone(),
+                row,
+                line: is_text.then_some(row + 1),
+            },
+            ..Run::default()
+        });
+        kept_rows.push(i);
+    }
+
+    let extra: Vec<(&str, Cells)> = pass
+        .into_iter()
+        .map(|(name, cells)| (name, kept_rows.iter().map(|&i| cells[i].clone()).collect()))
+        .collect();
+    let mut gpus: Vec<String> = runs.iter().map(|r| r.gpu.to_string()).collect();
+    gpus.sort();
+    gpus.dedup();
+    let mut kernels: Vec<String> = runs.iter().map(|r| r.kernel.to_string()).collect();
+    kernels.sort();
+    kernels.dedup();
+    report.rows = runs.len();
+    report.gpus = gpus;
+    report.kernels = kernels;
+    if !runs.is_empty() {
+        for feature in ["smem_per_block", "regs_per_thread"] {
+            report.missing.push(Missing {
+                feature: feature.into(),
+                rows: runs.len(),
+                why: "the files record the main kernel's grid and block only".into(),
+            });
+        }
+        report.missing.push(Missing {
+            feature: "time_std_ms".into(),
+            rows: runs.len(),
+            why: "the files record one latency per shape".into(),
+        });
+    }
+    let mut table = table_from(runs, extra, file)?;
+    table.gpu_fields.push(super::GpuField {
+        file: file.to_string(),
+        field: "column 'Device'".to_string(),
+        at: None,
+    });
+    Ok(Imported {
+        table,
+        report: ImportReport {
+            files: vec![report],
+            skipped: vec![],
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use polars::prelude::*;
+
+    #[test]
+    fn work_per_family() {
+        // B = 2 pairs of (3 x 4) times (4 x 5).
+        assert_eq!(
+            bmm_work(2.0, 3.0, 4.0, 5.0),
+            Work {
+                flops: 240.0,
+                dram_bytes: 4.0 * 2.0 * (12.0 + 20.0 + 15.0)
+            }
+        );
+        // 3 x 4 input, 5 x 4 weight, bias 5.
+        assert_eq!(linear_work(1.0, 3.0, 4.0, 5.0).flops, 120.0 + 15.0);
+        assert_eq!(
+            linear_work(1.0, 3.0, 4.0, 5.0).dram_bytes,
+            4.0 * (12.0 + 20.0 + 5.0 + 15.0)
+        );
+        assert_eq!(binary_work(2.0, 8.0).dram_bytes, 4.0 * 48.0);
+        assert_eq!(scalar_work(2.0, 8.0).dram_bytes, 4.0 * 32.0);
+        assert_eq!(
+            Op::of("gelu").unwrap().work(&[2.0, 8.0]).unwrap().flops,
+            80.0
+        );
+        assert_eq!(softmax_work(2.0, 8.0).flops, 80.0);
+        assert_eq!(
+            layernorm_work(2.0, 8.0).dram_bytes,
+            4.0 * (32.0 + 16.0 + 4.0)
+        );
+        // 3x3 filter, padding 1, stride 1 keeps 5 x 5; stride 2 gives 3 x 3.
+        let c = conv_work(1.0, 2.0, 3.0, 3.0, 5.0, 1.0, 1.0).unwrap();
+        assert_eq!(c.flops, 2.0 * 3.0 * 2.0 * 9.0 * 25.0);
+        assert_eq!(c.dram_bytes, 4.0 * (50.0 + 54.0 + 75.0));
+        let c = conv_work(1.0, 2.0, 3.0, 3.0, 5.0, 2.0, 1.0).unwrap();
+        assert_eq!(c.flops, 2.0 * 3.0 * 2.0 * 9.0 * 9.0);
+        assert!(conv_work(1.0, 1.0, 1.0, 7.0, 2.0, 1.0, 1.0).is_none());
+        assert!(Op::of("dropout").is_none());
+    }
+
+    #[test]
+    fn header_detection() {
+        assert!(is_header("OPName,Latency,Device,Torch Version,B,H"));
+        assert!(is_header("\u{feff}\"OPName\",Latency,Device"));
+        assert!(!is_header("Latency,OPName,Device"));
+        assert!(!is_header("gpu,kernel,config,time_ms"));
+    }
+
+    /// SYNTHETIC rows (made-up values): failures counted, a repeated shape left out, a
+    /// missing shape column and a bad shape cell reported by file, line and column.
+    #[test]
+    fn rows_are_counted_left_out_or_rejected() {
+        let df = df! {
+            "OPName" => ["add", "add", "add", "add", "dropout", "add"],
+            "Latency" => ["0.01", "-1", "nan", "x", "0.02", "0.03"],
+            "Device" => ["G", "G", "G", "G", "G", "G"],
+            "B" => ["2", "2", "2", "2", "2", "2"],
+            "H" => ["8", "8", "8", "8", "8", "8"],
+        }
+        .unwrap();
+        let imp = import_frame(&df, "t.csv", "test", true).unwrap();
+        let r = &imp.report.files[0];
+        assert_eq!(r.rows, 1);
+        assert_eq!(r.failed.get("absurd_time"), Some(&2));
+        assert_eq!(r.failed.get("non_number_time"), Some(&1));
+        assert_eq!(r.left_out.get("unknown_operator:dropout"), Some(&1));
+        assert_eq!(r.left_out.get("duplicate_config"), Some(&1));
+        let run = &imp.table.runs[0];
+        assert_eq!(run.config, "B=2,H=8");
+        assert_eq!(run.block_threads, None);
+        assert_eq!(run.origin.line, Some(2));
+
+        let no_k = df! {
+            "OPName" => ["bmm"], "Latency" => ["1"], "Device" => ["G"],
+            "B" => ["1"], "M" => ["2"], "N" => ["3"],
+        }
+        .unwrap();
+        let e = import_frame(&no_k, "t.csv", "test", true)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "t.csv: column 'K': missing: the shape of 'bmm' needs columns B, M, N, K"
+        );
+        let bad = df! {
+            "OPName" => ["softmax"], "Latency" => ["1"], "Device" => ["G"], "B" => ["0"], "H" => ["3"],
+        }
+        .unwrap();
+        let e = import_frame(&bad, "t.parquet", "test", false)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "t.parquet: row 1: column 'B': expected a positive whole number, found '0'"
+        );
+    }
+}
