@@ -49,6 +49,31 @@ pub const DEFAULT_LAUNCH_OVERHEAD_US: f64 = 1.5;
 /// atomic roof binds.
 pub const ATOMIC_BYTES_PER_CLOCK: f64 = 160.0;
 
+/// Board power per SM (W) below which a GPU cannot hold its boost clock under sustained
+/// compute load: its power limit, not its clock table, sets the clock. Dynamic power
+/// goes as f·V² with the voltage following the clock, so the clock the limit allows
+/// goes as the cube root of the power per SM ([`power_limited_clock_factor`]). The
+/// figure is where boards of every generation begin to throttle on published
+/// sustained-clock measurements (datacenter Ada and Ampere inference boards at
+/// 1.2-2.5 W/SM run well below boost under FMA or tensor load; boards at 3 W/SM and
+/// above hold it), not a value fitted to any corpus here.
+pub const SM_POWER_AT_BOOST_W: f64 = 3.0;
+
+/// The share of its boost clock `gpu` sustains under compute load: 1 when its board
+/// power per SM is at least [`SM_POWER_AT_BOOST_W`], else the cube root of the
+/// ratio (a 72 W board of 58 SMs: (1.24 / 3)^(1/3) = 0.745). 1 when the catalog gives
+/// no power.
+pub fn power_limited_clock_factor(gpu: &Gpu) -> f64 {
+    match gpu.tdp_w {
+        Some(tdp) if tdp > 0.0 && gpu.sm_count > 0 => {
+            // a partition draws its share of the board's power
+            let sms = gpu.partition_of_sms.unwrap_or(gpu.sm_count) as f64;
+            (tdp / sms / SM_POWER_AT_BOOST_W).cbrt().min(1.0)
+        }
+        _ => 1.0,
+    }
+}
+
 /// Throughput figures of one GPU.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct Figures {
@@ -72,7 +97,8 @@ impl Figures {
         peak_gflops * self.compute_fraction
     }
 
-    /// Catalog peaks times the documented sustained fractions (measured L2 bandwidth and
+    /// Catalog peaks times the documented sustained fractions, compute also times the
+    /// clock a power-limited board holds ([`power_limited_clock_factor`]; measured L2 bandwidth and
     /// launch overhead are used when the catalog has them); a partition's DRAM roof is
     /// what its SMs draw: at least their share of the memory system
     /// ([`Gpu::memory_share`]), as much as [`SM_DRAM_BYTES_PER_CLOCK`] per SM allows,
@@ -90,7 +116,7 @@ impl Figures {
                 .l2_bandwidth_gbs
                 .unwrap_or(L2_BYTES_PER_CLOCK_PER_SM * gpu.sm_count as f64 * clock_ghz),
             l1_gbs: L1_BYTES_PER_CLOCK_PER_SM * gpu.sm_count as f64 * clock_ghz,
-            compute_fraction: SUSTAINED_COMPUTE_FRACTION,
+            compute_fraction: SUSTAINED_COMPUTE_FRACTION * power_limited_clock_factor(gpu),
             launch_ms: gpu.launch_overhead_us.unwrap_or(DEFAULT_LAUNCH_OVERHEAD_US) * 1e-3,
             atomic_gbs: ATOMIC_BYTES_PER_CLOCK * clock_ghz,
         }
