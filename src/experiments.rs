@@ -806,6 +806,13 @@ pub fn reproduce(
         } else {
             &l.table.runs[..]
         };
+        if !opts.data.is_empty() {
+            if let Err(why) = e.protocol.check(runs) {
+                // Other data given with --data: not what this experiment's protocol needs.
+                notes.push(format!("- {}: skipped ({why})", e.name));
+                continue;
+            }
+        }
         if !opts.data.is_empty() && e.selection.resolved(exp_catalog, runs).is_err() {
             // Other data given with --data: the GPUs this experiment selects are not in it.
             notes.push(format!(
