@@ -686,7 +686,7 @@ struct Loaded {
 
 /// Run every experiment of a directory and write tables and plots into `opts.out`:
 /// everything is written into a hidden directory inside it first (removed if the run is
-/// stopped), then each file is renamed into place ([`publish`]); files the run does not
+/// stopped), then each file is renamed into place, listed in [`MANIFEST`]; files the run does not
 /// write are left alone. `progress` is told each experiment's name before it runs.
 pub fn reproduce(
     opts: &ReproduceOptions,
@@ -871,8 +871,11 @@ pub fn reproduce(
             .first()
             .map(|(_, l)| kernel_list(&l.table.runs))
             .unwrap_or_default();
+        // every experiment was skipped: say why for each
+        let why: Vec<&str> = notes.iter().filter_map(|n| n.strip_prefix("- ")).collect();
         return Err(Error::usage(format!(
-            "no experiment selects anything in the data given (kernels: {kernels})"
+            "no experiment can run on the data given (kernels: {kernels}): {}",
+            why.join("; ")
         )));
     }
     progress("writing", exps.len(), exps.len());

@@ -622,8 +622,8 @@ fn cases() -> Vec<Case> {
         experiment(
             "experiment test kernel not in the data",
             "name = \"x\"\ntitle = \"t\"\nprotocol = { name = \"new-kernel\", test_kernels = [\"nope\"] }\nmodels = [\"analytical\"]\n",
-            1,
-            "experiment 'x': test kernel 'nope' is not in the data",
+            2,
+            "no experiment can run on the data given (kernels: atomic_hotspot, conv2d_3x3, conv2d_7x7, dot_product, histogram, matmul_naive, matmul_tiled, naive_transpose, random_access, reduce_sum, saxpy, shared_bank_conflict, shared_transpose, strided_copy_8, vector_add, vector_add_divergent): x: skipped (test kernel 'nope' is not in the data",
         ),
         Case::err("no experiment files", 1, "no experiment files (*.toml)", &["reproduce", "--experiments", "{dir}/e", "--out", "{dir}/out"])
             .with("e/readme.txt", "none\n"),
@@ -747,7 +747,11 @@ fn file_safety_cases() -> Vec<Case> {
         experiment("experiment of no kernels", "name = \"x\"\ntitle = \"t\"\nprotocol = { name = \"logo\" }\nmodels = [\"analytical\"]\nkernels = []\n", 1, "a.toml: kernels = []: name at least one kernel"),
         Case::err("experiment kernel not in its data", 2, "experiment 'x': kernel 'nope' is not in its data (kernels: ", &["reproduce", "--experiments", "{dir}/exps", "--out", "{dir}/out", "--no-plots"])
             .with("exps/a.toml", "name = \"x\"\ntitle = \"t\"\nprotocol = { name = \"logo\" }\nmodels = [\"analytical\"]\nkernels = [\"saxpy\", \"nope\"]\ndata = [\"{ref}\"]\n").no_file("out"),
-        experiment("experiment whose kernels are not in --data", "name = \"x\"\ntitle = \"t\"\nprotocol = { name = \"logo\" }\nmodels = [\"analytical\"]\nkernels = [\"nope\"]\n", 2, "no experiment selects anything in the data given (kernels: "),
+        Case::err("experiment test kernel not in its own data", 1, "test kernel 'nope' is not in the data (kernels: ", &["reproduce", "--experiments", "{dir}/exps", "--out", "{dir}/out", "--no-plots"])
+            .with("exps/a.toml", "name = \"x\"\ntitle = \"t\"\nprotocol = { name = \"new-kernel\", test_kernels = [\"nope\"] }\nmodels = [\"analytical\"]\ndata = [\"{ref}\"]\n").no_file("out"),
+        experiment("loco experiment on one corpus", "name = \"x\"\ntitle = \"t\"\nprotocol = { name = \"loco\" }\nmodels = [\"analytical\"]\n", 2, "x: skipped (protocol loco holds one corpus (the runs' source) out at a time"),
+        Case::err("evaluate loco on one corpus", 2, "protocol loco holds one corpus (the runs' source) out at a time: it needs two or more corpora, one with runs of two or more GPUs (the data has: reference_study)", &["evaluate", "--protocol", "loco", "--data", "{ref}"]),
+        experiment("experiment whose kernels are not in --data", "name = \"x\"\ntitle = \"t\"\nprotocol = { name = \"logo\" }\nmodels = [\"analytical\"]\nkernels = [\"nope\"]\n", 2, "): x: skipped (none of its kernels is in the data given)"),
         // ---- special files: read once, never waited on ----
         Case::err("a FIFO as the runs file", 1, "f.csv: empty file", &["data", "validate", "{dir}/f.csv"]).fifo("f.csv"),
         Case::err("a FIFO as predict's runs", 1, "f.csv: empty file", &["predict", "--runs", "{dir}/f.csv", "--target", "RTX 4090"]).fifo("f.csv"),
