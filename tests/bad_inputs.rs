@@ -776,6 +776,10 @@ fn file_safety_cases() -> Vec<Case> {
         Case::new("a cache on standard input", Stdout("1 rows in 1 file(s)"), &["data", "validate", "/dev/stdin"]).stdin(CACHE_WITH_FAILURES),
         Case::new("predict from standard input", Stdout("saxpy"), &["predict", "--runs", "/dev/stdin", "--target", "RTX 4090"]).stdin(&two),
         Case::new("import from standard input", Stderr("wrote 2 rows"), &["data", "import", "/dev/stdin", "-o", "{dir}/x.csv"]).stdin(&two).file_has("x.csv", "saxpy"),
+        Case::err("a link loop as the runs file", 1, "l1: a symbolic link that leads to no file (a loop, or a missing target)", &["data", "validate", "{dir}/l1"]).link("l1", "{dir}/l2").link("l2", "{dir}/l1"),
+        Case::err("a dangling link imported", 1, "l.csv: a symbolic link that leads to no file", &["data", "import", "{dir}/l.csv", "-o", "{dir}/x.csv"]).link("l.csv", "{dir}/gone.csv").no_file("x.csv"),
+        Case::err("a file name with a line break", 1, "a\\nb.csv:2: column 'time_ms': expected a number, found 'x'", &["data", "validate", "{dir}/a\nb.csv"]).with("a\nb.csv", runs(&["NVIDIA TITAN V,saxpy,N=1,x,2048,12288"])),
+        Case::err("a cell with a tab", 1, "column 'time_ms': expected a number, found '1\\t2'", &["data", "validate", "{dir}/a.csv"]).with("a.csv", runs(&["NVIDIA TITAN V,saxpy,N=1,\"1\t2\",2048,12288"])),
         Case::err("empty standard input", 1, "/dev/stdin: empty file", &["data", "validate", "/dev/stdin"]).stdin(""),
         // ---- what is wrong, said plainly ----
         Case::err("a zero-byte .json.gz", 1, "z.json.gz: empty file", &["data", "validate", "{dir}/z.json.gz"]).with("z.json.gz", ""),

@@ -204,6 +204,11 @@ pub fn import_paths(paths: &[PathBuf], format: Format, opts: &ImportOptions) -> 
             files.extend(found.into_iter().map(|f| (f, true)));
         } else if p.exists() {
             files.push((p.clone(), false));
+        } else if std::fs::symlink_metadata(p).is_ok() {
+            return Err(Error::file(
+                p.display(),
+                "a symbolic link that leads to no file (a loop, or a missing target)",
+            ));
         } else {
             return Err(Error::file(p.display(), "no such file or directory"));
         }

@@ -32,6 +32,11 @@ pub fn load_with(paths: &[PathBuf], opts: &ImportOptions) -> Result<RunsTable> {
             files.extend(found);
         } else if p.exists() {
             files.push(p.clone());
+        } else if std::fs::symlink_metadata(p).is_ok() {
+            return Err(Error::io(
+                p.display(),
+                "a symbolic link that leads to no file (a loop, or a missing target)",
+            ));
         } else {
             return Err(Error::io(p.display(), "no such file or directory"));
         }
