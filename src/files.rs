@@ -85,8 +85,8 @@ pub fn is_pipe(path: &Path) -> bool {
     std::fs::metadata(path).is_ok_and(|m| m.file_type().is_fifo())
 }
 
-/// Whether `path` is a file a directory listing may take as an input: a regular file.
-/// Special files inside a data directory are never opened (a FIFO would wait forever).
+/// Whether `path` is a regular file: one that can be opened without waiting (a FIFO
+/// may wait forever for a writer).
 pub fn is_regular(path: &Path) -> bool {
     std::fs::metadata(path).is_ok_and(|m| m.is_file())
 }
