@@ -15,13 +15,45 @@ pub enum ModelChoice {
     Saved(Box<FittedHybrid>),
 }
 
-/// The pre-trained hybrid shipped in `models/` (trained on every corpus of
-/// `datasets/`): `$GPUCAST_MODELS/` if set, else the source tree's `models/`.
-pub fn pretrained_path() -> std::path::PathBuf {
-    std::env::var_os("GPUCAST_MODELS")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("models"))
-        .join(PRETRAINED_FILE)
+/// The pre-trained hybrid of `models/` (trained on every corpus of `datasets/`), built
+/// into the binary so that it travels with it.
+pub const PRETRAINED_JSON: &str = include_str!("../models/hybrid-pretrained.json");
+
+/// Where the pre-trained hybrid comes from: `$GPUCAST_MODELS/hybrid-pretrained.json`
+/// when `GPUCAST_MODELS` is set, else the one built into the binary (None).
+pub fn pretrained_path() -> Option<std::path::PathBuf> {
+    std::env::var_os("GPUCAST_MODELS").map(|d| std::path::PathBuf::from(d).join(PRETRAINED_FILE))
+}
+
+/// The pre-trained hybrid ([`pretrained_path`]) and where it came from, for messages.
+pub fn pretrained() -> Result<(FittedHybrid, String)> {
+    match pretrained_path() {
+        Some(path) => {
+            if !path.is_file() {
+                return Err(Error::usage(format!(
+                    "no pre-trained model at {} (GPUCAST_MODELS names its directory; train one with `gpucast train --data datasets/public --sample 0.05 -o {}`, or unset it for the built-in one)",
+                    path.display(),
+                    path.display()
+                )));
+            }
+            Ok((FittedHybrid::load(&path)?, path.display().to_string()))
+        }
+        None => Ok((
+            FittedHybrid::from_json(
+                PRETRAINED_JSON,
+                "the built-in models/hybrid-pretrained.json",
+            )?,
+            format!("built in, trained on data {}", pretrained_hash()),
+        )),
+    }
+}
+
+/// The built-in pre-trained model's data hash (its `data_hash` field).
+fn pretrained_hash() -> String {
+    serde_json::from_str::<serde_json::Value>(PRETRAINED_JSON)
+        .ok()
+        .and_then(|v| v["data_hash"].as_str().map(str::to_string))
+        .unwrap_or_default()
 }
 
 /// File name of the pre-trained hybrid.
@@ -34,15 +66,7 @@ impl ModelChoice {
     /// shipped hybrid, see [`pretrained_path`]) or a model name.
     pub fn parse(name_or_file: &str, seed: u64) -> Result<ModelChoice> {
         if name_or_file == PRETRAINED_NAME {
-            let path = pretrained_path();
-            if !path.is_file() {
-                return Err(Error::usage(format!(
-                    "no pre-trained model at {} (train one with `gpucast train --data datasets/public --sample 0.05 -o {}`, or set GPUCAST_MODELS)",
-                    path.display(),
-                    path.display()
-                )));
-            }
-            return Ok(ModelChoice::Saved(Box::new(FittedHybrid::load(&path)?)));
+            return Ok(ModelChoice::Saved(Box::new(pretrained()?.0)));
         }
         if name_or_file.ends_with(".json") {
             return Ok(ModelChoice::Saved(Box::new(FittedHybrid::load(

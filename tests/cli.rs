@@ -550,12 +550,16 @@ fn validate_lists_flagged_rows_with_reasons() {
 /// says what it was trained on, and `--model pretrained` predicts with its interval.
 #[test]
 fn the_shipped_pretrained_model_loads_and_predicts() {
-    let path = gpucast::predict::pretrained_path();
-    let bytes = std::fs::metadata(&path)
-        .expect("models/hybrid-pretrained.json")
-        .len();
+    let bytes = gpucast::predict::PRETRAINED_JSON.len();
     assert!(bytes <= 20 * 1024 * 1024, "{bytes} bytes");
-    let m = gpucast::models::hybrid::FittedHybrid::load(&path).unwrap();
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("models/hybrid-pretrained.json");
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        gpucast::predict::PRETRAINED_JSON,
+        "the built-in model is the file in models/ (rebuild after retraining)"
+    );
+    let m = gpucast::predict::pretrained().unwrap().0;
     assert!(
         m.state().training_gpus.len() >= 20,
         "{:?}",
@@ -1803,5 +1807,52 @@ fn evaluate_draws_its_charts() {
         stderr(&o).contains("a file of that name exists"),
         "{}",
         stderr(&o)
+    );
+}
+
+/// The pre-trained model and the suite's kernel resources travel with the binary: a
+/// copy run from an empty directory elsewhere predicts exactly as the built one does;
+/// GPUCAST_MODELS, when set, names where the model is instead.
+#[test]
+fn the_binary_carries_its_model_and_kernel_resources() {
+    let tmp = tempfile::tempdir().unwrap();
+    let bin = tmp.path().join("bin/gpucast");
+    std::fs::create_dir_all(bin.parent().unwrap()).unwrap();
+    std::fs::copy(env!("CARGO_BIN_EXE_gpucast"), &bin).unwrap();
+    let empty = tmp.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let runs = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/own/h200/runs.csv");
+    let args = [
+        "predict",
+        "--runs",
+        runs.to_str().unwrap(),
+        "--target",
+        "H100 SXM5",
+        "--model",
+        "pretrained",
+        "--format",
+        "csv",
+    ];
+    let here = gpucast_ok(&args);
+    let moved = Command::new(&bin)
+        .args(args)
+        .current_dir(&empty)
+        .env_remove("GPUCAST_MODELS")
+        .output()
+        .unwrap();
+    assert!(moved.status.success(), "{}", stderr(&moved));
+    assert_eq!(stdout(&moved), here);
+    assert!(here.lines().count() > 100, "{here}");
+    let elsewhere = Command::new(&bin)
+        .args(args)
+        .current_dir(&empty)
+        .env("GPUCAST_MODELS", &empty)
+        .output()
+        .unwrap();
+    assert_eq!(elsewhere.status.code(), Some(2));
+    assert!(
+        stderr(&elsewhere).contains("no pre-trained model at"),
+        "{}",
+        stderr(&elsewhere)
     );
 }

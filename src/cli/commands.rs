@@ -462,10 +462,12 @@ fn tune(a: TuneArgs, catalog: &Catalog) -> Result<()> {
 fn model_for(a: &PredictArgs, table: &data::RunsTable, target: &str) -> String {
     use gpucast::predict::{pretrained_path, PRETRAINED_NAME};
     let source_gpus = table.gpus().iter().filter(|g| *g != target).count();
-    if a.model == "hybrid" && a.data.is_empty() && source_gpus < 3 && pretrained_path().is_file() {
+    if a.model == "hybrid" && a.data.is_empty() && source_gpus < 3 {
+        let from = pretrained_path()
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|| "built in".into());
         eprintln!(
-            "note: {source_gpus} source GPU(s) are too few to learn a correction from: using the pre-trained hybrid ({})",
-            pretrained_path().display()
+            "note: {source_gpus} source GPU(s) are too few to learn a correction from: using the pre-trained hybrid ({from})"
         );
         return PRETRAINED_NAME.into();
     }
@@ -710,10 +712,7 @@ impl FiguresArgs {
         }
         match &self.resources {
             Some(p) => KernelResources::load(Some(p)),
-            None => {
-                let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join(KernelResources::SHIPPED);
-                KernelResources::load(Some(shipped.as_path()).filter(|p| p.exists()))
-            }
+            None => KernelResources::shipped().map(Some),
         }
     }
 }

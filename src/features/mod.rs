@@ -93,16 +93,28 @@ impl KernelResources {
     /// The benchmark suite's resources as compiled for eight architectures, relative
     /// to the source tree.
     pub const SHIPPED: &'static str = "benchmarks_cuda/inspect/resources.csv";
+    /// [`KernelResources::SHIPPED`], built into the binary so that it travels with it.
+    pub const SHIPPED_CSV: &'static str =
+        include_str!("../../benchmarks_cuda/inspect/resources.csv");
+
+    /// The suite's shipped resources ([`KernelResources::SHIPPED_CSV`]).
+    pub fn shipped() -> crate::error::Result<KernelResources> {
+        Self::from_csv_text(Self::SHIPPED_CSV, Self::SHIPPED)
+    }
 
     /// Read a `gpucast-bench inspect` CSV. Every data line is checked, used or not: a
     /// kernel and an `sm_NN` architecture, 1-255 registers, static shared memory within
     /// CUDA's 48 KiB, each (kernel, architecture) once. Lines starting with `#` are
     /// comments.
     pub fn from_csv(path: &std::path::Path) -> crate::error::Result<KernelResources> {
+        let text = crate::files::read_to_string(path)
+            .map_err(|e| crate::error::Error::file(path.display(), e.to_string()))?;
+        Self::from_csv_text(&text, &path.display().to_string())
+    }
+
+    /// [`KernelResources::from_csv`] of text already read; `file` names it in messages.
+    pub fn from_csv_text(text: &str, file: &str) -> crate::error::Result<KernelResources> {
         use crate::error::{Error, Position};
-        let file = path.display();
-        let text =
-            crate::files::read_to_string(path).map_err(|e| Error::file(&file, e.to_string()))?;
         // (line as an editor counts it, text), comments and blank lines left out
         let mut lines = (1..)
             .zip(text.lines())

@@ -416,6 +416,12 @@ impl FittedHybrid {
     pub fn load(path: &std::path::Path) -> Result<Self> {
         let text = crate::files::read_to_string(path)
             .map_err(|e| Error::file(path.display(), e.to_string()))?;
+        Self::from_json(&text, &path.display().to_string())
+    }
+    /// A model from the text of a model file; `origin` names it in messages.
+    pub fn from_json(text: &str, origin: &str) -> Result<Self> {
+        let text = text.to_string();
+        let path = std::path::Path::new(origin);
         // The version first: a file of another version lacks or adds fields, and
         // "retrain it" says more than the first field serde misses.
         #[derive(serde::Deserialize)]
