@@ -123,7 +123,7 @@ impl KernelResources {
         let col = |name: &str| {
             header.iter().position(|h| h.trim() == name).ok_or_else(|| {
                 Error::parse_file(
-                    &file,
+                    file,
                     format!("missing column '{name}' (expected gpucast-bench inspect CSV)"),
                 )
             })
@@ -139,7 +139,7 @@ impl KernelResources {
         for (n, line) in lines {
             let cells: Vec<&str> = line.split(',').map(str::trim).collect();
             let bad =
-                |name: &str, what: String| Error::parse(&file, Position::Line(n), Some(name), what);
+                |name: &str, what: String| Error::parse(file, Position::Line(n), Some(name), what);
             let cell = |c: usize| cells.get(c).copied().unwrap_or("");
             let num = |c: usize, name: &str, most: u32| -> crate::error::Result<u32> {
                 match cell(c).parse::<u32>() {
