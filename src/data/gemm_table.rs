@@ -23,7 +23,7 @@
 //! counted per reason and not imported; a dtype without known element sizes is left
 //! out and counted (`unknown_dtype:<dtype>`).
 
-use super::importers::{table_from, FileReport, ImportReport, Imported, Missing};
+use super::importers::{FileReport, Imported};
 use super::kernel_tuner::{canonical_key, ParamValue, ABSURD_TIME_MS};
 use super::table_io::text_cells;
 use super::{Origin, Run};
@@ -253,52 +253,23 @@ pub fn import_frame(df: &DataFrame, file: &str, source: &str, is_text: bool) -> 
         kept_rows.push(i);
     }
 
-    let extra: Vec<(&str, Vec<Option<String>>)> = pass
-        .into_iter()
-        .map(|(name, cells)| (name, kept_rows.iter().map(|&i| cells[i].clone()).collect()))
-        .collect();
-    let mut gpus: Vec<String> = runs.iter().map(|r| r.gpu.to_string()).collect();
-    gpus.sort();
-    gpus.dedup();
-    let mut kernels: Vec<String> = runs.iter().map(|r| r.kernel.to_string()).collect();
-    kernels.sort();
-    kernels.dedup();
-    report.rows = runs.len();
-    report.gpus = gpus;
-    report.kernels = kernels;
-    if !runs.is_empty() {
-        for feature in [
-            "grid_blocks",
-            "block_threads",
-            "smem_per_block",
-            "regs_per_thread",
-        ] {
-            report.missing.push(Missing {
-                feature: feature.into(),
-                rows: runs.len(),
-                why: "a library GEMM: the table does not record the kernel the library launched"
-                    .into(),
-            });
-        }
-        report.missing.push(Missing {
-            feature: "time_std_ms".into(),
-            rows: runs.len(),
-            why: "the table records one latency per shape".into(),
-        });
-    }
-    let mut table = table_from(runs, extra, file)?;
-    table.gpu_fields.push(super::GpuField {
-        file: file.to_string(),
-        field: "column 'device'".to_string(),
-        at: None,
-    });
-    Ok(Imported {
-        table,
-        report: ImportReport {
-            files: vec![report],
-            skipped: vec![],
-        },
-    })
+    const LIBRARY: &str =
+        "a library GEMM: the table does not record the kernel the library launched";
+    super::importers::one_table_import(
+        runs,
+        pass,
+        &kept_rows,
+        file,
+        "device",
+        report,
+        &[
+            ("grid_blocks", LIBRARY),
+            ("block_threads", LIBRARY),
+            ("smem_per_block", LIBRARY),
+            ("regs_per_thread", LIBRARY),
+            ("time_std_ms", "the table records one latency per shape"),
+        ],
+    )
 }
 
 #[cfg(test)]

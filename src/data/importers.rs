@@ -533,6 +533,56 @@ fn files_in(dir: &Path, format: Format) -> Result<Vec<PathBuf>> {
     Ok(crate::files::walk(dir)?.into_iter().filter(takes).collect())
 }
 
+/// The import of one table of `file`, its GPUs named in `gpu_column`: the kept rows
+/// (`kept_rows` of each pass-through column go with them), the report's rows, GPUs and
+/// kernels filled in from them, and each (feature, why) of `missing` noted for every
+/// row (when there are rows).
+pub(crate) fn one_table_import(
+    runs: Vec<super::Run>,
+    pass: Vec<(&str, Vec<Option<String>>)>,
+    kept_rows: &[usize],
+    file: &str,
+    gpu_column: &str,
+    mut report: FileReport,
+    missing: &[(&str, &str)],
+) -> Result<Imported> {
+    let extra: Vec<(&str, Vec<Option<String>>)> = pass
+        .into_iter()
+        .map(|(name, cells)| (name, kept_rows.iter().map(|&i| cells[i].clone()).collect()))
+        .collect();
+    let sorted = |names: Vec<String>| {
+        let mut v = names;
+        v.sort();
+        v.dedup();
+        v
+    };
+    report.rows = runs.len();
+    report.gpus = sorted(runs.iter().map(|r| r.gpu.to_string()).collect());
+    report.kernels = sorted(runs.iter().map(|r| r.kernel.to_string()).collect());
+    if !runs.is_empty() {
+        for (feature, why) in missing {
+            report.missing.push(Missing {
+                feature: feature.to_string(),
+                rows: runs.len(),
+                why: why.to_string(),
+            });
+        }
+    }
+    let mut table = table_from(runs, extra, file)?;
+    table.gpu_fields.push(super::GpuField {
+        file: file.to_string(),
+        field: format!("column '{gpu_column}'"),
+        at: None,
+    });
+    Ok(Imported {
+        table,
+        report: ImportReport {
+            files: vec![report],
+            skipped: vec![],
+        },
+    })
+}
+
 /// A runs table from typed rows and text pass-through columns (row-aligned).
 pub(crate) fn table_from(
     runs: Vec<super::Run>,

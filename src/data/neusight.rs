@@ -25,7 +25,7 @@
 //! counted (`unknown_operator:<name>`), and so is a second row of a (GPU, operator,
 //! shape) already read (`duplicate_config`: the files repeat a few shapes).
 
-use super::importers::{table_from, FileReport, ImportReport, Imported, Missing};
+use super::importers::{FileReport, Imported};
 use super::kernel_tuner::ABSURD_TIME_MS;
 use super::table_io::text_cells;
 use super::{Origin, Run};
@@ -514,46 +514,20 @@ pub fn import_frame(df: &DataFrame, file: &str, source: &str, is_text: bool) -> 
         kept_rows.push(i);
     }
 
-    let extra: Vec<(&str, Cells)> = pass
-        .into_iter()
-        .map(|(name, cells)| (name, kept_rows.iter().map(|&i| cells[i].clone()).collect()))
-        .collect();
-    let mut gpus: Vec<String> = runs.iter().map(|r| r.gpu.to_string()).collect();
-    gpus.sort();
-    gpus.dedup();
-    let mut kernels: Vec<String> = runs.iter().map(|r| r.kernel.to_string()).collect();
-    kernels.sort();
-    kernels.dedup();
-    report.rows = runs.len();
-    report.gpus = gpus;
-    report.kernels = kernels;
-    if !runs.is_empty() {
-        for feature in ["smem_per_block", "regs_per_thread"] {
-            report.missing.push(Missing {
-                feature: feature.into(),
-                rows: runs.len(),
-                why: "the files record the main kernel's grid and block only".into(),
-            });
-        }
-        report.missing.push(Missing {
-            feature: "time_std_ms".into(),
-            rows: runs.len(),
-            why: "the files record one latency per shape".into(),
-        });
-    }
-    let mut table = table_from(runs, extra, file)?;
-    table.gpu_fields.push(super::GpuField {
-        file: file.to_string(),
-        field: "column 'Device'".to_string(),
-        at: None,
-    });
-    Ok(Imported {
-        table,
-        report: ImportReport {
-            files: vec![report],
-            skipped: vec![],
-        },
-    })
+    const GRID_ONLY: &str = "the files record the main kernel's grid and block only";
+    super::importers::one_table_import(
+        runs,
+        pass,
+        &kept_rows,
+        file,
+        "Device",
+        report,
+        &[
+            ("smem_per_block", GRID_ONLY),
+            ("regs_per_thread", GRID_ONLY),
+            ("time_std_ms", "the files record one latency per shape"),
+        ],
+    )
 }
 
 #[cfg(test)]
