@@ -28,6 +28,15 @@ impl Position {
             None => Position::Row(origin.row),
         }
     }
+    /// The position of data row `row` (1-based) of a frame: line `row + 1` of a text
+    /// file (the header is line 1), else the row (Parquet).
+    pub fn of_row(row: usize, is_text: bool) -> Position {
+        if is_text {
+            Position::Line(row + 1)
+        } else {
+            Position::Row(row)
+        }
+    }
 }
 
 /// `FILE:LINE: column 'X': ` / `FILE: row N: ` / `FILE: ` (trailing separator included).

@@ -409,31 +409,27 @@ impl Metrics {
                 .copied()
                 .filter(|r| r.launch_bound == launch_bound)
                 .collect();
-            let n = part.len();
-            let mape = Metrics::from_pairs(part.iter().map(|r| (r.pred_ms, r.measured_ms))).mape;
-            let coverage = coverage(&part);
+            let fields = (part.len(), mape(&part), coverage(&part));
             if launch_bound {
                 (
                     m.n_launch_bound,
                     m.mape_launch_bound,
                     m.coverage_launch_bound,
-                ) = (n, mape, coverage);
+                ) = fields;
             } else {
-                (m.n_work_bound, m.mape_work_bound, m.coverage_work_bound) = (n, mape, coverage);
+                (m.n_work_bound, m.mape_work_bound, m.coverage_work_bound) = fields;
             }
         }
-        // Coverage over the predictions that have an interval.
-        let with: Vec<&&Record> = recs
+        // Coverage over the predictions that have an interval, and what they are.
+        m.interval_coverage = coverage(&recs);
+        let mut kinds: Vec<String> = recs
             .iter()
             .filter(|r| r.interval != Interval::None)
+            .map(|r| r.interval.label())
             .collect();
-        if !with.is_empty() {
-            m.interval_coverage = coverage(&recs);
-            let mut kinds: Vec<String> = with.iter().map(|r| r.interval.label()).collect();
-            kinds.sort_unstable();
-            kinds.dedup();
-            m.interval = kinds.join("+");
-        }
+        kinds.sort_unstable();
+        kinds.dedup();
+        m.interval = kinds.join("+");
         m.mape_known_level = known_level_mape(&recs);
         let spaces = tuning_spaces(&recs);
         m.tuning_spaces = spaces.len();
@@ -454,6 +450,15 @@ impl Metrics {
         }
         m
     }
+}
+
+/// The mean absolute percentage error of `records`; NaN when there are none.
+fn mape(records: &[&Record]) -> f64 {
+    let sum: f64 = records
+        .iter()
+        .map(|r| (r.pred_ms - r.measured_ms).abs() / r.measured_ms)
+        .sum();
+    100.0 * sum / records.len() as f64
 }
 
 /// The share of `records` with an interval whose interval holds the measurement; NaN

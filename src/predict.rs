@@ -25,8 +25,8 @@ pub fn pretrained_path() -> Option<std::path::PathBuf> {
     std::env::var_os("GPUCAST_MODELS").map(|d| std::path::PathBuf::from(d).join(PRETRAINED_FILE))
 }
 
-/// The pre-trained hybrid ([`pretrained_path`]) and where it came from, for messages.
-pub fn pretrained() -> Result<(FittedHybrid, String)> {
+/// The pre-trained hybrid ([`pretrained_path`]).
+pub fn pretrained() -> Result<FittedHybrid> {
     match pretrained_path() {
         Some(path) => {
             if !path.is_file() {
@@ -36,24 +36,13 @@ pub fn pretrained() -> Result<(FittedHybrid, String)> {
                     path.display()
                 )));
             }
-            Ok((FittedHybrid::load(&path)?, path.display().to_string()))
+            FittedHybrid::load(&path)
         }
-        None => Ok((
-            FittedHybrid::from_json(
-                PRETRAINED_JSON,
-                "the built-in models/hybrid-pretrained.json",
-            )?,
-            format!("built in, trained on data {}", pretrained_hash()),
-        )),
+        None => FittedHybrid::from_json(
+            PRETRAINED_JSON,
+            "the built-in models/hybrid-pretrained.json",
+        ),
     }
-}
-
-/// The built-in pre-trained model's data hash (its `data_hash` field).
-fn pretrained_hash() -> String {
-    serde_json::from_str::<serde_json::Value>(PRETRAINED_JSON)
-        .ok()
-        .and_then(|v| v["data_hash"].as_str().map(str::to_string))
-        .unwrap_or_default()
 }
 
 /// File name of the pre-trained hybrid.
@@ -66,7 +55,7 @@ impl ModelChoice {
     /// shipped hybrid, see [`pretrained_path`]) or a model name.
     pub fn parse(name_or_file: &str, seed: u64) -> Result<ModelChoice> {
         if name_or_file == PRETRAINED_NAME {
-            return Ok(ModelChoice::Saved(Box::new(pretrained()?.0)));
+            return Ok(ModelChoice::Saved(Box::new(pretrained()?)));
         }
         if name_or_file.ends_with(".json") {
             return Ok(ModelChoice::Saved(Box::new(FittedHybrid::load(

@@ -559,7 +559,7 @@ fn the_shipped_pretrained_model_loads_and_predicts() {
         gpucast::predict::PRETRAINED_JSON,
         "the built-in model is the file in models/ (rebuild after retraining)"
     );
-    let m = gpucast::predict::pretrained().unwrap().0;
+    let m = gpucast::predict::pretrained().unwrap();
     assert!(
         m.state().training_gpus.len() >= 20,
         "{:?}",

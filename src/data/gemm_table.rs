@@ -117,24 +117,14 @@ pub fn import(path: &Path, source: &str) -> Result<Imported> {
 /// Import a GEMM table already read into a frame; `file` names it in messages, by
 /// line when it `is_text` (CSV: data row r is line r + 1), else by row (Parquet).
 pub fn import_frame(df: &DataFrame, file: &str, source: &str, is_text: bool) -> Result<Imported> {
-    let at = |row: usize| {
-        if is_text {
-            Position::Line(row + 1)
-        } else {
-            Position::Row(row)
-        }
-    };
+    let at = |row: usize| Position::of_row(row, is_text);
     if !is_gemm_table(df) {
-        let cols: Vec<String> = df
-            .get_column_names()
-            .iter()
-            .map(|c| c.to_string())
-            .collect();
+        let cols = super::importers::column_list(df, usize::MAX);
         return Err(Error::file(
             file,
             format!(
                 "not a GEMM table: needs columns device, gemm_dtype or dtype, m, n, k, latency (found {})",
-                cols.join(", ")
+                cols
             ),
         ));
     }

@@ -423,17 +423,12 @@ pub fn detect(path: &Path) -> Result<Format> {
         (false, true, _) => Ok(Format::Study),
         (false, false, true) => Ok(Format::Canonical),
         (false, false, false) => {
-            let cols: Vec<String> = df
-                .get_column_names()
-                .iter()
-                .take(12)
-                .map(|c| c.to_string())
-                .collect();
+            let cols = column_list(&df, 12);
             Err(Error::file(
                 &file,
                 format!(
                     "not a recognised format (columns: {}); formats: {FORMATS}",
-                    cols.join(", ")
+                    cols
                 ),
             ))
         }
@@ -447,16 +442,10 @@ pub fn detect(path: &Path) -> Result<Format> {
 }
 
 /// Whether a file's first bytes are gzip's magic number or a JSON document's opening.
-fn is_json_or_gzip(head: &[u8]) -> bool {
+pub(crate) fn is_json_or_gzip(head: &[u8]) -> bool {
     let head = head.strip_prefix(b"\xef\xbb\xbf").unwrap_or(head);
     let first = head.iter().find(|b| !b.is_ascii_whitespace()).copied();
     head.starts_with(&[0x1f, 0x8b]) || first == Some(b'{') || first == Some(b'[')
-}
-
-/// Whether a file is JSON or gzip (a Kernel Tuner cache, if anything we read); false
-/// when it cannot be read (the reader that follows says why).
-pub(crate) fn file_is_json_or_gzip(path: &Path) -> bool {
-    read_head(path).is_ok_and(|h| is_json_or_gzip(&h))
 }
 
 fn read_head(path: &Path) -> Result<Vec<u8>> {
@@ -506,6 +495,17 @@ pub(crate) fn frame_from_bytes(bytes: Vec<u8>, name: &str) -> Result<(DataFrame,
             .map_err(bad)?;
         Ok((df, true))
     }
+}
+
+/// The first `max` column names of a frame, comma-separated (for "found ..." in a
+/// message about a table that is not what it should be).
+pub(crate) fn column_list(df: &DataFrame, max: usize) -> String {
+    df.get_column_names()
+        .iter()
+        .take(max)
+        .map(|c| c.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Files under `dir` (recursively, sorted) that `format` may read.

@@ -317,25 +317,14 @@ pub fn import(path: &Path, source: &str) -> Result<Imported> {
 /// Import a NeuSight table already read into a frame; `file` names it in messages, by
 /// line when it `is_text` (CSV: data row r is line r + 1), else by row (Parquet).
 pub fn import_frame(df: &DataFrame, file: &str, source: &str, is_text: bool) -> Result<Imported> {
-    let at = |row: usize| {
-        if is_text {
-            Position::Line(row + 1)
-        } else {
-            Position::Row(row)
-        }
-    };
+    let at = |row: usize| Position::of_row(row, is_text);
     if !is_neusight(df) {
-        let cols: Vec<String> = df
-            .get_column_names()
-            .iter()
-            .take(12)
-            .map(|c| c.to_string())
-            .collect();
+        let cols = super::importers::column_list(df, 12);
         return Err(Error::file(
             file,
             format!(
                 "not a NeuSight table: needs columns OPName, Latency, Device and the operator's shape (found {})",
-                cols.join(", ")
+                cols
             ),
         ));
     }

@@ -549,7 +549,7 @@ pub fn read_file_with(path: &Path, opts: &ImportOptions) -> Result<RunsTable> {
         super::add_counts(&mut table.not_imported, &i.report.not_read());
         Ok(table)
     };
-    let head = crate::files::read_head(path, 1).map_err(|e| Error::io(path.display(), e))?;
+    let head = crate::files::read_head(path, 512).map_err(|e| Error::io(path.display(), e))?;
     if head.is_empty() {
         return Err(Error::parse_file(path.display().to_string(), "empty file"));
     }
@@ -558,7 +558,7 @@ pub fn read_file_with(path: &Path, opts: &ImportOptions) -> Result<RunsTable> {
         if super::neusight::looks_like_neusight(path) {
             return imported(Format::NeuSight);
         }
-        if super::importers::file_is_json_or_gzip(path) {
+        if super::importers::is_json_or_gzip(&head) {
             return imported(Format::KernelTuner);
         }
         if super::ncu::looks_like_ncu(path) {

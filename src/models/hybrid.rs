@@ -420,7 +420,6 @@ impl FittedHybrid {
     }
     /// A model from the text of a model file; `origin` names it in messages.
     pub fn from_json(text: &str, origin: &str) -> Result<Self> {
-        let text = text.to_string();
         let path = std::path::Path::new(origin);
         // The version first: a file of another version lacks or adds fields, and
         // "retrain it" says more than the first field serde misses.
