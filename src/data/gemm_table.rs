@@ -24,7 +24,7 @@
 //! out and counted (`unknown_dtype:<dtype>`).
 
 use super::importers::{FileReport, Imported};
-use super::kernel_tuner::{canonical_key, ParamValue, ABSURD_TIME_MS};
+use super::kernel_tuner::{canonical_key, ParamValue};
 use super::table_io::text_cells;
 use super::{Origin, Run};
 use crate::error::{Error, Position, Result};
@@ -187,13 +187,7 @@ pub fn import_frame(df: &DataFrame, file: &str, source: &str, is_text: bool) -> 
                 }
             };
         }
-        let time_ms = match latency[i].as_deref().map(str::parse::<f64>) {
-            None => Err("no_time"),
-            Some(Err(_)) => Err("non_number_time"),
-            Some(Ok(t)) if !t.is_finite() || t <= 0.0 || t > ABSURD_TIME_MS => Err("absurd_time"),
-            Some(Ok(t)) => Ok(t),
-        };
-        let time_ms = match time_ms {
+        let time_ms = match super::importers::latency_ms(latency[i].as_deref()) {
             Ok(t) => t,
             Err(reason) => {
                 *report.failed.entry(reason.to_string()).or_default() += 1;

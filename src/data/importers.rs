@@ -497,6 +497,19 @@ pub(crate) fn frame_from_bytes(bytes: Vec<u8>, name: &str) -> Result<(DataFrame,
     }
 }
 
+/// A table's latency cell as a run's time (ms), or why it is not one: the failure
+/// reason a report counts (no_time, non_number_time, absurd_time).
+pub(crate) fn latency_ms(cell: Option<&str>) -> std::result::Result<f64, &'static str> {
+    match cell.map(str::parse::<f64>) {
+        None => Err("no_time"),
+        Some(Err(_)) => Err("non_number_time"),
+        Some(Ok(t)) if !t.is_finite() || t <= 0.0 || t > super::kernel_tuner::ABSURD_TIME_MS => {
+            Err("absurd_time")
+        }
+        Some(Ok(t)) => Ok(t),
+    }
+}
+
 /// The first `max` column names of a frame, comma-separated (for "found ..." in a
 /// message about a table that is not what it should be).
 pub(crate) fn column_list(df: &DataFrame, max: usize) -> String {

@@ -429,7 +429,7 @@ impl FittedHybrid {
             #[serde(default)]
             gpucast_version: String,
         }
-        if let Ok(h) = serde_json::from_str::<Header>(&text) {
+        if let Ok(h) = serde_json::from_str::<Header>(text) {
             if h.version != MODEL_FORMAT_VERSION {
                 return Err(Error::model_file(format!(
                     "{}: {}",
@@ -438,7 +438,7 @@ impl FittedHybrid {
                 )));
             }
         }
-        let state: HybridState = serde_json::from_str(&text).map_err(|e| {
+        let state: HybridState = serde_json::from_str(text).map_err(|e| {
             Error::model_file(format!(
                 "{}: not a gpucast model file: {}",
                 path.display(),
