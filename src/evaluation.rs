@@ -221,10 +221,7 @@ pub struct Metrics {
     pub coverage_work_bound: f64,
 }
 
-/// A row is launch-bound when its measured time is below this many times the fastest
-/// run its corpus timed on its GPU (that harness's launch floor, as the models take
-/// it): what the time says is mostly the harness, not the work.
-pub const LAUNCH_BOUND_FLOOR_FACTOR: f64 = 4.0;
+pub use crate::models::LAUNCH_BOUND_FLOOR_FACTOR;
 
 /// A tuning space needs at least this many configurations of the same work.
 pub const MIN_TUNING_SPACE: usize = 10;
@@ -1026,9 +1023,12 @@ fn evaluate_fold(
             match model.predict_work(run, &run.gpu, &mut query, &evidence, ctx)? {
                 Some(p) => {
                     let mut rec = record(name, names, run, &p);
-                    rec.launch_bound = floors
-                        .get(&(run.gpu.as_str(), run.source.as_deref()))
-                        .is_some_and(|f| run.time_ms < LAUNCH_BOUND_FLOOR_FACTOR * f);
+                    rec.launch_bound = crate::models::launch_bound(
+                        run.time_ms,
+                        floors
+                            .get(&(run.gpu.as_str(), run.source.as_deref()))
+                            .copied(),
+                    );
                     if let Some(t) = &fold.target_label {
                         rec.target = t.clone();
                     }

@@ -547,7 +547,7 @@ fn cases() -> Vec<Case> {
         model_file("new-family share above 1", model_json(|v| v["new_family_share"] = 1.5.into()), "m.json: new_family_share 1.5 is outside 0..1"),
         model_file("negative kernel-ratio share", model_json(|v| v["kernel_ratio_share"] = (-0.25).into()), "m.json: kernel_ratio_share -0.25 is outside 0..1"),
         model_file("analytical share above 1", model_json(|v| v["analytical_share"] = 1.25.into()), "m.json: analytical_share 1.25 is outside 0..1"),
-        model_file("a model file of the previous version", model_json(|v| v["version"] = 9.into()), "m.json: model file format version 9 (written by gpucast 0.1.0), this gpucast reads version 10: retrain it"),
+        model_file("a model file of the previous version", model_json(|v| v["version"] = 9.into()), "m.json: model file format version 9 (written by gpucast 0.1.0), this gpucast reads version 11: retrain it"),
         model_file("similarity power not offered", model_json(|v| v["similarity_power"] = 0.into()), "m.json: similarity_power 0 is not one of [1, 2, 4]"),
         model_file("analytical power not offered", model_json(|v| v["analytical_power"] = 3.into()), "m.json: analytical_power 3 is not one of [1, 2, 4]"),
         model_file("local interval at a power not offered", model_json(|v| v["local_interval"] = local_interval(3, 0.1)), "m.json: local_interval.similarity_power 3 is not one of [1, 2, 4]"),

@@ -516,7 +516,7 @@ fn with_a_source_of_its_architecture_the_hybrid_takes_its_share_of_the_analytica
     let (none, half) = (with_share(0.0), with_share(0.5));
     let analytical = FittedAnalytical {
         similarity_power: fitted.state().analytical_power,
-        launch_floors: fitted.state().analytical_fit().launch_floors,
+        launch_floors: fitted.state().launch_floors,
         ..FittedAnalytical::default()
     };
     let predict = |m: &dyn Predict, ev: &Evidence, r: &Run| {
@@ -772,105 +772,47 @@ fn one_harness_runs(floor_ms: f64) -> Vec<Run> {
     synthetic_runs(&one_harness_csv(floor_ms))
 }
 
-/// Where every training GPU sits on the same launch floor (one harness), the fit puts
-/// a target on its sources' floor: a tiny kernel on a fifth GPU is predicted at that
-/// floor, not at the default 1.5 µs. Where the runs sit on the default floor, the fit
-/// has nothing to gain and keeps it.
+/// By default a target sits on its sources' launch floor (the fastest run of their
+/// harness): the tiny kernel on a fifth GPU is predicted at the training GPUs' 3 µs by
+/// the analytical model and by the hybrid, with its correction or without; told the
+/// catalog's floor, near its 1.5 µs without the correction (with it, the correction
+/// learns that floor is too short here).
 #[test]
-fn a_target_sits_on_its_sources_launch_floor_where_the_training_gpus_say_so() {
+fn a_target_sits_on_its_sources_launch_floor_unless_told_the_catalogs() {
     use gpucast::models::analytical::Analytical;
     let catalog = Catalog::builtin();
-    let ctx = spec_context(&catalog);
-    let predict_tiny = |runs: &[Run]| {
-        let train: Vec<&Run> = runs.iter().collect();
+    let runs = one_harness_runs(0.003);
+    let train: Vec<&Run> = runs.iter().collect();
+    let ev = Evidence::new(runs.iter());
+    let mut q = query_of(&runs[0]);
+    q.gpu = "NVIDIA A100 SXM4 80GB".into();
+    for (floors, range) in [
+        (LaunchFloors::Sources, 0.0028..0.0034),
+        (LaunchFloors::Catalog, 0.0014..0.0017),
+    ] {
+        let ctx = spec_context(&catalog).with_launch_floors(floors);
         let fitted = Analytical.fit_analytical(&train, &ctx).unwrap();
-        let ev = Evidence::new(runs.iter());
-        let mut q = query_of(&runs[0]);
-        q.gpu = "NVIDIA A100 SXM4 80GB".into();
-        let p = fitted.predict(&q, &ev, &ctx).unwrap().unwrap();
-        (fitted.launch_floors == LaunchFloors::Sources, p.pred_ms)
-    };
-    let (chosen, pred_ms) = predict_tiny(&one_harness_runs(0.003));
-    assert!(chosen);
-    assert!((0.0028..0.0033).contains(&pred_ms), "{pred_ms}");
-    let (chosen, pred_ms) = predict_tiny(&one_harness_runs(0.0015));
-    assert!(!chosen);
-    assert!((0.0014..0.0017).contains(&pred_ms), "{pred_ms}");
-}
-
-/// Where the analytical fit would put the target on its sources' launch floor, the
-/// hybrid (which projects on the catalog's) does not let a launch-bound projection fall
-/// below it: the tiny kernel on a fifth GPU is predicted at the training GPUs' 3 µs,
-/// not near the default 1.5 µs, with the correction or without it (share 0: the
-/// analytical projection on the catalog's floor). On the default floor nothing is
-/// bounded.
-#[test]
-fn the_hybrid_keeps_a_launch_bound_prediction_on_the_floor_the_analytical_fit_chose() {
-    let catalog = Catalog::builtin();
-    let ctx = spec_context(&catalog);
-    for share in [0.0, 1.0] {
-        let predict_tiny = |runs: &[Run]| {
-            let train: Vec<&Run> = runs.iter().collect();
-            let fitted = gpucast::models::hybrid::HybridParams::new(1)
+        assert_eq!(fitted.launch_floors, floors);
+        let pred_ms = fitted.predict(&q, &ev, &ctx).unwrap().unwrap().pred_ms;
+        assert!(range.contains(&pred_ms), "{floors:?}: {pred_ms}");
+        let shares: &[f64] = match floors {
+            LaunchFloors::Sources => &[0.0, 1.0],
+            LaunchFloors::Catalog => &[0.0],
+        };
+        for &share in shares {
+            let hybrid = gpucast::models::hybrid::HybridParams::new(1)
                 .correction_share(share)
                 .unwrap()
                 .fit_hybrid(&train, &ctx)
                 .unwrap();
-            let ev = Evidence::new(runs.iter());
-            let mut q = query_of(&runs[0]);
-            q.gpu = "NVIDIA A100 SXM4 80GB".into();
-            let p = fitted.predict(&q, &ev, &ctx).unwrap().unwrap();
-            let state = fitted.state();
-            assert_eq!(state.launch_floors(), LaunchFloors::Catalog);
-            let summary = fitted.fit_summary().unwrap();
-            assert_eq!(
-                summary.contains("corrected below the sources' launch floors"),
-                state.floor_bound,
-                "{summary}"
+            assert_eq!(hybrid.state().launch_floors, floors);
+            let pred_ms = hybrid.predict(&q, &ev, &ctx).unwrap().unwrap().pred_ms;
+            assert!(
+                range.contains(&pred_ms),
+                "{floors:?} share {share}: {pred_ms}"
             );
-            (state.floor_bound, p.pred_ms)
-        };
-        let (bound, pred_ms) = predict_tiny(&one_harness_runs(0.003));
-        assert!(bound);
-        assert!(
-            (0.0028..0.0033).contains(&pred_ms),
-            "share {share}: {pred_ms}"
-        );
-        let (bound, pred_ms) = predict_tiny(&one_harness_runs(0.0015));
-        assert!(!bound);
-        assert!(
-            (0.0014..0.0017).contains(&pred_ms),
-            "share {share}: {pred_ms}"
-        );
+        }
     }
-}
-
-/// The bound on a projection to a target without a measured launch overhead: the
-/// projection with the target on the source's floor where that floor is at least half
-/// of it, else the floor alone.
-#[test]
-fn a_sources_floor_bound_is_the_projection_on_that_floor_only_where_it_is_launch_bound() {
-    use gpucast::models::analytical::project;
-    let catalog = Catalog::builtin();
-    let runs = one_harness_runs(0.003);
-    let ev = Evidence::new(runs.iter());
-    let gt = catalog.resolve_or_err("NVIDIA A100 SXM4 80GB").unwrap();
-    let ctx = spec_context(&catalog).with_launch_floors(LaunchFloors::Catalog);
-    let bound = |source: &Run| {
-        let gs = catalog.resolve_or_err(&source.gpu).unwrap();
-        let mut q = query_of(source);
-        q.gpu = gt.name.clone().into();
-        let p = project(source, &q, gs, gt, &ctx, &ev).unwrap();
-        (p.pred_ms, p.sources_floor_bound_ms(gt))
-    };
-    let tiny = runs.iter().find(|r| &*r.config == "KB=4").unwrap();
-    let (pred_ms, bound_ms) = bound(tiny);
-    assert!(pred_ms < 0.0017, "{pred_ms}");
-    assert!((bound_ms - (pred_ms + 0.0015)).abs() < 1e-12, "{bound_ms}");
-    let big = runs.iter().find(|r| &*r.config == "GB=4").unwrap();
-    let (pred_ms, bound_ms) = bound(big);
-    assert!(pred_ms > 1.0, "{pred_ms}");
-    assert_eq!(bound_ms, 0.003);
 }
 
 /// A target whose catalog entry measures its launch overhead keeps it, source floors
@@ -896,9 +838,8 @@ fn a_measured_launch_overhead_is_the_targets_floor_whatever_the_sources() {
             .target
             .launch_floor_ms
     };
-    use LaunchFloors::{Catalog as Cat, Choose, Sources};
+    use LaunchFloors::{Catalog as Cat, Sources};
     assert_eq!(floor_ms(&gt, Cat), 0.0015);
-    assert_eq!(floor_ms(&gt, Choose), 0.0015);
     assert_eq!(floor_ms(&gt, Sources), 0.003);
     gt.launch_overhead_us = Some(5.0);
     assert_eq!(floor_ms(&gt, Cat), 0.005);
@@ -929,7 +870,7 @@ fn two_corpus_runs() -> Vec<Run> {
     ] {
         for g in gpus {
             for n in 1..=3 {
-                let ms = 0.1 * 10f64.powi(n - 1);
+                let ms = 0.01 * 10f64.powi(n - 1);
                 text += &format!("{g},k,N={n},{ms},0,{},{source}\n", n * 1000);
             }
         }
@@ -995,8 +936,8 @@ fn loco_never_shows_the_corpus_or_the_target_to_the_model() {
         .records
         .iter()
         .all(|r| r.source.as_deref().is_some_and(|s| r.target.starts_with(s))));
-    // the fastest run of each corpus on each GPU is its harness's floor: the 0.1 ms
-    // runs are launch-bound (below 4x it), the 1 and 10 ms runs work-bound
+    // the fastest run of each corpus on each GPU is its harness's floor: the 0.01 ms
+    // runs are launch-bound (below 4x it), the 0.1 and 1 ms runs work-bound
     let all = e
         .results
         .iter()
@@ -1009,7 +950,7 @@ fn loco_never_shows_the_corpus_or_the_target_to_the_model() {
     assert!(e
         .records
         .iter()
-        .all(|r| r.launch_bound == (r.measured_ms < 0.4)));
+        .all(|r| r.launch_bound == (r.measured_ms < 0.04)));
     // one corpus is nothing to hold out
     let one: Vec<Run> = runs
         .iter()

@@ -530,30 +530,25 @@ fn predictions(
     let model = ModelChoice::parse(&model_for(a, &table, &target), a.seed)?;
     if let ModelChoice::Saved(saved) = &model {
         // A saved model projects as it was fitted; a different floor asked for would
-        // be silently ignored. One whose correction is bounded by the sources' floors
-        // (`floor_bound`) is not on the catalog's alone either.
-        let state = saved.state();
-        let own = state.launch_floors();
-        let asked = a.figures.launch_floor;
-        if asked != LaunchFloors::Choose && (asked != own || state.floor_bound) {
+        // be silently ignored.
+        let own = saved.state().launch_floors;
+        if let Some(asked) = a.figures.launch_floor.filter(|&f| f != own) {
             let name = |f: LaunchFloors| value_name(&f);
-            let bound = if state.floor_bound {
-                ", launch-bound projections bounded below by the sources' floors"
-            } else {
-                ""
-            };
             return Err(Error::usage(format!(
-                "--launch-floor {}: the saved model was fitted with the {} launch floors{bound}; train it again with --launch-floor {}",
+                "--launch-floor {}: the saved model was fitted with the {} launch floors; train it again with --launch-floor {}",
                 name(asked),
                 name(own),
                 name(asked),
             )));
         }
     }
+    let launch_floors = match &model {
+        ModelChoice::Saved(saved) => saved.state().launch_floors,
+        _ => a.figures.launch_floor.unwrap_or_default(),
+    };
     let cal = calibration(&a.figures, model.is_study(), &a.runs, catalog)?;
     let resources = a.figures.kernel_resources()?;
-    let ctx =
-        Context::new(catalog, &cal, resources.as_ref()).with_launch_floors(a.figures.launch_floor);
+    let ctx = Context::new(catalog, &cal, resources.as_ref()).with_launch_floors(launch_floors);
     let other_data;
     let training: &[data::Run] = if a.data.is_empty() {
         &table.runs
@@ -621,8 +616,8 @@ fn explain(a: ExplainArgs, catalog: &Catalog) -> Result<()> {
     };
     let cal = calibration(&a.figures, false, &a.runs, catalog)?;
     let resources = a.figures.kernel_resources()?;
-    let ctx =
-        Context::new(catalog, &cal, resources.as_ref()).with_launch_floors(a.figures.launch_floor);
+    let ctx = Context::new(catalog, &cal, resources.as_ref())
+        .with_launch_floors(a.figures.launch_floor.unwrap_or_default());
     let q = data::query_on(row, &target);
     if let Some(s) = &source {
         table.require_gpu("--source", s)?;
@@ -768,7 +763,7 @@ fn evaluate(a: EvaluateArgs, catalog: &Catalog) -> Result<()> {
         ours: &ours,
         study: &study,
         resources: resources.as_ref(),
-        launch_floors: a.figures.launch_floor,
+        launch_floors: a.figures.launch_floor.unwrap_or_default(),
     };
     let mut eval =
         experiments::evaluate_models(&table.runs, &protocol, &selection, &specs, setup, &|| {
@@ -863,8 +858,8 @@ fn train(a: TrainArgs, catalog: &Catalog) -> Result<()> {
     }
     let cal = calibration(&a.figures, false, &a.data, catalog)?;
     let resources = a.figures.kernel_resources()?;
-    let ctx =
-        Context::new(catalog, &cal, resources.as_ref()).with_launch_floors(a.figures.launch_floor);
+    let ctx = Context::new(catalog, &cal, resources.as_ref())
+        .with_launch_floors(a.figures.launch_floor.unwrap_or_default());
     let train: Vec<&data::Run> = table.runs.iter().collect();
     let fitted = HybridParams::fit_hybrid(&params, &train, &ctx)?;
     fitted.save(&a.out)?;
@@ -909,8 +904,8 @@ fn bench(a: BenchArgs, catalog: &Catalog) -> Result<()> {
     eprintln!("loaded and validated {table_rows} rows in {load_s:.2} s");
     let cal = calibration(&a.figures, false, &paths, catalog)?;
     let resources = a.figures.kernel_resources()?;
-    let ctx =
-        Context::new(catalog, &cal, resources.as_ref()).with_launch_floors(a.figures.launch_floor);
+    let ctx = Context::new(catalog, &cal, resources.as_ref())
+        .with_launch_floors(a.figures.launch_floor.unwrap_or_default());
     let mut timings = Vec::new();
     let subset_stages: Vec<bench::Stage> = a
         .stage

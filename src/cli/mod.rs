@@ -167,12 +167,11 @@ pub struct FiguresArgs {
     /// Use only the runs' own register and shared-memory columns
     #[arg(long, conflicts_with = "resources")]
     pub no_resources: bool,
-    /// Where a target's launch floor comes from when the catalog measures none for it
-    /// (what a kernel of a few µs takes): `choose` lets each fit pick on its training
-    /// GPUs (the catalog's with fewer than three); `sources` when the target will be
-    /// timed as the sources were (one harness on every GPU)
-    #[arg(long, value_enum, default_value_t = LaunchFloors::Choose)]
-    pub launch_floor: LaunchFloors,
+    /// Where a target's launch floor (what a kernel of a few µs takes) comes from when
+    /// the catalog measures none for it. Default: `sources` (the target timed as the
+    /// sources were), or what a saved model was trained with
+    #[arg(long, value_enum)]
+    pub launch_floor: Option<LaunchFloors>,
 }
 
 #[derive(Args, Debug)]

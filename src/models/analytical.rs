@@ -21,8 +21,6 @@ use crate::data::Run;
 use crate::error::Result;
 use crate::features::{run_features, work_features, Bound, Figures, RunFeatures, RunWork};
 
-/// A fastest run longer than this (10 µs) says nothing about the launch floor.
-pub const MAX_LAUNCH_FLOOR_MS: f64 = 0.01;
 /// Share of a source's time always attributed to work (a run measured at its floor
 /// still says something about its work).
 const MIN_BUSY_FRACTION: f64 = 0.05;
@@ -46,12 +44,14 @@ pub struct FittedAnalytical {
     /// The same errors weighted toward the training GPUs most like the target, where
     /// the fit chose that ([`super::interval::fit_interval`]).
     pub local_interval: Option<LocalInterval>,
+    /// The quantiles of the launch-bound held-out errors, for a launch-bound prediction
+    /// ([`Combination::launch_bound`]); None with too few of them.
+    pub launch_interval_log: Option<(f64, f64)>,
     /// The power of a source's similarity that is its weight
     /// (one of [`SIMILARITY_POWERS`], chosen on the training GPUs).
     pub similarity_power: i32,
     /// Where the target's launch floor comes from when the catalog measures none for
-    /// it ([`LaunchFloors::Catalog`] or [`LaunchFloors::Sources`], chosen on the training
-    /// GPUs).
+    /// it (the context's it was fitted in).
     pub launch_floors: LaunchFloors,
 }
 
@@ -62,8 +62,9 @@ impl Default for FittedAnalytical {
         FittedAnalytical {
             interval_log: None,
             local_interval: None,
+            launch_interval_log: None,
             similarity_power: 1,
-            launch_floors: LaunchFloors::Catalog,
+            launch_floors: LaunchFloors::Sources,
         }
     }
 }
@@ -122,40 +123,30 @@ pub fn source_weight(similarity: f64, power: i32) -> f64 {
     }
 }
 
-/// What a fit summary says of the launch floors a fit chose (nothing for the
-/// catalog's).
+/// What a fit summary says of the launch floors a fit projects with.
 pub fn floors_text(launch_floors: LaunchFloors) -> &'static str {
-    if launch_floors == LaunchFloors::Sources {
-        ", the target on each source's launch floor"
-    } else {
-        ""
+    match launch_floors {
+        LaunchFloors::Sources => ", the target on each source's launch floor",
+        LaunchFloors::Catalog => ", the target on the catalog's launch floor",
     }
 }
 
-/// The candidate projections a fit chooses among, in order: each of `floor_choices`,
-/// with each of `weightings` (whether sources of the target's compute capability are
-/// preferred, [`weighted_similarity`]), with each power of [`SIMILARITY_POWERS`] (the
-/// first, the first floor and weighting with power 1, is the base the others must beat).
-fn candidates<'a>(
-    floor_choices: &'a [LaunchFloors],
-    weightings: &'a [bool],
-) -> impl Iterator<Item = Candidate> + 'a {
-    floor_choices.iter().flat_map(move |&launch_floors| {
-        weightings.iter().flat_map(move |&prefer_same_arch| {
-            SIMILARITY_POWERS.into_iter().map(move |power| Candidate {
-                launch_floors,
-                prefer_same_arch,
-                power,
-            })
+/// The candidate projections a fit chooses among, in order: each of `weightings`
+/// (whether sources of the target's compute capability are preferred,
+/// [`weighted_similarity`]), with each power of [`SIMILARITY_POWERS`] (the first, the
+/// first weighting with power 1, is the base the others must beat).
+fn candidates(weightings: &[bool]) -> impl Iterator<Item = Candidate> + '_ {
+    weightings.iter().flat_map(move |&prefer_same_arch| {
+        SIMILARITY_POWERS.into_iter().map(move |power| Candidate {
+            prefer_same_arch,
+            power,
         })
     })
 }
 
-/// How a fit may project: where the target's launch floor comes from and how sources
-/// are weighted.
+/// How a fit may weigh its sources.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Candidate {
-    pub launch_floors: LaunchFloors,
     pub prefer_same_arch: bool,
     pub power: i32,
 }
@@ -168,94 +159,73 @@ fn held_out_errors_by_candidate(
     queries: &[&Run],
     evidence: &Evidence,
     ctx: &Context,
-    floor_choices: &[LaunchFloors],
     weightings: &[bool],
 ) -> Result<Vec<Vec<HeldOutError>>> {
     let gpus = evidence.gpus();
-    let mut errors = vec![Vec::new(); candidates(floor_choices, weightings).count()];
+    let mut errors = vec![Vec::new(); candidates(weightings).count()];
     for &t in queries {
         let q = crate::data::query_of(t);
         if evidence.same_work(&q, &q.gpu).is_empty() {
             continue; // a size projection on the GPU itself: not what the interval is for
         }
         let gpu = gpus.binary_search(&t.gpu.as_str()).unwrap_or(0);
-        let by_floor = errors.chunks_mut(SIMILARITY_POWERS.len() * weightings.len());
-        for (&floors, errors) in floor_choices.iter().zip(by_floor) {
-            // (projected once per floor; each weighting only weighs them differently)
-            let ctx = ctx.with_similarity_power(1).with_launch_floors(floors);
-            let ps = projections(&q, evidence, &ctx)?;
-            let weights = weightings
-                .iter()
-                .flat_map(|&w| SIMILARITY_POWERS.iter().map(move |&p| (w, p)));
-            for (errors, (prefer_same_arch, power)) in errors.iter_mut().zip(weights) {
-                let mut c = Combination::default();
-                for (_, p) in &ps {
-                    c.add_weighted(
-                        p,
-                        weight_of(p.similarity, p.same_arch, prefer_same_arch, power),
-                    );
-                }
-                if let Some(p) = c.prediction() {
-                    errors.push(HeldOutError {
-                        gpu,
-                        ln_error: (t.time_ms / p.pred_ms).ln(),
-                    });
-                }
+        // (projected once; each candidate only weighs them differently)
+        let ps = projections(&q, evidence, &ctx.with_similarity_power(1))?;
+        for (errors, c) in errors.iter_mut().zip(candidates(weightings)) {
+            let mut combination = Combination::default();
+            for (_, p) in &ps {
+                combination.add_weighted(
+                    p,
+                    weight_of(p.similarity, p.same_arch, c.prefer_same_arch, c.power),
+                );
+            }
+            if let Some(p) = combination.prediction() {
+                errors.push(HeldOutError {
+                    gpu,
+                    ln_error: (t.time_ms / p.pred_ms).ln(),
+                    launch_bound: combination.launch_bound(),
+                });
             }
         }
     }
     Ok(errors)
 }
 
-/// The power of [`SIMILARITY_POWERS`] a fit weighs sources with and where it takes
-/// the target's launch floor from (of [`LaunchFloors::choices`] of the context's), and
-/// the held-out errors ([`held_out_errors_by_candidate`]) with them: of the base
-/// (power 1, the first floor) and the candidates that lower the training GPUs'
-/// held-out errors clearly, counted per GPU ([`super::clearly_lower_per_gpu`]), and
-/// make none of them more than [`super::MAX_HARM`] worse than the base, the one with
-/// the lowest mean error. The guard is what keeps power 1 on Kernel Tuner's
-/// convolution: power 4 lowers its held-out mean but makes one training GPU 8-16
-/// points worse. Why the launch floor is chosen: [`LaunchFloors`].
+/// The power of [`SIMILARITY_POWERS`] a fit weighs sources with, and the held-out
+/// errors ([`held_out_errors_by_candidate`]) with it: of the base (power 1) and the
+/// candidates that lower the training GPUs' held-out errors clearly, counted per GPU
+/// ([`super::clearly_lower_per_gpu`]), and make none of them more than
+/// [`super::MAX_HARM`] worse than the base, the one with the lowest mean error. The
+/// guard is what keeps power 1 on Kernel Tuner's convolution: power 4 lowers its
+/// held-out mean but makes one training GPU 8-16 points worse.
 pub(crate) fn choose_similarity_power(train: &[&Run], ctx: &Context) -> Result<PowerChoice> {
     // Only the queried works are indexed (their sources are all a projection reads).
     let queries = super::learning_queries(train, MAX_INTERVAL_RUNS);
     let works: rustc_hash::FxHashSet<(&str, &str)> = queries.iter().map(|r| r.work_key()).collect();
     let evidence = Evidence::new_for(train.iter().copied(), |r| works.contains(&r.work_key()));
-    let floor_choices = ctx.launch_floors.choices();
     // (as the fitted model projects: `FittedAnalytical::projecting`)
     let weightings = [true];
-    let by_candidate =
-        held_out_errors_by_candidate(&queries, &evidence, ctx, floor_choices, &weightings)?;
-    let cands: Vec<Candidate> = candidates(floor_choices, &weightings).collect();
+    let by_candidate = held_out_errors_by_candidate(&queries, &evidence, ctx, &weightings)?;
+    let cands: Vec<Candidate> = candidates(&weightings).collect();
     Ok(chosen(by_candidate, &evidence, &cands))
 }
 
 /// The hybrid's [`choose_similarity_power`], with `evidence` an index of `train`
 /// already made (all of it, or at least its queried works: the same errors either
 /// way): the power, sources weighted by their similarity alone (see
-/// `HybridState::analytical_share` for why), the target on the catalog's launch floor
-/// unless the context says the sources' ([`LaunchFloors::Sources`]); and how the
-/// analytical fit on the same runs would project (the same held-out errors). On the GEMM
-/// tables, with the base on the sources' floors where the analytical fit chose them,
-/// the hybrid's inner choice of the correction share moved with the base: the L40S's
-/// fold kept no correction (25.3 -> 32.1 %) and the pooled MAPE went 10.6 -> 11.1 %;
-/// fitting the hybrid both ways and keeping the sources' floors where its own held-out
-/// errors said so gave 11.4 %. The hybrid uses the analytical fit's floors as a bound
-/// on its correction instead (`HybridState::floor_bound`).
+/// `HybridState::analytical_share` for why); and how the analytical fit on the same
+/// runs would weigh them (the same held-out errors).
 pub(crate) fn choose_similarity_power_in(
     train: &[&Run],
     evidence: &Evidence,
     ctx: &Context,
 ) -> Result<(PowerChoice, Candidate)> {
     let queries = super::learning_queries(train, MAX_INTERVAL_RUNS);
-    let floor_choices = ctx.launch_floors.choices();
     let weightings = [true, false];
-    let by_candidate =
-        held_out_errors_by_candidate(&queries, evidence, ctx, floor_choices, &weightings)?;
-    let all: Vec<Candidate> = candidates(floor_choices, &weightings).collect();
-    // The analytical fit's candidates (same-architecture sources preferred, every
-    // floor), and the hybrid's (by similarity alone, the first floor: the catalog's or
-    // the only one the context allows).
+    let by_candidate = held_out_errors_by_candidate(&queries, evidence, ctx, &weightings)?;
+    let all: Vec<Candidate> = candidates(&weightings).collect();
+    // The analytical fit's candidates (same-architecture sources preferred) and the
+    // hybrid's (by similarity alone).
     let subset = |keep: &dyn Fn(&Candidate) -> bool| {
         let picked: Vec<usize> = (0..all.len()).filter(|&i| keep(&all[i])).collect();
         let cands: Vec<Candidate> = picked.iter().map(|&i| all[i]).collect();
@@ -265,12 +235,11 @@ pub(crate) fn choose_similarity_power_in(
     };
     let (errors, cands) = subset(&|c| c.prefer_same_arch);
     let analytical = chosen(errors, evidence, &cands);
-    let (errors, cands) = subset(&|c| !c.prefer_same_arch && c.launch_floors == floor_choices[0]);
+    let (errors, cands) = subset(&|c| !c.prefer_same_arch);
     let choice = chosen(errors, evidence, &cands);
     Ok((
         choice,
         Candidate {
-            launch_floors: analytical.launch_floors,
             prefer_same_arch: true,
             power: analytical.power,
         },
@@ -286,23 +255,19 @@ fn chosen(
 ) -> PowerChoice {
     let best = chosen_candidate(&by_candidate);
     let c = cands.get(best).copied().unwrap_or(Candidate {
-        launch_floors: LaunchFloors::Catalog,
         prefer_same_arch: false,
         power: 1,
     });
     PowerChoice {
         power: c.power,
-        launch_floors: c.launch_floors,
         held_out: by_candidate.swap_remove(best),
         gpus: evidence.gpus().into_iter().map(str::to_string).collect(),
     }
 }
 
-/// The power and floors [`choose_similarity_power`] chose and the held-out errors
-/// with them.
+/// The power [`choose_similarity_power`] chose and the held-out errors with it.
 pub(crate) struct PowerChoice {
     pub power: i32,
-    pub launch_floors: LaunchFloors,
     /// `gpu` indexes `gpus`.
     pub held_out: Vec<HeldOutError>,
     pub gpus: Vec<String>,
@@ -364,29 +329,14 @@ pub struct Projection {
     pub similarity: f64,
     /// Whether the source GPU has the target's compute capability.
     pub same_arch: bool,
+    /// Whether the source run is launch-bound: measured below
+    /// [`super::LAUNCH_BOUND_FLOOR_FACTOR`] times its harness's floor on its GPU (what that
+    /// time says is mostly the harness). Picks the interval's regime.
+    pub source_launch_bound: bool,
     /// Its weight in a combination: the similarity (e times it for a source of the
     /// target's compute capability where the context prefers those) to the context's
     /// power ([`weight_of`]).
     pub weight: f64,
-}
-
-impl Projection {
-    /// How far the hybrid's correction may take this projection down when the
-    /// analytical fit put the target on its sources' launch floors
-    /// ([`LaunchFloors::Sources`]) and this projection kept the catalog's: the
-    /// projection with the target on the source's floor where that floor is at least
-    /// half of it (launch-bound: the correction, learned mostly on busy time, says
-    /// little there), else that floor alone.
-    pub fn sources_floor_bound_ms(&self, gt: &Gpu) -> f64 {
-        let floor_ms =
-            target_launch_floor_ms(LaunchFloors::Sources, gt, &self.source, &self.target);
-        let on_floor_ms = self.pred_ms - self.target.launch_floor_ms + floor_ms;
-        if floor_ms >= 0.5 * on_floor_ms {
-            on_floor_ms
-        } else {
-            floor_ms
-        }
-    }
 }
 
 /// Architectural similarity of two GPUs in (0, 1]: close bandwidth, compute, L2 and
@@ -480,15 +430,9 @@ fn project_with<'r>(
         }
     };
     let work_ratio = ratio(work.amount(), src_work.amount());
-    Ok(project_features(
-        src_time_ms,
-        work_ratio,
-        gs,
-        gt,
-        fs,
-        ft,
-        ctx,
-    ))
+    let mut p = project_features(src_time_ms, work_ratio, gs, gt, fs, ft, ctx);
+    p.source_launch_bound = super::launch_bound(src_time_ms, src_fastest_ms);
+    Ok(p)
 }
 
 /// ln(x^power), with x^0 = 1 for every x as [`f64::powf`] has it.
@@ -520,7 +464,7 @@ fn source_features(
 ) -> Result<RunFeatures> {
     let mut figs = ctx.figures(gs)?;
     if gs.launch_overhead_us.is_none() {
-        if let Some(f) = fastest_ms.filter(|f| *f <= MAX_LAUNCH_FLOOR_MS) {
+        if let Some(f) = super::harness_floor_ms(fastest_ms) {
             figs.launch_ms = f;
         }
     }
@@ -620,6 +564,7 @@ fn project_features(
         pred_l2_ms: level_pred(Bound::L2),
         similarity: similarity_to_target,
         same_arch,
+        source_launch_bound: false,
         weight: weight_of(
             similarity_to_target,
             same_arch,
@@ -888,6 +833,8 @@ pub struct Combination {
     near_lo_ms: f64,
     near_hi_ms: f64,
     floor_ms: f64,
+    /// Weight of the launch-bound sources ([`Projection::source_launch_bound`]).
+    launch_weight: f64,
 }
 
 impl Default for Combination {
@@ -904,6 +851,7 @@ impl Default for Combination {
             near_lo_ms: f64::INFINITY,
             near_hi_ms: 0.0,
             floor_ms: 0.0,
+            launch_weight: 0.0,
         }
     }
 }
@@ -943,6 +891,17 @@ impl Combination {
             self.near_hi_ms = self.near_hi_ms.max(hi);
         }
         self.floor_ms = self.floor_ms.max(p.target.peak_floor_ms);
+        if p.source_launch_bound {
+            self.launch_weight += weight;
+        }
+    }
+
+    /// Whether the prediction is in the launch-bound regime: at least half its sources'
+    /// weight is launch-bound. The interval has its own quantiles there
+    /// ([`super::interval::FittedInterval::launch_log`]): a launch-bound time is mostly
+    /// the harness, which the projection knows least about.
+    pub fn launch_bound(&self) -> bool {
+        self.count > 0 && self.launch_weight >= 0.5 * self.weight_sum
     }
 
     /// No projection added yet.
@@ -998,8 +957,9 @@ impl Analytical {
         Ok(FittedAnalytical {
             interval_log: interval.pooled_log,
             local_interval: interval.local,
+            launch_interval_log: interval.launch_log,
             similarity_power: choice.power,
-            launch_floors: choice.launch_floors,
+            launch_floors: ctx.launch_floors,
         })
     }
 }
@@ -1048,6 +1008,7 @@ impl FittedAnalytical {
         let bounds = super::interval::bounds_log_for(
             self.interval_log,
             self.local_interval.as_ref(),
+            self.launch_interval_log.filter(|_| c.launch_bound()),
             target,
             ctx,
         )?;
@@ -1207,6 +1168,7 @@ mod tests {
                 (0..10).map(move |i| HeldOutError {
                     gpu,
                     ln_error: e + 0.001 * i as f64,
+                    launch_bound: false,
                 })
             })
             .collect()
@@ -1282,6 +1244,7 @@ mod tests {
             pred_l2_ms: pred_ms,
             similarity: weight,
             same_arch: false,
+            source_launch_bound: false,
             weight,
         }
     }

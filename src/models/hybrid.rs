@@ -37,18 +37,9 @@ pub const DEFAULT_REGRESSOR: RegressorKind = RegressorKind::Gbm;
 const MIN_PAIRS: usize = 8;
 /// Largest correction applied, in log units (a factor of e^2 ~ 7.4).
 const MAX_LOG_CORRECTION: f64 = 2.0;
-/// Version of the saved-model format; loading another version is an error. Version 3
-/// stores the fitted residual regressor itself (version 2 stored its design matrix and
-/// refitted it on every load); version 4 adds the shape transfer; version 5 the
-/// `async_mma_delta` pair feature; version 6 the training families and the share for
-/// a kernel family the training data lacks; version 7 the kernel-ratio share; version
-/// 8 the analytical fit's share with a source of the target's architecture (and the
-/// analytical weighting where the shape transfer has no strength for that case); version
-/// 9 a shape-transfer distance for GPUs of another instruction set and, for targets
-/// without a source of their compute capability, the held-out GPUs' errors at each
-/// strength (`ShapeTransfer::other_arch_curves`); version 10 the shape variance of a
-/// source measured by another campaign (`ShapeTransfer::other_source`).
-pub const MODEL_FORMAT_VERSION: u32 = 10;
+/// Version of the saved-model format ([`HybridState`]); loading another version is an
+/// error (CHANGELOG.md lists what each version changed).
+pub const MODEL_FORMAT_VERSION: u32 = 11;
 
 /// Hyperparameters of the hybrid: the residual's regressor, its seed and, as a
 /// diagnostic, a fixed correction share (`hybrid@0.5`) instead of the one chosen by
@@ -178,19 +169,10 @@ pub struct HybridState {
     /// ([`analytical::SIMILARITY_POWERS`]); 1 in a file that predates the choice.
     #[serde(default = "similarity_itself")]
     pub similarity_power: i32,
-    /// Whether the target sits on each source's launch floor where the catalog
-    /// measures none for it (only when the fit was told so: [`LaunchFloors::Sources`]);
-    /// false in a file that predates it.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub source_floors: bool,
-    /// Whether the analytical fit on the same runs put the target on its sources'
-    /// launch floors while these projections keep the catalog's: then the correction
-    /// does not take a projection below [`analytical::Projection::sources_floor_bound_ms`].
-    /// On the GEMM tables (the one corpus whose analytical fits chose the sources'
-    /// floors) the hybrid's LOGO went 10.6 -> 10.4 %, the H200's 10.4 -> 9.4 % (the
-    /// analytical model's 9.1 %); false in a file that predates it.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub floor_bound: bool,
+    /// Where its projections put the target's launch floor (the context's it was
+    /// fitted in: its held-out errors, and so its shares and interval, were made so).
+    #[serde(default)]
+    pub launch_floors: LaunchFloors,
     /// Share (0..=1, in logs) of the analytical fit's prediction in the hybrid's where
     /// one of the sources has the target's compute capability: the analytical model
     /// leans on such sources ([`analytical::SAME_ARCH_SIMILARITY`]), which the
@@ -205,17 +187,19 @@ pub struct HybridState {
     #[serde(default, skip_serializing_if = "super::is_zero")]
     pub analytical_share: f64,
     /// How the analytical fit weighs its sources (the power of their similarity; same
-    /// architecture preferred) and where it puts the target's launch floor, for its
-    /// share.
+    /// architecture preferred), for its share.
     #[serde(default = "similarity_itself")]
     pub analytical_power: i32,
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub analytical_source_floors: bool,
     /// The held-out errors weighted toward the training GPUs most like the target,
     /// where the fit chose that ([`super::interval::fit_interval`]); absent: the pooled
     /// `interval_log` for every target.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub local_interval: Option<super::interval::LocalInterval>,
+    /// The quantiles of the launch-bound held-out errors, the interval of a
+    /// launch-bound prediction ([`analytical::Combination::launch_bound`]); absent with
+    /// too few of them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launch_interval_log: Option<(f64, f64)>,
 }
 
 fn similarity_itself() -> i32 {
@@ -225,7 +209,6 @@ fn similarity_itself() -> i32 {
 /// `ctx` projecting as the analytical fit `chosen` would.
 fn analytical_context<'c>(ctx: &Context<'c>, chosen: &analytical::Candidate) -> Context<'c> {
     ctx.with_similarity_power(chosen.power)
-        .with_launch_floors(chosen.launch_floors)
         .with_prefer_same_arch(chosen.prefer_same_arch)
 }
 
@@ -258,22 +241,8 @@ impl HybridState {
     /// How the analytical fit on its training runs projects (for its share).
     pub fn analytical_fit(&self) -> analytical::Candidate {
         analytical::Candidate {
-            launch_floors: if self.analytical_source_floors {
-                LaunchFloors::Sources
-            } else {
-                LaunchFloors::Catalog
-            },
             prefer_same_arch: true,
             power: self.analytical_power,
-        }
-    }
-
-    /// Where its projections put the target's launch floor.
-    pub fn launch_floors(&self) -> LaunchFloors {
-        if self.source_floors {
-            LaunchFloors::Sources
-        } else {
-            LaunchFloors::Catalog
         }
     }
 
@@ -326,12 +295,17 @@ impl HybridState {
                 ));
             }
         }
-        if let Some((lo, hi)) = self.interval_log {
-            if !(interval::plausible_log(lo) && interval::plausible_log(hi) && lo <= hi) {
-                return bad(format!(
-                    "interval_log ({lo:?}, {hi:?}) must be numbers within +-{} with lo <= hi",
-                    interval::MAX_INTERVAL_LOG
-                ));
+        for (name, bounds) in [
+            ("interval_log", self.interval_log),
+            ("launch_interval_log", self.launch_interval_log),
+        ] {
+            if let Some((lo, hi)) = bounds {
+                if !(interval::plausible_log(lo) && interval::plausible_log(hi) && lo <= hi) {
+                    return bad(format!(
+                        "{name} ({lo:?}, {hi:?}) must be numbers within +-{} with lo <= hi",
+                        interval::MAX_INTERVAL_LOG
+                    ));
+                }
             }
         }
         if let Some(local) = &self.local_interval {
@@ -740,9 +714,12 @@ fn choose_share(
             && clearly_better(share)
     };
     let share = fixed.unwrap_or_else(|| lowest_cost_fraction(admissible, mape));
+    // (the regime is not known here: these errors only stand in for the interval's
+    // when the combined ones are too few, and then for every regime)
     let errors = runs.iter().map(|r| HeldOutError {
         gpu: r.gpu,
         ln_error: error(share, &r.pairs),
+        launch_bound: false,
     });
     let corrections = runs.iter().map(|r| (r.query, combined(&r.pairs).0));
     (share, errors.collect(), corrections.collect())
@@ -821,20 +798,15 @@ impl HybridParams {
         let params = self.check()?;
         let evidence = Evidence::new(train.iter().copied());
         // The base weighs its sources by their similarity alone (to the power the
-        // held-out errors choose), the target on the catalog's launch floor unless
-        // told the sources' (see `analytical::choose_similarity_power_in`);
-        // everything below projects so. Where the analytical fit on the same runs
-        // chose the sources' floors and the hybrid did not, they bound the correction
-        // (`floor_bound`); where a source has the target's architecture, the
-        // analytical fit's prediction takes a share (`analytical_share`).
+        // held-out errors choose, see `analytical::choose_similarity_power_in`);
+        // everything below projects so. Where a source has the target's architecture,
+        // the analytical fit's prediction takes a share (`analytical_share`).
         let (choice, analytical) = analytical::choose_similarity_power_in(train, &evidence, ctx)?;
-        let (similarity_power, launch_floors) = (choice.power, choice.launch_floors);
-        let floor_bound = launch_floors == LaunchFloors::Catalog
-            && analytical.launch_floors == LaunchFloors::Sources;
+        let similarity_power = choice.power;
+        let launch_floors = ctx.launch_floors;
         let analytical_ctx = analytical_context(ctx, &analytical);
         let ctx = &ctx
             .with_similarity_power(similarity_power)
-            .with_launch_floors(launch_floors)
             .with_prefer_same_arch(false);
         // (a string per distinct name, not per run)
         let distinct = |names: &mut Vec<&str>| -> Vec<String> {
@@ -940,9 +912,9 @@ impl HybridParams {
             .collect();
         let gpu_names: Vec<&str> = gpus.iter().map(String::as_str).collect();
         let interval = super::interval::fit_interval(&errors, &gpu_names, ctx)?;
-        let (interval_log, local_interval) = match interval.pooled_log {
-            Some(_) => (interval.pooled_log, interval.local),
-            None => (interval_log(&shares.held_out), None),
+        let (interval_log, local_interval, launch_interval_log) = match interval.pooled_log {
+            Some(_) => (interval.pooled_log, interval.local, interval.launch_log),
+            None => (interval_log(&shares.held_out), None, None),
         };
         let residual = correction(
             params.regressor,
@@ -959,6 +931,7 @@ impl HybridParams {
                 families,
                 interval_log,
                 local_interval,
+                launch_interval_log,
                 format: "gpucast-model".into(),
                 version: MODEL_FORMAT_VERSION,
                 gpucast_version: env!("CARGO_PKG_VERSION").into(),
@@ -974,11 +947,9 @@ impl HybridParams {
                 shape,
                 kernel_ratio_share,
                 similarity_power,
-                source_floors: launch_floors == LaunchFloors::Sources,
-                floor_bound,
+                launch_floors,
                 analytical_share,
                 analytical_power: analytical.power,
-                analytical_source_floors: analytical.launch_floors == LaunchFloors::Sources,
             },
         })
     }
@@ -1010,15 +981,10 @@ impl Predict for FittedHybrid {
             )
         };
         Some(format!(
-            "correction share {share}{shape}, kernel-ratio share {}, sources weighted by their similarity to the power {}{}{}{}{}",
+            "correction share {share}{shape}, kernel-ratio share {}, sources weighted by their similarity to the power {}{}{}{}",
             self.state.kernel_ratio_share,
             self.state.similarity_power,
-            analytical::floors_text(self.state.launch_floors()),
-            if self.state.floor_bound {
-                ", no launch-bound projection corrected below the sources' launch floors"
-            } else {
-                ""
-            },
+            analytical::floors_text(self.state.launch_floors),
             if self.state.analytical_share > 0.0 {
                 format!(
                     ", the analytical fit's prediction a share of {} with a source of the target's architecture",
@@ -1050,7 +1016,7 @@ impl Predict for FittedHybrid {
             .is_none_or(|t| t.strength_same_arch == 0.0);
         let ctx = &ctx
             .with_similarity_power(state.similarity_power)
-            .with_launch_floors(state.launch_floors())
+            .with_launch_floors(state.launch_floors)
             .with_prefer_same_arch(prefer_same_arch);
         let mut ps = projections(query, evidence, ctx)?;
         let analytical_ms =
@@ -1067,15 +1033,6 @@ impl Predict for FittedHybrid {
             None
         };
         let share = state.share_for(query);
-        // (the bounds from the uncorrected projections)
-        let floor_bounds_ms: Vec<f64> = if state.floor_bound {
-            let gt = ctx.gpu(&query.gpu)?;
-            ps.iter()
-                .map(|(_, p)| p.sources_floor_bound_ms(gt))
-                .collect()
-        } else {
-            Vec::new()
-        };
         if let (Some(reg), true) = (&state.residual, share > 0.0) {
             let gt = ctx.gpu(&query.gpu)?;
             let rows: Vec<Vec<f64>> = ps
@@ -1103,11 +1060,6 @@ impl Predict for FittedHybrid {
                 }
             }
         }
-        for ((_, p), &bound_ms) in ps.iter_mut().zip(&floor_bounds_ms) {
-            p.pred_ms = p.pred_ms.max(bound_ms);
-            p.pred_dram_ms = p.pred_dram_ms.max(bound_ms);
-            p.pred_l2_ms = p.pred_l2_ms.max(bound_ms);
-        }
         if let Some(shifts) = &kernel_ratio_shifts {
             to_kernel_ratio(&mut ps, shifts, state.kernel_ratio_share);
         }
@@ -1116,6 +1068,9 @@ impl Predict for FittedHybrid {
         let bounds = super::interval::bounds_log_for(
             state.interval_log,
             state.local_interval.as_ref(),
+            state
+                .launch_interval_log
+                .filter(|_| combination.launch_bound()),
             &query.gpu,
             ctx,
         )?;
@@ -1176,6 +1131,7 @@ mod tests {
                 error: HeldOutError {
                     gpu: i % 3,
                     ln_error: hybrid(i),
+                    launch_bound: false,
                 },
                 analytical_ln_error: analytical(i),
                 arch_source,

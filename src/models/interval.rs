@@ -30,6 +30,9 @@ pub const MIN_INTERVAL_ERRORS: usize = 20;
 pub struct HeldOutError {
     pub gpu: usize,
     pub ln_error: f64,
+    /// Whether the prediction was in the launch-bound regime
+    /// ([`super::analytical::Combination::launch_bound`]).
+    pub launch_bound: bool,
 }
 
 /// Upper half of the standard normal's quantiles at (k + 0.5) / 50, k = 0..50 (the
@@ -286,16 +289,24 @@ pub fn describe(local: Option<&LocalInterval>) -> String {
 pub struct FittedInterval {
     pub pooled_log: Option<(f64, f64)>,
     pub local: Option<LocalInterval>,
+    /// [`interval_log`] of the launch-bound errors alone, for a launch-bound
+    /// prediction; None with too few of them.
+    pub launch_log: Option<(f64, f64)>,
 }
 
-/// The bounds in log units for `target`: the local interval's where there is one (and a
-/// training GPU has weight), else the pooled one.
+/// The bounds in log units for `target`: `launch_log` when given (a launch-bound
+/// prediction), else the local interval's where there is one (and a training GPU has
+/// weight), else the pooled one.
 pub fn bounds_log_for(
     pooled_log: Option<(f64, f64)>,
     local: Option<&LocalInterval>,
+    launch_log: Option<(f64, f64)>,
     target: &str,
     ctx: &Context,
 ) -> Result<Option<(f64, f64)>> {
+    if launch_log.is_some() {
+        return Ok(launch_log);
+    }
     match local {
         Some(l) => Ok(l.bounds_log(target, ctx)?.or(pooled_log)),
         None => Ok(pooled_log),
@@ -315,6 +326,8 @@ pub fn fit_interval(
     ctx: &Context,
 ) -> Result<FittedInterval> {
     let pooled_log = interval_log(errors);
+    let launch: Vec<HeldOutError> = errors.iter().filter(|e| e.launch_bound).copied().collect();
+    let launch_log = interval_log(&launch);
     let mut by_gpu: Vec<Vec<f64>> = vec![Vec::new(); gpus.len()];
     for e in errors.iter().filter(|e| e.ln_error.is_finite()) {
         let Some(g) = by_gpu.get_mut(e.gpu) else {
@@ -331,6 +344,7 @@ pub fn fit_interval(
         return Ok(FittedInterval {
             pooled_log,
             local: None,
+            launch_log,
         });
     }
     let summaries: Vec<GpuErrors> = present
@@ -357,6 +371,7 @@ pub fn fit_interval(
             return Ok(FittedInterval {
                 pooled_log,
                 local: None,
+                launch_log,
             });
         };
         pooled_miss += (inside(&by_gpu[g], bounds) - INTERVAL_LEVEL).abs();
@@ -387,7 +402,11 @@ pub fn fit_interval(
             gpus: summaries,
             by_target: BoundsCache::default(),
         });
-    Ok(FittedInterval { pooled_log, local })
+    Ok(FittedInterval {
+        pooled_log,
+        local,
+        launch_log,
+    })
 }
 
 /// The interval of GPUs' errors weighted as given: a new GPU's level ~ Normal(0, s^2),
@@ -462,9 +481,38 @@ mod tests {
                 values.iter().map(move |v| HeldOutError {
                     gpu,
                     ln_error: l + v,
+                    launch_bound: false,
                 })
             })
             .collect()
+    }
+
+    /// SYNTHETIC: the launch-bound errors (wide) get their own interval, the pooled one
+    /// keeps every error; too few launch-bound errors give none.
+    #[test]
+    fn launch_bound_errors_get_their_own_interval() {
+        let catalog = crate::catalog::Catalog::builtin();
+        let ctx = Context::new(&catalog, &crate::features::Calibration::Spec, None);
+        let grid: Vec<f64> = (0..40).map(|i| (i as f64 - 19.5) / 200.0).collect();
+        let mut errors = held_out(&[0.0, 0.0], &grid);
+        let wide: Vec<HeldOutError> = held_out(&[0.0, 0.0], &grid)
+            .into_iter()
+            .map(|e| HeldOutError {
+                ln_error: 8.0 * e.ln_error,
+                launch_bound: true,
+                ..e
+            })
+            .collect();
+        let fitted =
+            fit_interval(&errors, &["NVIDIA TITAN V", "NVIDIA A100 SXM4 80GB"], &ctx).unwrap();
+        assert_eq!(fitted.launch_log, None);
+        errors.extend(wide);
+        let fitted =
+            fit_interval(&errors, &["NVIDIA TITAN V", "NVIDIA A100 SXM4 80GB"], &ctx).unwrap();
+        let (lo, hi) = fitted.launch_log.expect("a launch-bound interval");
+        let (plo, phi) = fitted.pooled_log.unwrap();
+        assert!(hi - lo > phi - plo + 0.1, "{lo} {hi} / {plo} {phi}");
+        assert!((lo + hi).abs() < 1e-9 && lo < -0.6, "{lo} {hi}");
     }
 
     #[test]
@@ -541,6 +589,7 @@ mod tests {
                 values.iter().map(move |v| HeldOutError {
                     gpu,
                     ln_error: level + v,
+                    launch_bound: false,
                 })
             })
             .collect();
@@ -611,12 +660,25 @@ mod tests {
         // The same bounds again (from the cache), and by the free function.
         assert_eq!(local.bounds_log("NVIDIA B200", &ctx).unwrap(), Some(b200));
         assert_eq!(
-            bounds_log_for(Some(pooled), Some(&local), "NVIDIA B200", &ctx).unwrap(),
+            bounds_log_for(Some(pooled), Some(&local), None, "NVIDIA B200", &ctx).unwrap(),
             Some(b200)
         );
         assert_eq!(
-            bounds_log_for(Some(pooled), None, "NVIDIA B200", &ctx).unwrap(),
+            bounds_log_for(Some(pooled), None, None, "NVIDIA B200", &ctx).unwrap(),
             Some(pooled)
+        );
+        // A launch-bound prediction takes the launch-bound errors' interval.
+        let launch = (-0.9, 0.8);
+        assert_eq!(
+            bounds_log_for(
+                Some(pooled),
+                Some(&local),
+                Some(launch),
+                "NVIDIA B200",
+                &ctx
+            )
+            .unwrap(),
+            Some(launch)
         );
         assert!(local.check().is_ok());
         assert!(describe(Some(&local)).contains("to the power"));

@@ -542,6 +542,8 @@ pub fn fit_and_choose<'a>(
             .map_or(f64::NAN, |a_ms| (t.time_ms / a_ms).ln());
             scored.push(Scored {
                 run: t,
+                launch_bound: super::analytical::Combination::of(ps.iter().map(|(_, p)| p))
+                    .launch_bound(),
                 analytical_ln_error,
                 arch_source: super::analytical::has_same_arch_source(&ps, &q.gpu),
                 residual: (t.time_ms / p.pred_ms).ln(),
@@ -632,6 +634,8 @@ impl HeldOutRun<'_> {
 /// compute capability.
 struct Scored<'a> {
     run: &'a Run,
+    /// Whether its prediction was launch-bound ([`super::analytical::Combination::launch_bound`]).
+    launch_bound: bool,
     analytical_ln_error: f64,
     arch_source: bool,
     residual: f64,
@@ -658,6 +662,7 @@ impl<'a> Scored<'a> {
             error: HeldOutError {
                 gpu: self.gpu,
                 ln_error,
+                launch_bound: self.launch_bound,
             },
             analytical_ln_error: self.analytical_ln_error,
             arch_source: self.arch_source,
@@ -765,6 +770,7 @@ mod tests {
         (0..90)
             .map(|i| Scored {
                 run,
+                launch_bound: false,
                 analytical_ln_error: f64::NAN,
                 arch_source: false,
                 residual: residual(i),
@@ -954,6 +960,7 @@ mod tests {
                 let gpu = i % gpus;
                 Scored {
                     run,
+                    launch_bound: false,
                     analytical_ln_error: f64::NAN,
                     arch_source: false,
                     residual: residual(gpu) + 0.001 * (i % 7) as f64,
@@ -1011,6 +1018,7 @@ mod tests {
                 let (residual, correction) = if gpu == 0 { (-0.2, 0.2) } else { (0.0, 0.005) };
                 Scored {
                     run: &run,
+                    launch_bound: false,
                     analytical_ln_error: f64::NAN,
                     arch_source: false,
                     residual,
