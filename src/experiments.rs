@@ -9,7 +9,7 @@
 //! models = ["analytical-study", "analytical", "hybrid", "forest"]
 //! calibration = "spec"                 # our models: spec | measured
 //! study_calibration = "study"          # analytical-study: study (gpu_metrics.json beside the data) | spec
-//! resources = "../benchmarks_cuda/inspect/resources.csv"  # per-arch registers, relative to this file
+//! resources = "shipped"               # per-arch registers: "shipped" (built in) or a CSV relative to this file
 //! sm_partitions = "exclude"            # runs on SM partitions: exclude | as-gpus
 //! plots = true
 //! sample = 0.05                        # a share of the configurations, the same on every GPU
@@ -25,7 +25,12 @@
 //! mape = 86.62
 //! median_ratio = 1.03
 //! within_10 = 16.3                     # percent here, as published
+//! [gate.hybrid]                        # optional: bounds `reproduce --check` holds it to
+//! pooled_mape_max = 27                 # (every key: [`gate::ModelGate`])
 //! ```
+//!
+//! The files of `experiments/` are built into the binary ([`BUILTIN`]); the data they
+//! name is found under a data directory ([`data_dir`]).
 
 use crate::catalog::Catalog;
 use crate::data::{validate::is_excluded, Run};
@@ -37,6 +42,9 @@ use crate::report::{self, pct, plots, Table};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
+
+pub mod gate;
+pub mod page;
 
 #[derive(Debug, Clone, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -56,7 +64,8 @@ pub struct Experiment {
     #[serde(default)]
     pub study_calibration: Option<FiguresSource>,
     /// Per-architecture kernel resources (gpucast-bench inspect CSV), relative to the
-    /// experiment file; target occupancy then uses the target arch's registers.
+    /// experiment file, or `"shipped"` ([`SHIPPED_RESOURCES`]: the suite's, built into
+    /// the binary); target occupancy then uses the target arch's registers.
     #[serde(default)]
     pub resources: Option<PathBuf>,
     /// The runs it evaluates: files or directories relative to the experiment file
@@ -89,6 +98,9 @@ pub struct Experiment {
     pub sm_partitions: SmPartitions,
     #[serde(default)]
     pub published: Option<Published>,
+    /// Regression bounds per model, checked by `reproduce --check` ([`gate`]).
+    #[serde(default)]
+    pub gate: gate::Gates,
 }
 
 /// How an experiment treats runs on SM partitions.
@@ -128,20 +140,38 @@ pub struct PublishedFigures {
 }
 
 impl Experiment {
-    /// Read an experiment file; model names are checked and `resources` is made
-    /// relative to the file's directory (so reproduce runs from any directory).
+    /// Read an experiment file; model names are checked and `data` and `resources`
+    /// are made relative to the file's directory (so reproduce runs from any
+    /// directory).
     pub fn load(path: &Path) -> Result<Experiment> {
         let text = crate::files::read_to_string(path)
             .map_err(|e| Error::file(path.display(), e.to_string()))?;
-        let mut e: Experiment = toml::from_str(&text).map_err(|e| {
+        let dir = path.parent().unwrap_or(Path::new("."));
+        Self::parse(&text, &path.display().to_string(), &|p| dir.join(p))
+    }
+
+    /// A built-in experiment ([`BUILTIN`]) as if its file were in `data_dir/experiments`:
+    /// its `../datasets/...` paths name `data_dir/datasets/...` (joined lexically, so
+    /// `data_dir` needs no `experiments` folder).
+    pub fn builtin(file: &str, text: &str, data_dir: &Path) -> Result<Experiment> {
+        let dir = data_dir.join("experiments");
+        Self::parse(text, &format!("experiments/{file} (built in)"), &|p| {
+            join_lexically(&dir, p)
+        })
+    }
+
+    /// An experiment from its TOML text; `file` names it in messages and `place`
+    /// turns the paths it gives into the paths to read.
+    fn parse(text: &str, file: &str, place: &dyn Fn(&Path) -> PathBuf) -> Result<Experiment> {
+        let mut e: Experiment = toml::from_str(text).map_err(|e| {
             Error::file(
-                crate::error::toml_place(&path.display().to_string(), &text, &e),
+                crate::error::toml_place(file, text, &e),
                 crate::error::toml_message(&e),
             )
         })?;
         e.model_specs()
-            .map_err(|err| Error::file(path.display(), err.to_string()))?;
-        let bad = |m: String| Error::file(path.display(), m);
+            .map_err(|err| Error::file(file, err.to_string()))?;
+        let bad = |m: String| Error::file(file, m);
         if !is_plain_file_name(&e.name) {
             return Err(bad(format!(
                 "name = {:?}: the outputs are named after it, so it must be a plain file name (letters, digits, '-', '_', '.'; not starting with '.')",
@@ -156,25 +186,23 @@ impl Experiment {
                 "kernels = []: name at least one kernel, or leave `kernels` out for all".into(),
             ));
         }
-        let dir = path.parent().unwrap_or(Path::new("."));
+        gate::validate(&e.gate, &e.models).map_err(bad)?;
         if let Some(r) = &e.resources {
-            e.resources = Some(dir.join(r));
+            if r != Path::new(SHIPPED_RESOURCES) {
+                e.resources = Some(place(r));
+            }
         }
-        e.data = e.data.iter().map(|d| dir.join(d)).collect();
+        e.data = e.data.iter().map(|d| place(d)).collect();
         if let Some(f) = e.sample {
             if !(f > 0.0 && f <= 1.0) {
-                return Err(Error::file(
-                    path.display(),
-                    format!("sample = {f}: must be in (0, 1]"),
-                ));
+                return Err(bad(format!("sample = {f}: must be in (0, 1]")));
             }
         }
         for (source, f) in &e.sample_sources {
             if !(*f > 0.0 && *f <= 1.0) {
-                return Err(Error::file(
-                    path.display(),
-                    format!("sample_sources.{source} = {f}: must be in (0, 1]"),
-                ));
+                return Err(bad(format!(
+                    "sample_sources.{source} = {f}: must be in (0, 1]"
+                )));
             }
         }
         Ok(e)
@@ -210,6 +238,158 @@ fn is_plain_file_name(name: &str) -> bool {
         && name
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+}
+
+/// `resources = "shipped"`: the benchmark suite's resources built into the binary
+/// ([`KernelResources::shipped`]), wherever it runs.
+pub const SHIPPED_RESOURCES: &str = "shipped";
+
+/// The experiment files of `experiments/`, built into the binary so that `reproduce`
+/// travels with it: (file name, text), sorted by name. A test checks the list against
+/// the directory.
+pub const BUILTIN: &[(&str, &str)] = &[
+    (
+        "gemm_tables_logo.toml",
+        include_str!("../experiments/gemm_tables_logo.toml"),
+    ),
+    (
+        "kt_convolution_benchmark_hub_logo.toml",
+        include_str!("../experiments/kt_convolution_benchmark_hub_logo.toml"),
+    ),
+    (
+        "kt_convolution_logo.toml",
+        include_str!("../experiments/kt_convolution_logo.toml"),
+    ),
+    (
+        "kt_convolution_paper_logo.toml",
+        include_str!("../experiments/kt_convolution_paper_logo.toml"),
+    ),
+    (
+        "kt_gemm_logo.toml",
+        include_str!("../experiments/kt_gemm_logo.toml"),
+    ),
+    (
+        "kt_new_family.toml",
+        include_str!("../experiments/kt_new_family.toml"),
+    ),
+    (
+        "kt_three_gpu_logo.toml",
+        include_str!("../experiments/kt_three_gpu_logo.toml"),
+    ),
+    ("loco.toml", include_str!("../experiments/loco.toml")),
+    (
+        "neusight_logo.toml",
+        include_str!("../experiments/neusight_logo.toml"),
+    ),
+    (
+        "own_partition_scaling.toml",
+        include_str!("../experiments/own_partition_scaling.toml"),
+    ),
+    (
+        "own_suite_logo.toml",
+        include_str!("../experiments/own_suite_logo.toml"),
+    ),
+    (
+        "ref_exp1_new_gpu.toml",
+        include_str!("../experiments/ref_exp1_new_gpu.toml"),
+    ),
+    (
+        "ref_exp2_new_size.toml",
+        include_str!("../experiments/ref_exp2_new_size.toml"),
+    ),
+    (
+        "ref_exp3_new_kernel.toml",
+        include_str!("../experiments/ref_exp3_new_kernel.toml"),
+    ),
+    (
+        "ref_exp3b_new_kernel_new_gpu.toml",
+        include_str!("../experiments/ref_exp3b_new_kernel_new_gpu.toml"),
+    ),
+    (
+        "ref_logo_all_gpus.toml",
+        include_str!("../experiments/ref_logo_all_gpus.toml"),
+    ),
+    (
+        "ref_logo_with_hopper.toml",
+        include_str!("../experiments/ref_logo_with_hopper.toml"),
+    ),
+    (
+        "ref_new_family.toml",
+        include_str!("../experiments/ref_new_family.toml"),
+    ),
+];
+
+/// What the built-in experiments' data is found under when neither `--data-dir` nor
+/// `GPUCAST_DATA` says: a message for the user.
+pub const NO_DATA_DIR: &str = "no data directory: pass --data-dir or set GPUCAST_DATA (the directory that holds datasets/, e.g. a gpucast checkout)";
+
+/// The directory the shipped data is found under (the one holding `datasets/`):
+/// `given` (`--data-dir`), else `env` (`GPUCAST_DATA`) when set and not empty, else the
+/// current directory when it has `datasets/`; otherwise an error ([`NO_DATA_DIR`]).
+pub fn data_dir(given: Option<&Path>, env: Option<&std::ffi::OsStr>) -> Result<PathBuf> {
+    let named = given.map(|d| (d.to_path_buf(), "--data-dir")).or_else(|| {
+        env.filter(|e| !e.is_empty())
+            .map(|e| (PathBuf::from(e), "GPUCAST_DATA"))
+    });
+    match named {
+        Some((d, _)) if d.join("datasets").is_dir() => Ok(d),
+        Some((d, how)) => Err(Error::usage(format!(
+            "{how} {}: no datasets/ folder in it (name the directory that holds datasets/, e.g. a gpucast checkout)",
+            d.display()
+        ))),
+        None if Path::new("datasets").is_dir() => Ok(PathBuf::from(".")),
+        None => Err(Error::usage(NO_DATA_DIR)),
+    }
+}
+
+/// `base` joined with `rel`, `..` taken off lexically (`base` need not exist).
+fn join_lexically(base: &Path, rel: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = base.to_path_buf();
+    for c in rel.components() {
+        match c {
+            Component::ParentDir
+                if matches!(out.components().next_back(), Some(Component::Normal(_))) =>
+            {
+                out.pop();
+            }
+            Component::CurDir => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Where `reproduce` reads its experiments from.
+#[derive(Debug, Clone, Copy)]
+pub enum ExperimentFiles<'a> {
+    /// Every `*.toml` of a directory (`--experiments DIR`).
+    Dir(&'a Path),
+    /// The built-in ones ([`BUILTIN`]), their data under this directory ([`data_dir`]).
+    Builtin(&'a Path),
+}
+
+impl ExperimentFiles<'_> {
+    /// The experiments, sorted by file name.
+    pub fn load(&self) -> Result<Vec<Experiment>> {
+        match self {
+            ExperimentFiles::Dir(dir) => {
+                discover(dir)?.iter().map(|p| Experiment::load(p)).collect()
+            }
+            ExperimentFiles::Builtin(data_dir) => BUILTIN
+                .iter()
+                .map(|(file, text)| Experiment::builtin(file, text, data_dir))
+                .collect(),
+        }
+    }
+
+    /// Where they come from, for messages.
+    pub fn describe(&self) -> String {
+        match self {
+            ExperimentFiles::Dir(dir) => dir.display().to_string(),
+            ExperimentFiles::Builtin(_) => "the built-in experiments".into(),
+        }
+    }
 }
 
 /// The experiment files of a directory, sorted by name.
@@ -312,7 +492,10 @@ pub fn run(
     let ours = Calibration::new(exp.calibration, study_metrics, catalog).map_err(in_exp)?;
     let study = Calibration::for_study(exp.study_calibration, study_metrics, &ours, catalog)
         .map_err(in_exp)?;
-    let resources = KernelResources::load(exp.resources.as_deref())?;
+    let resources = match exp.resources.as_deref() {
+        Some(p) if p == Path::new(SHIPPED_RESOURCES) => Some(KernelResources::shipped()?),
+        p => KernelResources::load(p)?,
+    };
     let selection = exp.selection.resolved(catalog, runs).map_err(in_exp)?;
     let mut evaluation = evaluate_models(
         runs,
@@ -666,7 +849,7 @@ pub struct Reproduction {
 pub struct ReproduceOptions<'a> {
     /// Runs every experiment evaluates instead of its own `data` (empty: its own).
     pub data: &'a [PathBuf],
-    pub experiments_dir: &'a Path,
+    pub experiments: ExperimentFiles<'a>,
     pub out: &'a Path,
     pub plots: bool,
 }
@@ -693,14 +876,11 @@ pub fn reproduce(
     catalog: &Catalog,
     progress: &dyn Fn(&str, usize, usize),
 ) -> Result<Reproduction> {
-    let exps = discover(opts.experiments_dir)?
-        .iter()
-        .map(|p| Experiment::load(p))
-        .collect::<Result<Vec<_>>>()?;
+    let exps = opts.experiments.load()?;
     for (i, e) in exps.iter().enumerate() {
         if exps[..i].iter().any(|o| o.name == e.name) {
             return Err(Error::file(
-                opts.experiments_dir.display(),
+                opts.experiments.describe(),
                 format!(
                     "two experiment files are named '{}': their outputs would overwrite each other",
                     e.name
@@ -1007,4 +1187,53 @@ fn publish(staging: &Path, out: &Path, files: &[PathBuf]) -> Result<()> {
     }
     listed.sort();
     crate::files::write_atomic(&manifest_path, &(listed.join("\n") + "\n"))
+}
+
+#[cfg(test)]
+mod data_dir_tests {
+    use super::*;
+
+    #[test]
+    fn paths_of_built_in_experiments_join_lexically() {
+        let base = Path::new("/nowhere/experiments");
+        assert_eq!(
+            join_lexically(base, Path::new("../datasets/public/x")),
+            Path::new("/nowhere/datasets/public/x")
+        );
+        assert_eq!(
+            join_lexically(Path::new("./experiments"), Path::new("../d")),
+            Path::new("./d")
+        );
+        assert_eq!(
+            join_lexically(Path::new("."), Path::new("../d")),
+            Path::new("./../d")
+        );
+        assert_eq!(
+            join_lexically(base, Path::new("/abs/d")),
+            Path::new("/abs/d")
+        );
+    }
+
+    #[test]
+    fn the_data_directory_is_the_flag_then_the_environment_then_here() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("datasets")).unwrap();
+        let other = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        assert_eq!(
+            data_dir(Some(d), Some(other.path().as_os_str())).unwrap(),
+            d
+        );
+        assert_eq!(data_dir(None, Some(d.as_os_str())).unwrap(), d);
+        let e = data_dir(Some(other.path()), None).unwrap_err();
+        assert!(e.to_string().starts_with("--data-dir "), "{e}");
+        assert!(e.to_string().contains("no datasets/ folder"), "{e}");
+        let e = data_dir(None, Some(other.path().as_os_str())).unwrap_err();
+        assert!(e.to_string().starts_with("GPUCAST_DATA "), "{e}");
+        // (the tests run in the checkout, which has datasets/; an empty variable is unset)
+        assert_eq!(
+            data_dir(None, Some(std::ffi::OsStr::new(""))).unwrap(),
+            Path::new(".")
+        );
+    }
 }

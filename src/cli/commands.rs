@@ -892,7 +892,7 @@ fn bench(a: BenchArgs, catalog: &Catalog) -> Result<()> {
         }
     }
     let paths = if a.data.is_empty() {
-        vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/public/aiconfigurator")]
+        vec![super::check::data_dir(&a.data_dir)?.join("datasets/public/aiconfigurator")]
     } else {
         a.data.clone()
     };
@@ -951,6 +951,9 @@ fn bench(a: BenchArgs, catalog: &Catalog) -> Result<()> {
         }
         timings.insert(0, bench::load_timing(table_rows, table_gpus, seconds));
     }
+    if a.markdown {
+        return out(&report::timings_table(&timings).to_markdown());
+    }
     if a.format == Format::Json {
         // Numbers, not the table's rounded text: what a script compares across runs.
         return out(&json(&timings)?);
@@ -968,18 +971,23 @@ fn bench(a: BenchArgs, catalog: &Catalog) -> Result<()> {
 
 fn reproduce(a: ReproduceArgs, catalog: &Catalog) -> Result<()> {
     let t0 = std::time::Instant::now();
-    // The experiments shipped with the source tree, wherever gpucast runs from.
-    let experiments_dir = if a.experiments.is_dir() || a.experiments != Path::new("experiments") {
-        a.experiments.clone()
-    } else {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("experiments")
+    // Built-in experiments read the shipped data under the data directory (unless
+    // --data replaces it); --experiments DIR reads files, their data beside them.
+    let data_dir;
+    let experiments_files = match &a.experiments {
+        Some(dir) => experiments::ExperimentFiles::Dir(dir),
+        None if !a.data.is_empty() => experiments::ExperimentFiles::Builtin(Path::new(".")),
+        None => {
+            data_dir = super::check::data_dir(&a.data_dir)?;
+            experiments::ExperimentFiles::Builtin(&data_dir)
+        }
     };
     let data = a.data.clone();
     let pb = progress_bar(0, "reproduce");
     let r = experiments::reproduce(
         &ReproduceOptions {
             data: &data,
-            experiments_dir: &experiments_dir,
+            experiments: experiments_files,
             out: &a.out,
             plots: !a.no_plots,
         },
@@ -1013,5 +1021,17 @@ fn reproduce(a: ReproduceArgs, catalog: &Catalog) -> Result<()> {
         text += &format!("  write outputs    {:>8.3} s\n", r.write_seconds);
         text += &format!("  total            {:>8.3} s\n", t_total);
     }
-    out(&text)
+    if let Some(page) = &a.accuracy_page {
+        super::check::write_accuracy_page(page, &r.outcomes)?;
+        text += &format!("wrote the accuracy tables into {}\n", page.display());
+    }
+    let checks = a.check.then(|| experiments::gate::check(&r.outcomes));
+    if let Some(checks) = &checks {
+        text += &super::check::lines(checks)?;
+    }
+    out(&text)?;
+    match checks.as_deref().and_then(super::check::breached) {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
 }

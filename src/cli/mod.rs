@@ -1,5 +1,6 @@
 //! Argument definitions and dispatch.
 
+mod check;
 mod commands;
 
 use clap::{Args, Parser, Subcommand};
@@ -333,12 +334,25 @@ pub struct TrainArgs {
     pub figures: FiguresArgs,
 }
 
+#[derive(Args, Debug, Clone)]
+pub struct DataDirArgs {
+    /// The directory that holds the shipped datasets/ (a gpucast checkout) (default:
+    /// $GPUCAST_DATA, else the current directory when it has datasets/)
+    #[arg(long, value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
+}
+
 #[derive(Args, Debug)]
 pub struct BenchArgs {
     /// Runs to benchmark on (default: the shipped GEMM latency tables,
-    /// datasets/public/aiconfigurator: 980k real rows on 9 GPUs)
+    /// datasets/public/aiconfigurator under --data-dir: 980k real rows on 9 GPUs)
     #[arg(long)]
     pub data: Vec<PathBuf>,
+    #[command(flatten)]
+    pub data_dir: DataDirArgs,
+    /// Print the timings as the markdown table of docs/speed.md (instead of --format)
+    #[arg(long, conflicts_with = "format")]
+    pub markdown: bool,
     /// Rows of each subset, comma-separated (several sizes show how time grows)
     #[arg(long, value_delimiter = ',', default_value = "100000")]
     pub rows: Vec<usize>,
@@ -370,15 +384,26 @@ pub struct BenchArgs {
 #[derive(Args, Debug)]
 pub struct ReproduceArgs {
     /// Runs every experiment evaluates instead of the data its file names (default:
-    /// each experiment's own, the corpora shipped in datasets/)
+    /// each experiment's own, the corpora shipped in datasets/ under --data-dir)
     #[arg(long)]
     pub data: Vec<PathBuf>,
+    #[command(flatten)]
+    pub data_dir: DataDirArgs,
     /// Output directory
     #[arg(long, default_value = "experiments/results")]
     pub out: PathBuf,
-    /// Directory of experiment definitions (*.toml)
-    #[arg(long, default_value = "experiments")]
-    pub experiments: PathBuf,
+    /// Directory of experiment definitions (*.toml), their data relative to each file
+    /// (default: the experiments/ built into the binary, their data under --data-dir)
+    #[arg(long, value_name = "DIR")]
+    pub experiments: Option<PathBuf>,
+    /// Check every experiment's [gate] bounds on the computed figures: a line per
+    /// bound, and exit code 1 naming each one broken
+    #[arg(long, conflicts_with = "data")]
+    pub check: bool,
+    /// Write the accuracy page's tables into FILE (e.g. docs/accuracy.md) between its
+    /// two marker lines, keeping the text around them (a new FILE is the tables alone)
+    #[arg(long, value_name = "FILE")]
+    pub accuracy_page: Option<PathBuf>,
     /// Print wall times of each stage
     #[arg(long)]
     pub timings: bool,

@@ -410,21 +410,20 @@ pub fn results_and_kernels_table(eval: &Evaluation) -> Table {
     t
 }
 
-/// One row per (model, corpus: the records' `source`): pooled MAPE, the worst target
-/// (by MAPE, at least 10 rows), interval coverage and the launch-bound / work-bound
-/// split. The table leave-one-corpus-out is judged by.
-pub fn per_corpus_table(eval: &Evaluation) -> Table {
-    let mut t = Table::new(&[
-        "model",
-        "corpus",
-        "targets",
-        "n",
-        "MAPE %",
-        "worst target (MAPE %)",
-        "in interval %",
-        "launch-bound MAPE % (in interval %)",
-        "work-bound MAPE % (in interval %)",
-    ]);
+/// One model's metrics on one corpus (the records' `source`), pooled over its targets.
+#[derive(Debug, Clone)]
+pub struct CorpusResult {
+    pub model: String,
+    pub corpus: String,
+    /// Targets scored in the corpus.
+    pub targets: usize,
+    pub metrics: Metrics,
+    /// The worst target of at least 10 rows and its MAPE (%).
+    pub worst: Option<(String, f64)>,
+}
+
+/// One [`CorpusResult`] per (model, corpus), models in the evaluation's order.
+pub fn per_corpus_results(eval: &Evaluation) -> Vec<CorpusResult> {
     type Group<'r> = BTreeMap<&'r str, Vec<&'r crate::evaluation::Record>>;
     let mut groups: BTreeMap<(&str, &str), Group> = BTreeMap::new();
     for r in &eval.records {
@@ -443,30 +442,59 @@ pub fn per_corpus_table(eval: &Evaluation) -> Table {
             models.push(&r.model);
         }
     }
-    for ((model, corpus), targets) in models
+    models
         .iter()
         .flat_map(|m| groups.iter().filter(move |((gm, _), _)| gm == m))
-    {
-        let all: Vec<&crate::evaluation::Record> = targets.values().flatten().copied().collect();
-        let m = Metrics::from_records(all);
-        let worst = targets
-            .iter()
-            .filter(|(_, recs)| recs.len() >= 10)
-            .map(|(t, recs)| (*t, Metrics::from_records(recs.iter().copied()).mape))
-            .max_by(|a, b| a.1.total_cmp(&b.1))
-            .map(|(t, mape)| {
-                let gpu = t.rsplit(": ").next().unwrap_or(t);
-                format!(
-                    "{} ({})",
-                    gpu.strip_prefix("NVIDIA ").unwrap_or(gpu),
-                    pct(mape)
-                )
-            })
+        .map(|((model, corpus), targets)| {
+            let all: Vec<&crate::evaluation::Record> =
+                targets.values().flatten().copied().collect();
+            let worst = targets
+                .iter()
+                .filter(|(_, recs)| recs.len() >= 10)
+                .map(|(t, recs)| {
+                    (
+                        t.to_string(),
+                        Metrics::from_records(recs.iter().copied()).mape,
+                    )
+                })
+                .max_by(|a, b| a.1.total_cmp(&b.1));
+            CorpusResult {
+                model: model.to_string(),
+                corpus: corpus.to_string(),
+                targets: targets.len(),
+                metrics: Metrics::from_records(all),
+                worst,
+            }
+        })
+        .collect()
+}
+
+/// One row per (model, corpus: the records' `source`): pooled MAPE, the worst target
+/// (by MAPE, at least 10 rows), interval coverage and the launch-bound / work-bound
+/// split. The table leave-one-corpus-out is judged by.
+pub fn per_corpus_table(eval: &Evaluation) -> Table {
+    let mut t = Table::new(&[
+        "model",
+        "corpus",
+        "targets",
+        "n",
+        "MAPE %",
+        "worst target (MAPE %)",
+        "in interval %",
+        "launch-bound MAPE % (in interval %)",
+        "work-bound MAPE % (in interval %)",
+    ]);
+    for c in per_corpus_results(eval) {
+        let m = &c.metrics;
+        let worst = c
+            .worst
+            .as_ref()
+            .map(|(t, mape)| format!("{} ({})", short_corpus_target(t), pct(*mape)))
             .unwrap_or_else(|| "-".into());
         t.push(vec![
-            model.to_string(),
-            corpus.to_string(),
-            targets.len().to_string(),
+            c.model.clone(),
+            c.corpus.clone(),
+            c.targets.to_string(),
             m.n.to_string(),
             pct(m.mape),
             worst,
@@ -480,6 +508,12 @@ pub fn per_corpus_table(eval: &Evaluation) -> Table {
         ]);
     }
     t
+}
+
+/// A target of a per-corpus table without its corpus ("corpus: GPU") and vendor.
+pub fn short_corpus_target(target: &str) -> &str {
+    let gpu = target.rsplit(": ").next().unwrap_or(target);
+    gpu.strip_prefix("NVIDIA ").unwrap_or(gpu)
 }
 
 /// Every scored prediction.
