@@ -10,6 +10,7 @@ pub mod hybrid;
 pub mod interval;
 pub mod learned;
 pub mod regressors;
+pub mod similarity;
 pub mod transfer;
 
 use crate::catalog::{Catalog, Gpu};
@@ -51,17 +52,7 @@ pub struct Context<'a> {
 /// % and every other corpus kept the catalog's floor; on our own suite (one harness,
 /// one training GPU: nothing to choose on) the sources' floors take H100 <-> H200 from
 /// 18.0 to 7.7 %.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Default,
-    serde::Deserialize,
-    serde::Serialize,
-    clap::ValueEnum,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum LaunchFloors {
     /// Each fit chooses between the two below on its training GPUs, each projected
