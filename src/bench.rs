@@ -20,7 +20,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 /// A stage `gpucast bench` times.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Stage {
     /// Loading and validating the whole --data table, as every command does first (rows
     /// per second; each repeat reads the files again)
@@ -82,7 +82,7 @@ pub fn check_size(rows: usize, gpus: usize) -> Result<()> {
 }
 
 /// Where a subset's rows lie in memory while a stage runs on them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Layout {
     /// In a table of their own, in the whole table's order: what loading a file of just

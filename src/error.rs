@@ -22,7 +22,7 @@ pub enum Position {
 
 impl Position {
     /// The position of a row from its origin: its line for text files, else its row.
-    pub fn of(origin: &crate::data::Origin) -> Position {
+    pub fn of(origin: &gpucast_runs::Origin) -> Position {
         match origin.line {
             Some(line) => Position::Line(line),
             None => Position::Row(origin.row),
@@ -58,16 +58,106 @@ fn place(
     Ok(())
 }
 
-#[derive(Debug)]
+/// A value a caller of the library chose, which each interface names its own way (the
+/// command line by its flags, see [`name_inputs`]): errors about it hold the value,
+/// not the interface's words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Input {
+    /// The GPU to predict for.
+    Target,
+    /// The one source GPU whose runs are used.
+    Source,
+    /// The GPU a profile was taken on (for files that do not name it), or a GPU
+    /// whose rows are selected.
+    Gpu,
+    /// A kernel whose rows are selected.
+    Kernel,
+    /// A GPU catalog file merged over the built-in one.
+    GpuCatalog,
+    /// The reference study's gpu_metrics.json.
+    StudyMetrics,
+    /// Where target figures come from.
+    TargetCalibration,
+    /// The input format of an import.
+    ImportFormat,
+    /// Where a target's launch floor comes from.
+    LaunchFloor,
+}
+
+impl Input {
+    /// How the library names it when no interface said otherwise.
+    pub fn plain_name(self) -> &'static str {
+        match self {
+            Input::Target => "target GPU",
+            Input::Source => "source GPU",
+            Input::Gpu => "GPU",
+            Input::Kernel => "kernel",
+            Input::GpuCatalog => "GPU catalog file",
+            Input::StudyMetrics => "study metrics file",
+            Input::TargetCalibration => "target calibration",
+            Input::ImportFormat => "input format",
+            Input::LaunchFloor => "launch floors",
+        }
+    }
+}
+
+static INPUT_NAMES: std::sync::OnceLock<fn(Input) -> &'static str> = std::sync::OnceLock::new();
+
+/// How errors name the [`Input`]s from now on (the command line: its flags, e.g.
+/// `--source`); set once, by the program's front end. Without it errors use
+/// [`Input::plain_name`].
+pub fn name_inputs(names: fn(Input) -> &'static str) {
+    let _ = INPUT_NAMES.set(names);
+}
+
+/// An [`Input`]'s name in errors.
+pub fn input_name(input: Input) -> &'static str {
+    INPUT_NAMES.get().map_or(input.plain_name(), |f| f(input))
+}
+
+/// Why a name given for a GPU names none of the catalog.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GpuHint {
+    /// No hint.
+    None,
+    /// It matches several GPUs (their names, quoted, best first).
+    Ambiguous(String),
+    /// The catalog has no such GPU; `close` is "; close names: 'A', 'B'" or empty.
+    NotInCatalog { close: String },
+    /// A hint of the caller's own.
+    Text(String),
+}
+
+impl fmt::Display for GpuHint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            GpuHint::None => Ok(()),
+            GpuHint::Ambiguous(gs) => write!(f, "ambiguous: {gs}"),
+            GpuHint::NotInCatalog { close } => write!(
+                f,
+                "not in the catalog (add it with {} FILE){close}",
+                input_name(Input::GpuCatalog)
+            ),
+            GpuHint::Text(t) => write!(f, "{t}"),
+        }
+    }
+}
+
+/// The library's error: a variant per kind of failure, each matchable, with the
+/// failure behind it as its [`source`](std::error::Error::source) where there is one.
+#[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// A file or directory cannot be read or written; `path` is empty for standard
-    /// output, `kind` is set when an OS error is behind it.
+    /// output; `source` is the OS error when there is one.
+    #[error("{}", io_text(path, message))]
     Io {
         path: String,
         message: String,
-        kind: Option<std::io::ErrorKind>,
+        #[source]
+        source: Option<std::io::Error>,
     },
     /// A file's content is malformed (bad number, missing column, bad TOML, ...).
+    #[error("{}{message}", Place(file, *line, column.as_deref()))]
     Parse {
         file: String,
         line: Position,
@@ -75,14 +165,16 @@ pub enum Error {
         message: String,
     },
     /// Well-formed data that breaks a rule across rows (e.g. a duplicate run).
+    #[error("{}{message}", Place(file, *line, column.as_deref()))]
     Validation {
         file: String,
         line: Position,
         column: Option<String>,
         message: String,
     },
-    /// A GPU name the catalog does not know; `file` is empty when the name came
-    /// from the command line.
+    /// A GPU name of a data file the catalog does not know; `file` is empty when the
+    /// name came from elsewhere.
+    #[error("{}", unknown_gpu_text(name, file, *line, field, hint))]
     UnknownGpu {
         name: String,
         file: String,
@@ -90,60 +182,162 @@ pub enum Error {
         /// Where the name is written: `column 'gpu'` in a runs table, the key or
         /// column of a tool's own format (e.g. `'device_name'` in a Kernel Tuner cache).
         field: String,
-        /// What to do about it (e.g. "not in the catalog (add it with --gpus FILE)").
-        hint: String,
+        hint: Box<GpuHint>,
     },
+    /// A GPU name that names none of the catalog's GPUs, or several.
+    #[error("{}", gpu_name_text(name, candidates, *catalog_gpus, close))]
+    GpuName {
+        name: String,
+        /// The GPUs it matches, quoted, when it matches several (empty: none).
+        candidates: String,
+        /// How many GPUs the catalog has.
+        catalog_gpus: usize,
+        /// "; close names: 'A', 'B'" or empty.
+        close: String,
+    },
+    /// A GPU chosen for `input` that names none of the catalog's GPUs, or several.
+    #[error("{}: unknown GPU '{name}': {hint}", input_name(*input))]
+    UnknownInputGpu {
+        input: Input,
+        name: String,
+        hint: GpuHint,
+    },
+    /// Launch floors asked of a saved model that was fitted with others.
+    #[error(
+        "{flag} {asked}: the saved model was fitted with the {own} launch floors; train it again with {flag} {asked}",
+        flag = input_name(Input::LaunchFloor)
+    )]
+    LaunchFloorMismatch {
+        asked: &'static str,
+        own: &'static str,
+    },
+    /// A value chosen for `input` (a GPU, a kernel) that the data has no rows of.
+    #[error("{} '{value}' {}", input_name(*input), not_in_data_text(*input, present))]
+    NotInData {
+        input: Input,
+        value: String,
+        /// The values the data has.
+        present: Vec<String>,
+    },
+    /// A target calibrated from measured figures, whose GPU lacks one.
+    #[error(
+        "{} measured: GPU '{gpu}' has no measured '{field}' (run `gpucast-bench calibrate` and pass its file with {})",
+        input_name(Input::TargetCalibration),
+        input_name(Input::GpuCatalog)
+    )]
+    NoMeasuredFigure { gpu: String, field: String },
+    /// The study's calibration without its gpu_metrics.json.
+    #[error(
+        "calibration \"study\" needs the study's gpu_metrics.json (beside the data, or {} FILE)",
+        input_name(Input::StudyMetrics)
+    )]
+    NoStudyMetrics,
     /// A saved model file that cannot be used (the message names the file).
+    #[error("{0}")]
     ModelFile(String),
-    /// The command line asks for something impossible (exit code 2).
+    /// The caller asks for something impossible (on the command line: exit code 2).
+    #[error("{0}")]
     Usage(String),
-    /// Anything else (a model that cannot fit, an internal failure, ...).
+    /// A value out of range or inconsistent (a launch configuration, a hyperparameter,
+    /// a description's field): `what` names it.
+    #[error("{what}: {message}")]
+    InvalidInput { what: String, message: String },
+    /// A model that cannot fit or predict (too few samples, a diverging solver, ...).
+    #[error("{0}")]
+    Model(String),
+    /// A table operation of polars that failed (`context`: what was being done).
+    #[error("{}{source}", if context.is_empty() { String::new() } else { format!("{context}: ") })]
+    Data {
+        context: String,
+        #[source]
+        source: polars::error::PolarsError,
+    },
+    /// Writing JSON (a model, a report) failed.
+    #[error("{context}{source}")]
+    Json {
+        context: String,
+        #[source]
+        source: serde_json::Error,
+    },
+    /// A launch configuration that cannot run on a GPU (occupancy).
+    #[error("{0}")]
+    Launch(String),
+    /// The catalog lacks what a GPU needs (e.g. its compute capability's limits).
+    #[error("{0}")]
+    Catalog(String),
+    /// Writing TOML failed.
+    #[error("{source}")]
+    Toml {
+        #[source]
+        source: toml::ser::Error,
+    },
+    /// An error of `context` (e.g. one experiment), whose cause is `source`.
+    #[error("{context}: {source}")]
+    Context {
+        context: String,
+        #[source]
+        source: Box<Error>,
+    },
+    /// Anything else (an internal failure, ...).
+    #[error("{0}")]
     Other(String),
 }
 
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Error::Io { path, message, .. } if path.is_empty() => write!(f, "{message}"),
-            Error::Io { path, message, .. } => write!(f, "{path}: {message}"),
-            Error::Parse {
-                file,
-                line,
-                column,
-                message,
-            }
-            | Error::Validation {
-                file,
-                line,
-                column,
-                message,
-            } => {
-                place(f, file, *line, column.as_deref())?;
-                write!(f, "{message}")
-            }
-            Error::UnknownGpu {
-                name,
-                file,
-                line,
-                field,
-                hint,
-            } => {
-                if !file.is_empty() {
-                    place(f, file, *line, None)?;
-                    write!(f, "{field}: ")?;
-                }
-                write!(f, "unknown GPU '{name}'")?;
-                if !hint.is_empty() {
-                    write!(f, ": {hint}")?;
-                }
-                Ok(())
-            }
-            Error::ModelFile(m) | Error::Usage(m) | Error::Other(m) => write!(f, "{m}"),
-        }
+fn io_text(path: &str, message: &str) -> String {
+    if path.is_empty() {
+        message.to_string()
+    } else {
+        format!("{path}: {message}")
     }
 }
 
-impl std::error::Error for Error {}
+/// `FILE:LINE: column 'X': ` and the like ([`place`]).
+struct Place<'a>(&'a str, Position, Option<&'a str>);
+
+impl fmt::Display for Place<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        place(f, self.0, self.1, self.2)
+    }
+}
+
+fn unknown_gpu_text(name: &str, file: &str, line: Position, field: &str, hint: &GpuHint) -> String {
+    let mut s = String::new();
+    if !file.is_empty() {
+        s += &format!("{}{field}: ", Place(file, line, None));
+    }
+    s += &format!("unknown GPU '{name}'");
+    if hint != &GpuHint::None {
+        s += &format!(": {hint}");
+    }
+    s
+}
+
+fn gpu_name_text(name: &str, candidates: &str, catalog_gpus: usize, close: &str) -> String {
+    if !candidates.is_empty() {
+        return format!("GPU name '{name}' is ambiguous: {candidates}");
+    }
+    format!(
+        "unknown GPU '{name}' (not in the catalog of {catalog_gpus} GPUs; add it with a {} file){close}",
+        input_name(Input::GpuCatalog)
+    )
+}
+
+fn not_in_data_text(input: Input, present: &[String]) -> String {
+    if input == Input::Kernel {
+        let more = present.len().saturating_sub(20);
+        format!(
+            "is not in the data (kernels: {}{})",
+            present[..present.len() - more].join(", "),
+            if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            }
+        )
+    } else {
+        format!("has no rows in the data (GPUs: {})", present.join(", "))
+    }
+}
 
 /// Writing to standard output (`?` on a `write!` to stdout).
 impl From<std::io::Error> for Error {
@@ -151,7 +345,22 @@ impl From<std::io::Error> for Error {
         Error::Io {
             path: String::new(),
             message: format!("writing output: {e}"),
-            kind: Some(e.kind()),
+            source: Some(e),
+        }
+    }
+}
+
+impl From<toml::ser::Error> for Error {
+    fn from(source: toml::ser::Error) -> Self {
+        Error::Toml { source }
+    }
+}
+
+impl From<serde_json::Error> for Error {
+    fn from(source: serde_json::Error) -> Self {
+        Error::Json {
+            context: String::new(),
+            source,
         }
     }
 }
@@ -160,7 +369,10 @@ impl Error {
     /// The process exit status for this error: 2 for a usage error, 1 otherwise.
     pub fn exit_code(&self) -> i32 {
         match self {
-            Error::Usage(_) => 2,
+            Error::Usage(_)
+            | Error::NotInData { .. }
+            | Error::UnknownInputGpu { .. }
+            | Error::LaunchFloorMismatch { .. } => 2,
             _ => 1,
         }
     }
@@ -171,18 +383,31 @@ impl Error {
         matches!(
             self,
             Error::Io {
-                kind: Some(std::io::ErrorKind::BrokenPipe),
+                source: Some(e),
                 ..
-            }
+            } if e.kind() == std::io::ErrorKind::BrokenPipe
         )
     }
 
-    /// `path` cannot be read or written (`message` is usually the OS error).
+    /// `path` cannot be read or written (`message` says why).
     pub fn io(path: impl fmt::Display, message: impl fmt::Display) -> Self {
         Error::Io {
             path: path.to_string(),
             message: message.to_string(),
-            kind: None,
+            source: None,
+        }
+    }
+    /// `path` cannot be read or written because of `source` (its text is the message,
+    /// after `doing` when that is not empty, e.g. "cannot write").
+    pub fn io_error(path: impl fmt::Display, doing: &str, source: std::io::Error) -> Self {
+        Error::Io {
+            path: path.to_string(),
+            message: if doing.is_empty() {
+                source.to_string()
+            } else {
+                format!("{doing}: {source}")
+            },
+            source: Some(source),
         }
     }
     /// A malformed cell or line.
@@ -223,14 +448,14 @@ impl Error {
         file: impl fmt::Display,
         line: Position,
         field: impl Into<String>,
-        hint: impl Into<String>,
+        hint: GpuHint,
     ) -> Self {
         Error::UnknownGpu {
             name: name.into(),
             file: file.to_string(),
             line,
             field: field.into(),
-            hint: hint.into(),
+            hint: Box::new(hint),
         }
     }
     /// A model file that cannot be used; the message names the file.
@@ -239,6 +464,31 @@ impl Error {
     }
     pub fn usage(message: impl Into<String>) -> Self {
         Error::Usage(message.into())
+    }
+    /// `what` is out of range or inconsistent.
+    pub fn invalid(what: impl Into<String>, message: impl Into<String>) -> Self {
+        Error::InvalidInput {
+            what: what.into(),
+            message: message.into(),
+        }
+    }
+    /// A model cannot fit or predict.
+    pub fn model(message: impl Into<String>) -> Self {
+        Error::Model(message.into())
+    }
+    /// A polars operation failed while doing `context`.
+    pub fn data(context: impl Into<String>, source: polars::error::PolarsError) -> Self {
+        Error::Data {
+            context: context.into(),
+            source,
+        }
+    }
+    /// This error, as one of `context` (e.g. "experiment 'x'").
+    pub fn context(self, context: impl Into<String>) -> Self {
+        Error::Context {
+            context: context.into(),
+            source: Box::new(self),
+        }
     }
 
     /// Shim for older call sites: a cell of a table by its 1-based data row
@@ -257,8 +507,8 @@ impl Error {
     pub fn file(file: impl fmt::Display, message: impl Into<String>) -> Self {
         Error::io(file, message.into())
     }
-    /// Shim for older call sites: anything else. Prefer [`Error::usage`] for
-    /// command-line mistakes.
+    /// Shim for older call sites (src/experiments.rs): anything else. Prefer a
+    /// variant that says what failed.
     pub fn msg(message: impl Into<String>) -> Self {
         Error::Other(message.into())
     }
@@ -322,14 +572,14 @@ mod tests {
             "a.csv",
             Position::Line(4),
             "column 'gpu'",
-            "add it",
+            GpuHint::Text("add it".into()),
         );
         assert_eq!(
             e.to_string(),
             "a.csv:4: column 'gpu': unknown GPU 'X 9000': add it"
         );
         assert_eq!(
-            Error::unknown_gpu("X", "", Position::File, "column 'gpu'", "").to_string(),
+            Error::unknown_gpu("X", "", Position::File, "column 'gpu'", GpuHint::None).to_string(),
             "unknown GPU 'X'"
         );
         // shims keep old call sites meaning the same thing
@@ -339,6 +589,9 @@ mod tests {
         );
         assert!(matches!(Error::file("f", "m"), Error::Io { .. }));
         assert!(matches!(Error::msg("m"), Error::Other(_)));
+        let e = Error::invalid("block", "too large").context("experiment 'x'");
+        assert_eq!(e.to_string(), "experiment 'x': block: too large");
+        assert!(std::error::Error::source(&e).is_some());
     }
 
     #[test]
@@ -375,5 +628,6 @@ mod tests {
         let pipe = Error::from(std::io::Error::from(std::io::ErrorKind::BrokenPipe));
         assert!(pipe.is_broken_pipe() && pipe.to_string().starts_with("writing output: "));
         assert!(!Error::io("f", "gone").is_broken_pipe());
+        assert!(std::error::Error::source(&pipe).is_some());
     }
 }

@@ -33,7 +33,7 @@ fn study_test_kernels() -> Vec<String> {
 }
 
 /// The protocols by name (what `--protocol` takes).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ProtocolKind {
     /// Leave one GPU out: each GPU in turn is the target
     Logo,

@@ -353,7 +353,7 @@ impl Drop for Temporary {
 pub fn remove_temporaries_on_signals() -> Result<()> {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
     let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP])
-        .map_err(|e| Error::msg(format!("cannot install signal handlers: {e}")))?;
+        .map_err(|e| Error::io_error("", "cannot install signal handlers", e))?;
     std::thread::spawn(move || {
         if let Some(sig) = signals.forever().next() {
             let temporaries = with_registry(|r| std::mem::take(&mut r.temporaries));

@@ -48,6 +48,7 @@ pub mod files;
 pub mod models;
 pub mod occupancy;
 pub mod parallel;
+pub mod pipeline;
 pub mod predict;
 pub mod report;
 

@@ -160,7 +160,7 @@ fn effective_smem_per_sm(
     let major = limits.major_minor().0;
     let preference = match carveout_bytes {
         Some(c) if major >= 7 => align_up_carveout(limits, c).ok_or_else(|| {
-            Error::msg(format!(
+            Error::Launch(format!(
                 "shared memory carveout of {c} bytes exceeds the maximum of {} bytes per SM on {}",
                 limits.smem_per_sm,
                 cc_label(limits)
@@ -210,24 +210,24 @@ pub fn occupancy_with_carveout(
     let arch = cc_label(limits);
     let (major, minor) = limits.major_minor();
     if res.block_threads == 0 {
-        return Err(Error::msg(format!(
+        return Err(Error::Launch(format!(
             "a block of 0 threads cannot launch ({arch})"
         )));
     }
     if res.block_threads > limits.max_threads_per_block {
-        return Err(Error::msg(format!(
+        return Err(Error::Launch(format!(
             "a block of {} threads exceeds the maximum of {} threads per block on {arch}",
             res.block_threads, limits.max_threads_per_block
         )));
     }
     if res.regs_per_thread > limits.max_regs_per_thread {
-        return Err(Error::msg(format!(
+        return Err(Error::Launch(format!(
             "{} registers per thread exceed the maximum of {} on {arch}",
             res.regs_per_thread, limits.max_regs_per_thread
         )));
     }
     if res.smem_per_block > limits.max_smem_per_block {
-        return Err(Error::msg(format!(
+        return Err(Error::Launch(format!(
             "{} bytes of shared memory per block exceed the maximum of {} bytes on {arch}",
             res.smem_per_block, limits.max_smem_per_block
         )));
@@ -292,7 +292,7 @@ pub fn occupancy_with_carveout(
             ),
             _ => format!("{limiter} allow no block"),
         };
-        return Err(Error::msg(format!(
+        return Err(Error::Launch(format!(
             "a block of {} threads cannot be resident on {arch}: {why}",
             res.block_threads
         )));

@@ -160,7 +160,7 @@ pub fn predict_table(
     ctx: &Context,
 ) -> Result<Predictions> {
     if let Some(src) = source {
-        table.require_gpu("--source", src)?;
+        table.require_gpu(crate::error::Input::Source, src)?;
     }
     let is_source = |r: &Run| r.gpu != target && source.is_none_or(|s| r.gpu == s);
     if !table.runs.iter().any(is_source) {
@@ -284,8 +284,7 @@ impl Predictions {
             Column::new("model".into(), vec![self.model.clone(); n]),
             Column::new("no_prediction_reason".into(), self.reasons.clone()),
         ];
-        df.hstack_mut(&cols)
-            .map_err(|e| Error::msg(e.to_string()))?;
+        df.hstack_mut(&cols).map_err(|e| Error::data("", e))?;
         Ok(df)
     }
 

@@ -247,6 +247,12 @@ fn auto_detects_each_format_and_names_the_formats_when_it_cannot() {
         e.contains("kernel-tuner") && e.contains("gemm-table") && e.contains("study"),
         "{e}"
     );
+    // The command line's names for the options these messages suggest.
+    gpucast::error::name_inputs(|i| match i {
+        gpucast::error::Input::Gpu => "--gpu",
+        gpucast::error::Input::ImportFormat => "--from",
+        other => other.plain_name(),
+    });
     // Asked for explicitly, the Kernel Tuner importer says why the file is not a cache.
     let e = kernel_tuner::import(&json, &Workloads::builtin(), "x")
         .unwrap_err()

@@ -787,6 +787,12 @@ fn own_hopper_exports_import_one_row_per_configuration() {
 #[test]
 fn an_export_without_a_gpu_name_suggests_gpus_of_its_compute_capability() {
     use gpucast::data::importers::{self, Format, ImportOptions};
+    // The command line's names for the options these messages suggest.
+    gpucast::error::name_inputs(|i| match i {
+        gpucast::error::Input::Gpu => "--gpu",
+        gpucast::error::Input::ImportFormat => "--from",
+        other => other.plain_name(),
+    });
     let file = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/ncu/cc80_gemm_nersc_metrics.csv");
     let path = file.display().to_string();

@@ -30,7 +30,7 @@ impl Catalog {
             .compute_capability(&gpu.compute_capability)
             .cloned()
             .ok_or_else(|| {
-                Error::msg(format!(
+                Error::Catalog(format!(
                     "GPU '{}': compute capability '{}' is not in the compute capability table",
                     gpu.name, gpu.compute_capability
                 ))

@@ -19,7 +19,7 @@
 //! one that ends the name after a model word ("TITAN RTX" -> titan rtx).
 
 use super::{Catalog, Gpu};
-use crate::error::{Error, Result};
+use crate::error::{Error, GpuHint, Result};
 
 /// Words that say who makes or markets a GPU, not which GPU it is.
 const BRAND_WORDS: [&str; 6] = ["nvidia", "geforce", "tesla", "quadro", "rtx", "gtx"];
@@ -216,28 +216,30 @@ impl Catalog {
     pub fn resolve_or_err(&self, name: &str) -> Result<&Gpu> {
         match self.lookup(name) {
             Lookup::One(g) => Ok(g),
-            Lookup::Ambiguous(gs) => Err(Error::msg(format!(
-                "GPU name '{name}' is ambiguous: {}",
-                ambiguity(&gs)
-            ))),
-            Lookup::None => Err(Error::msg(format!(
-                "unknown GPU '{name}' (not in the catalog of {} GPUs; add it with a --gpus file){}",
-                self.gpus.len(),
-                self.close_hint(name)
-            ))),
+            Lookup::Ambiguous(gs) => Err(Error::GpuName {
+                name: name.to_string(),
+                candidates: ambiguity(&gs),
+                catalog_gpus: self.gpus.len(),
+                close: String::new(),
+            }),
+            Lookup::None => Err(Error::GpuName {
+                name: name.to_string(),
+                candidates: String::new(),
+                catalog_gpus: self.gpus.len(),
+                close: self.close_hint(name),
+            }),
         }
     }
 
     /// Why `name` (which [`Catalog::resolve`] does not resolve) names no GPU, for a
     /// message about a data file: the GPUs it matches when it is ambiguous, else that it
     /// is not in the catalog, with close names.
-    pub fn unresolved_hint(&self, name: &str) -> String {
+    pub fn unresolved_hint(&self, name: &str) -> GpuHint {
         match self.lookup(name) {
-            Lookup::Ambiguous(gs) => format!("ambiguous: {}", ambiguity(&gs)),
-            _ => format!(
-                "not in the catalog (add it with --gpus FILE){}",
-                self.close_hint(name)
-            ),
+            Lookup::Ambiguous(gs) => GpuHint::Ambiguous(ambiguity(&gs)),
+            _ => GpuHint::NotInCatalog {
+                close: self.close_hint(name),
+            },
         }
     }
 

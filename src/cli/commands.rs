@@ -1,20 +1,23 @@
 //! What each command does: call the library, print. Output goes through [`out`], so a
 //! closed pipe ends the command quietly instead of panicking.
 
+use super::values::value_name;
 use super::*;
 use gpucast::catalog::Catalog;
 use gpucast::data;
-use gpucast::error::{Error, Result};
+use gpucast::error::{Error, Input, Result};
 use gpucast::evaluation::{Protocol, Selection};
 use gpucast::experiments::{self, ModelSetup, ReproduceOptions};
-use gpucast::features::{study_metrics_beside, Calibration, KernelResources};
+use gpucast::features::Calibration;
 use gpucast::models::{analytical, hybrid::HybridParams, Context, Evidence, ModelSpec};
-use gpucast::predict::{predict_table, ModelChoice};
+use gpucast::pipeline::{self, FigureOptions, PickCheck, PredictOptions, Target};
+use gpucast::predict::Predictions;
 use gpucast::report::{self, Table};
 use std::io::Write;
 use std::path::Path;
 
 pub fn run(cli: Cli) -> Result<()> {
+    gpucast::error::name_inputs(flag_of);
     gpucast::parallel::set_threads(cli.global.threads);
     let mut catalog = Catalog::builtin();
     for f in &cli.global.gpus {
@@ -33,6 +36,21 @@ pub fn run(cli: Cli) -> Result<()> {
     }
 }
 
+/// The flag that gives each of the library's inputs (what its errors call them).
+fn flag_of(input: Input) -> &'static str {
+    match input {
+        Input::Target => "--target",
+        Input::Source => "--source",
+        Input::Gpu => "--gpu",
+        Input::Kernel => "--kernel",
+        Input::GpuCatalog => "--gpus",
+        Input::StudyMetrics => "--study-metrics",
+        Input::TargetCalibration => "--target-calibration",
+        Input::ImportFormat => "--from",
+        Input::LaunchFloor => "--launch-floor",
+    }
+}
+
 /// Write to standard output; a closed pipe surfaces as an error main ends quietly on.
 fn out(text: &str) -> Result<()> {
     let mut stdout = std::io::stdout().lock();
@@ -42,12 +60,12 @@ fn out(text: &str) -> Result<()> {
 }
 
 fn json<T: serde::Serialize>(v: &T) -> Result<String> {
-    Ok(serde_json::to_string_pretty(v).map_err(|e| Error::msg(e.to_string()))? + "\n")
+    Ok(serde_json::to_string_pretty(v)? + "\n")
 }
 
 /// A table in the chosen format, with a footer line only on a terminal table.
 fn out_table(t: &Table, format: Format, footer: &str) -> Result<()> {
-    out(&t.render(format))?;
+    out(&t.render(format.into()))?;
     if format == Format::Table && !footer.is_empty() {
         out(&format!("\n{footer}\n"))?;
     }
@@ -58,131 +76,167 @@ fn data_cmd(cmd: DataCommand, catalog: &Catalog) -> Result<()> {
     match cmd {
         DataCommand::Import {
             inputs,
-            out: path,
+            out,
             from,
             source,
             gpu,
             workloads,
             validate,
-        } => {
-            let format = data::importers::Format::parse(&from)?;
-            data::is_parquet_output(&path)?;
-            if let Some(name) = &gpu {
-                gpu_arg(catalog, "--gpu", name)?;
-            }
-            claim_output(&path, &[&inputs, &workloads])?;
-            let mut opts = data::importers::ImportOptions {
+        } => data_import(
+            &inputs,
+            &out,
+            &from,
+            data::importers::ImportOptions {
                 source,
                 gpu,
                 ..Default::default()
-            };
-            for w in &workloads {
-                opts.workloads.add_path(w)?;
-            }
-            let imported = data::importers::import_paths(&inputs, format, &opts)?;
-            let mut table = imported.table;
-            // (before the report: a failed import prints its one error line, nothing else)
-            if validate {
-                data::validate(&mut table, catalog)?;
-            }
-            let (t, notes) = report::import_report(&imported.report);
-            out_table(&t, Format::Table, &notes)?;
-            data::write(&table, &path)?;
-            eprintln!(
-                "wrote {} rows from {} file(s) to {}",
-                table.len(),
-                table.files.len(),
-                path.display()
-            );
-            Ok(())
-        }
+            },
+            &workloads,
+            validate,
+            catalog,
+        ),
         DataCommand::Validate {
             paths,
             format,
             list,
             gpu,
-        } => {
-            let (table, rep) = data::load_validated_with(
-                &paths,
-                &import_options(gpu.as_deref(), catalog)?,
-                catalog,
-            )?;
-            if list {
-                let footer = format!(
-                    "{} of {} rows flagged, {} excluded",
-                    rep.flagged, rep.rows, rep.excluded
-                );
-                return out_table(&report::flagged_rows_table(&rep), format, &footer);
-            }
-            if format == Format::Json {
-                return out(&json(&rep)?);
-            }
-            let agreement = report::cross_source_table(&table.runs);
-            let footer = format!(
-                "{} rows in {} file(s): {} flagged, {} excluded from models by the rule in `data::validate::is_excluded` (implausible: above a peak no cache explains, or flat over >= 16x work; or run on an SM partition)",
-                rep.rows,
-                rep.files.len(),
-                rep.flagged,
-                rep.excluded,
-            ) + &report::not_imported_text(&rep)
-                .map(|t| format!("; {t}"))
-                .unwrap_or_default();
-            out_table(&report::validation_table(&rep), format, &footer)?;
-            if format == Format::Table && !agreement.rows.is_empty() {
-                out("\nGPUs measured by two sources (their agreement: the noise floor of a prediction):\n")?;
-                out(&agreement.to_text())?;
-            }
-            Ok(())
-        }
+        } => data_validate(&paths, format, list, gpu.as_deref(), catalog),
         DataCommand::Show {
             paths,
             format,
             gpu,
             kernel,
             limit,
-        } => {
-            let (table, _) = load_noting(&paths, &Default::default(), catalog)?;
-            let gpu = gpu
-                .map(|g| gpu_arg(catalog, "--gpu", &g).map(|x| x.name.clone()))
-                .transpose()?;
-            if let Some(g) = &gpu {
-                table.require_gpu("--gpu", g)?;
-            }
-            if let Some(k) = &kernel {
-                table.require_kernel("--kernel", k)?;
-            }
-            let rows: Vec<(usize, &data::Run)> = table
-                .runs
-                .iter()
-                .enumerate()
-                .filter(|(_, r)| gpu.as_ref().is_none_or(|g| &r.gpu == g))
-                .filter(|(_, r)| kernel.as_ref().is_none_or(|k| &r.kernel == k))
-                .collect();
-            let shown = if limit == 0 {
-                rows.len()
-            } else {
-                limit.min(rows.len())
-            };
-            let footer = if shown < rows.len() {
-                format!(
-                    "... {shown} of {} rows shown (--limit 0 for all)",
-                    rows.len()
-                )
-            } else {
-                String::new()
-            };
-            let rows = rows.into_iter().take(shown);
-            match format {
-                // (every number as stored: what a program reads back)
-                Format::Json => out(&json(
-                    &rows
-                        .map(|(i, r)| report::RunView::of(i, r))
-                        .collect::<Vec<_>>(),
-                )?),
-                Format::Csv => out_table(&report::runs_table(rows, true), format, &footer),
-                Format::Table => out_table(&report::runs_table(rows, false), format, &footer),
-            }
-        }
+        } => data_show(&paths, format, gpu, kernel, limit, catalog),
+    }
+}
+
+/// `data import`: convert `inputs` to a canonical runs table at `path`.
+fn data_import(
+    inputs: &[PathBuf],
+    path: &Path,
+    from: &str,
+    mut opts: data::importers::ImportOptions,
+    workloads: &[PathBuf],
+    validate: bool,
+    catalog: &Catalog,
+) -> Result<()> {
+    let format = data::importers::Format::parse(from)?;
+    data::is_parquet_output(path)?;
+    if let Some(name) = &opts.gpu {
+        pipeline::resolve_input(catalog, Input::Gpu, name)?;
+    }
+    claim_output(path, &[inputs, workloads])?;
+    for w in workloads {
+        opts.workloads.add_path(w)?;
+    }
+    let imported = data::importers::import_paths(inputs, format, &opts)?;
+    let mut table = imported.table;
+    // (before the report: a failed import prints its one error line, nothing else)
+    if validate {
+        data::validate(&mut table, catalog)?;
+    }
+    let (t, notes) = report::import_report(&imported.report);
+    out_table(&t, Format::Table, &notes)?;
+    data::write(&table, path)?;
+    eprintln!(
+        "wrote {} rows from {} file(s) to {}",
+        table.len(),
+        table.files.len(),
+        path.display()
+    );
+    Ok(())
+}
+
+/// `data validate`: check runs files, print the flags per GPU or every flagged row.
+fn data_validate(
+    paths: &[PathBuf],
+    format: Format,
+    list: bool,
+    gpu: Option<&str>,
+    catalog: &Catalog,
+) -> Result<()> {
+    let (table, rep) =
+        data::load_validated_with(paths, &pipeline::import_options(gpu, catalog)?, catalog)?;
+    if list {
+        let footer = format!(
+            "{} of {} rows flagged, {} excluded",
+            rep.flagged, rep.rows, rep.excluded
+        );
+        return out_table(&report::flagged_rows_table(&rep), format, &footer);
+    }
+    if format == Format::Json {
+        return out(&json(&rep)?);
+    }
+    let agreement = report::cross_source_table(&table.runs);
+    let footer = format!(
+        "{} rows in {} file(s): {} flagged, {} excluded from models by the rule in `data::validate::is_excluded` (implausible: above a peak no cache explains, or flat over >= 16x work; or run on an SM partition)",
+        rep.rows,
+        rep.files.len(),
+        rep.flagged,
+        rep.excluded,
+    ) + &report::not_imported_text(&rep)
+        .map(|t| format!("; {t}"))
+        .unwrap_or_default();
+    out_table(&report::validation_table(&rep), format, &footer)?;
+    if format == Format::Table && !agreement.rows.is_empty() {
+        out(
+            "\nGPUs measured by two sources (their agreement: the noise floor of a prediction):\n",
+        )?;
+        out(&agreement.to_text())?;
+    }
+    Ok(())
+}
+
+/// `data show`: print runs as a table.
+fn data_show(
+    paths: &[PathBuf],
+    format: Format,
+    gpu: Option<String>,
+    kernel: Option<String>,
+    limit: usize,
+    catalog: &Catalog,
+) -> Result<()> {
+    let (table, _) = load_noting(paths, &Default::default(), catalog)?;
+    let gpu = gpu
+        .map(|g| pipeline::resolve_input(catalog, Input::Gpu, &g).map(|x| x.name.clone()))
+        .transpose()?;
+    if let Some(g) = &gpu {
+        table.require_gpu(Input::Gpu, g)?;
+    }
+    if let Some(k) = &kernel {
+        table.require_kernel(Input::Kernel, k)?;
+    }
+    let rows: Vec<(usize, &data::Run)> = table
+        .runs
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| gpu.as_ref().is_none_or(|g| &r.gpu == g))
+        .filter(|(_, r)| kernel.as_ref().is_none_or(|k| &r.kernel == k))
+        .collect();
+    let shown = if limit == 0 {
+        rows.len()
+    } else {
+        limit.min(rows.len())
+    };
+    let footer = if shown < rows.len() {
+        format!(
+            "... {shown} of {} rows shown (--limit 0 for all)",
+            rows.len()
+        )
+    } else {
+        String::new()
+    };
+    let rows = rows.into_iter().take(shown);
+    match format {
+        // (every number as stored: what a program reads back)
+        Format::Json => out(&json(
+            &rows
+                .map(|(i, r)| report::RunView::of(i, r))
+                .collect::<Vec<_>>(),
+        )?),
+        Format::Csv => out_table(&report::runs_table(rows, true), format, &footer),
+        Format::Table => out_table(&report::runs_table(rows, false), format, &footer),
     }
 }
 
@@ -199,9 +253,8 @@ fn gpus_cmd(cmd: GpusCommand, catalog: &Catalog) -> Result<()> {
             let with_partition = catalog.for_partition_name(&name)?;
             let catalog = with_partition.as_ref().unwrap_or(catalog);
             let g = gpu_arg(catalog, "gpus show", &name)?;
-            let text = toml::to_string_pretty(g).map_err(|e| Error::msg(e.to_string()))?;
-            let limits = toml::to_string_pretty(&catalog.limits(g)?)
-                .map_err(|e| Error::msg(e.to_string()))?;
+            let text = toml::to_string_pretty(g)?;
+            let limits = toml::to_string_pretty(&catalog.limits(g)?)?;
             out(&format!(
                 "{text}\n# occupancy limits (compute capability {})\n{limits}\n",
                 g.compute_capability
@@ -210,26 +263,36 @@ fn gpus_cmd(cmd: GpusCommand, catalog: &Catalog) -> Result<()> {
     }
 }
 
-/// The figures a command's models use: `--target-calibration` for ours; for
-/// analytical-study the study's own beside the data when present.
-fn calibration(
-    a: &FiguresArgs,
-    study: bool,
-    data: &[PathBuf],
-    catalog: &Catalog,
-) -> Result<Calibration> {
-    if let Some(p) = a.study_metrics.as_ref().filter(|p| !p.is_file()) {
-        return Err(Error::io(p.display(), "no such file"));
+impl FiguresArgs {
+    /// The launch floors asked for, or the default.
+    fn launch_floor(&self) -> gpucast::models::LaunchFloors {
+        self.launch_floor.map(Into::into).unwrap_or_default()
     }
-    let metrics = a
-        .study_metrics
-        .clone()
-        .or_else(|| study_metrics_beside(data));
-    let ours = Calibration::new(a.target_calibration, metrics.as_deref(), catalog)?;
-    if study {
-        Calibration::for_study(None, metrics.as_deref(), &ours, catalog)
-    } else {
-        Ok(ours)
+
+    /// The library's figure options these arguments give.
+    fn options(&self) -> FigureOptions {
+        FigureOptions {
+            target_calibration: self.target_calibration.into(),
+            study_metrics: self.study_metrics.clone(),
+            resources: self.resources.clone(),
+            no_resources: self.no_resources,
+            launch_floors: self.launch_floor.map(Into::into),
+        }
+    }
+}
+
+impl PredictArgs {
+    /// The library's prediction options these arguments give.
+    fn options(&self) -> PredictOptions {
+        PredictOptions {
+            runs: self.runs.clone(),
+            gpu: self.gpu.clone(),
+            source: self.source.clone(),
+            model: self.model.clone(),
+            data: self.data.clone(),
+            seed: self.seed,
+            figures: self.figures.options(),
+        }
     }
 }
 
@@ -293,13 +356,6 @@ fn claim_output(path: &Path, inputs: &[&[std::path::PathBuf]]) -> Result<()> {
     gpucast::files::check_output(path, &all)
 }
 
-/// A value's name as the command line spells it (`--format csv`).
-fn value_name(v: &impl clap::ValueEnum) -> String {
-    v.to_possible_value()
-        .map(|p| p.get_name().to_string())
-        .unwrap_or_default()
-}
-
 fn predict(a: PredictArgs, catalog: &Catalog) -> Result<()> {
     let file = a
         .out
@@ -313,7 +369,7 @@ fn predict(a: PredictArgs, catalog: &Catalog) -> Result<()> {
         })
         .transpose()?;
     if let Some(path) = &a.out {
-        claim_output(path, &[&predict_inputs(&a)])?;
+        claim_output(path, &[&a.options().inputs()])?;
     }
     let preds = predictions(&a, catalog, PickCheck::No)?;
     let target = &preds.target;
@@ -343,22 +399,6 @@ fn predict(a: PredictArgs, catalog: &Catalog) -> Result<()> {
     Ok(())
 }
 
-/// Every path `predict` and `tune` read: runs, training data, a model file, figures.
-fn predict_inputs(a: &PredictArgs) -> Vec<std::path::PathBuf> {
-    let mut v: Vec<std::path::PathBuf> = a.runs.iter().chain(&a.data).cloned().collect();
-    if a.model.ends_with(".json") {
-        v.push(a.model.clone().into());
-    }
-    v.extend(
-        a.figures
-            .study_metrics
-            .iter()
-            .chain(&a.figures.resources)
-            .cloned(),
-    );
-    v
-}
-
 /// The data at `paths`, validated, with a note on standard error of what its files
 /// held that was not read as runs (failed configurations and runner rows, rows an
 /// importer could not use: [`report::not_imported_text`]).
@@ -367,16 +407,16 @@ fn load_noting(
     opts: &data::importers::ImportOptions,
     catalog: &Catalog,
 ) -> Result<(data::RunsTable, data::validate::ValidationReport)> {
-    let (table, rep) = data::load_validated_with(paths, opts, catalog)?;
-    if let Some(note) = report::not_imported_text(&rep) {
+    let loaded = pipeline::load(paths, opts, catalog)?;
+    if let Some(note) = &loaded.note {
         eprintln!("note: {note}");
     }
-    Ok((table, rep))
+    Ok((loaded.table, loaded.report))
 }
 
 /// After a successful `predict` or `tune` (an error stays one line): the note that the
 /// target's own rows were left out, where the data has some.
-fn note_target_rows(preds: &gpucast::predict::Predictions) {
+fn note_target_rows(preds: &Predictions) {
     if let Some(note) = preds.target_rows_note() {
         eprintln!("{note}");
     }
@@ -393,7 +433,7 @@ fn tune(a: TuneArgs, catalog: &Catalog) -> Result<()> {
         .map(|p| out_file(p, a.predict.format, &[OutFile::Csv, OutFile::Json]))
         .transpose()?;
     if let Some(path) = &a.predict.out {
-        claim_output(path, &[&predict_inputs(&a.predict)])?;
+        claim_output(path, &[&a.predict.options().inputs()])?;
     }
     let check = if a.no_check {
         PickCheck::No
@@ -402,7 +442,7 @@ fn tune(a: TuneArgs, catalog: &Catalog) -> Result<()> {
     };
     let preds = predictions(&a.predict, catalog, check)?;
     if let Some(k) = &a.kernel {
-        preds.rows.require_kernel("--kernel", k)?;
+        preds.rows.require_kernel(Input::Kernel, k)?;
     }
     let kernel = a.kernel.as_deref();
     let ranked = preds.tuning_space_kernels(kernel);
@@ -425,7 +465,7 @@ fn tune(a: TuneArgs, catalog: &Catalog) -> Result<()> {
             Format::Csv
         };
         let t = preds.best_configs(kernel, a.top);
-        report::write_atomic(path, &t.render(format))?;
+        report::write_atomic(path, &t.render(format.into()))?;
         eprintln!(
             "wrote {} configurations for {} to {}",
             t.rows.len(),
@@ -439,7 +479,9 @@ fn tune(a: TuneArgs, catalog: &Catalog) -> Result<()> {
         ))?;
         out(&preds.best_configs_text(kernel, a.top))?;
     } else {
-        out(&preds.best_configs(kernel, a.top).render(a.predict.format))?;
+        out(&preds
+            .best_configs(kernel, a.top)
+            .render(a.predict.format.into()))?;
     }
     note_target_rows(&preds);
     for (_, note) in unranked.iter().filter(|(k, _)| ranked.contains(k)) {
@@ -456,152 +498,51 @@ fn tune(a: TuneArgs, catalog: &Catalog) -> Result<()> {
     Ok(())
 }
 
-/// The model `predict` uses: as asked, except that `hybrid` with no training data of
-/// its own (no --data, runs of fewer than 3 GPUs besides the target) becomes the
-/// pre-trained hybrid when one is shipped, which learned from every corpus.
-fn model_for(a: &PredictArgs, table: &data::RunsTable, target: &str) -> String {
-    use gpucast::predict::{pretrained_path, PRETRAINED_NAME};
-    let source_gpus = table.gpus().iter().filter(|g| *g != target).count();
-    if a.model == "hybrid" && a.data.is_empty() && source_gpus < 3 {
-        let from = pretrained_path()
-            .map(|p| p.display().to_string())
-            .unwrap_or_else(|| "built in".into());
-        eprintln!(
-            "note: {source_gpus} source GPU(s) are too few to learn a correction from: using the pre-trained hybrid ({from})"
-        );
-        return PRETRAINED_NAME.into();
-    }
-    a.model.clone()
-}
-
-/// The catalog names of `--target` and `--source`: resolved before any data is read,
-/// so that a misspelt GPU fails at once.
-fn target_and_source(
-    catalog: &Catalog,
-    target: &str,
-    source: Option<&str>,
-) -> Result<(String, Option<String>)> {
-    let target = gpu_arg(catalog, "--target", target)?.name.clone();
-    let source = source
-        .map(|s| gpu_arg(catalog, "--source", s).map(|g| g.name.clone()))
-        .transpose()?;
-    Ok((target, source))
-}
-
 /// The GPU an argument names (exactly: see `gpucast::catalog::names`); a name that
 /// matches none or several is a usage error naming the argument.
-fn gpu_arg<'c>(catalog: &'c Catalog, flag: &str, name: &str) -> Result<&'c gpucast::catalog::Gpu> {
+fn gpu_arg<'c>(catalog: &'c Catalog, what: &str, name: &str) -> Result<&'c gpucast::catalog::Gpu> {
     catalog.resolve(name).ok_or_else(|| {
         Error::usage(format!(
-            "{flag}: unknown GPU '{name}': {}",
+            "{what}: unknown GPU '{name}': {}",
             catalog.unresolved_hint(name)
         ))
     })
 }
 
-/// Whether [`predictions`] also checks how the model's picks did on the data's own
-/// GPUs (`tune`, unless --no-check).
-#[derive(Clone, Copy, PartialEq)]
-enum PickCheck<'k> {
-    No,
-    /// The tuning spaces of this kernel (None: of every kernel).
-    OnSources(Option<&'k str>),
-}
-
-/// Load, fit and predict as `predict` and `tune` are asked to. With
-/// [`PickCheck::OnSources`], a named model is also scored leave-one-GPU-out on the
-/// `--runs` rows of other GPUs than the target, for the kernels of its tuning spaces
-/// ([`gpucast::predict::check_on_sources`]; a saved model is not refitted, so it has
-/// nothing to hold out).
-fn predictions(
-    a: &PredictArgs,
-    catalog: &Catalog,
-    check: PickCheck,
-) -> Result<gpucast::predict::Predictions> {
-    // a target such as "H100 SXM5 [16 SMs]" is a partition of a known GPU
-    let with_partition = catalog.for_partition_name(&a.target)?;
-    let catalog = with_partition.as_ref().unwrap_or(catalog);
-    let (target, source) = target_and_source(catalog, &a.target, a.source.as_deref())?;
-    let (table, _) = load_noting(
-        &a.runs,
-        &import_options(a.gpu.as_deref(), catalog)?,
-        catalog,
-    )?;
-    let model = ModelChoice::parse(&model_for(a, &table, &target), a.seed)?;
-    if let ModelChoice::Saved(saved) = &model {
-        // A saved model projects as it was fitted; a different floor asked for would
-        // be silently ignored.
-        let own = saved.state().launch_floors;
-        if let Some(asked) = a.figures.launch_floor.filter(|&f| f != own) {
-            let name = |f: LaunchFloors| value_name(&f);
-            return Err(Error::usage(format!(
-                "--launch-floor {}: the saved model was fitted with the {} launch floors; train it again with --launch-floor {}",
-                name(asked),
-                name(own),
-                name(asked),
-            )));
+/// [`pipeline::predictions`] for `predict` and `tune`, the target resolved once; the
+/// library's notes go to standard error, and a spinner shows while picks are checked.
+fn predictions(a: &PredictArgs, catalog: &Catalog, check: PickCheck) -> Result<Predictions> {
+    let target = Target::resolve(catalog, Input::Target, &a.target)?;
+    let spinner = indicatif::ProgressBar::new_spinner();
+    let checking = |started: bool| {
+        if started {
+            // (seconds with the hybrid on large data: say what is going on, on a terminal)
+            spinner
+                .set_message("checking the picks on the data's own GPUs (--no-check skips this)");
+            spinner.enable_steady_tick(std::time::Duration::from_millis(120));
+        } else {
+            spinner.finish_and_clear();
         }
+    };
+    let predicted = pipeline::predictions(&a.options(), &target, catalog, check, &checking)?;
+    for note in &predicted.notes {
+        eprintln!("{note}");
     }
-    let launch_floors = match &model {
-        ModelChoice::Saved(saved) => saved.state().launch_floors,
-        _ => a.figures.launch_floor.unwrap_or_default(),
-    };
-    let cal = calibration(&a.figures, model.is_study(), &a.runs, catalog)?;
-    let resources = a.figures.kernel_resources()?;
-    let ctx = Context::new(catalog, &cal, resources.as_ref()).with_launch_floors(launch_floors);
-    let other_data;
-    let training: &[data::Run] = if a.data.is_empty() {
-        &table.runs
-    } else {
-        other_data = load_noting(&a.data, &Default::default(), catalog)?.0.runs;
-        &other_data
-    };
-    let trained_on_target = match &model {
-        ModelChoice::Saved(saved) => saved.state().training_gpus.contains(&target),
-        ModelChoice::Named(_) => false,
-    };
-    let spec_to_check = match (&model, check) {
-        (ModelChoice::Named(spec), PickCheck::OnSources(kernel)) => Some((spec.clone(), kernel)),
-        _ => None,
-    };
-    let fitted = model.fitted(training, &target, &ctx)?;
-    let mut preds = predict_table(&table, fitted.as_ref(), &target, source.as_deref(), &ctx)?;
-    preds.model_trained_on_target = trained_on_target;
-    if let Some((spec, kernel)) = &spec_to_check {
-        let others: Vec<&data::Run> = table.runs.iter().filter(|r| r.gpu != target).collect();
-        let kernels = preds.tuning_space_kernels(*kernel);
-        // (seconds with the hybrid on large data: say what is going on, on a terminal)
-        let spinner = indicatif::ProgressBar::new_spinner();
-        spinner.set_message("checking the picks on the data's own GPUs (--no-check skips this)");
-        spinner.enable_steady_tick(std::time::Duration::from_millis(120));
-        let checks =
-            gpucast::predict::check_on_sources(&others, spec, &kernels, source.as_deref(), &ctx);
-        spinner.finish_and_clear();
-        preds.source_checks = checks?;
-    }
-    Ok(preds)
-}
-
-/// Import options for files in a tool's own format read as runs (`--gpu`, which
-/// must name a GPU of the catalog: an unknown one is the option's error, not the
-/// file's).
-fn import_options(gpu: Option<&str>, catalog: &Catalog) -> Result<data::importers::ImportOptions> {
-    if let Some(name) = gpu {
-        gpu_arg(catalog, "--gpu", name)?;
-    }
-    Ok(data::importers::ImportOptions {
-        gpu: gpu.map(String::from),
-        ..Default::default()
-    })
+    Ok(predicted.predictions)
 }
 
 fn explain(a: ExplainArgs, catalog: &Catalog) -> Result<()> {
-    let with_partition = catalog.for_partition_name(&a.target)?;
-    let catalog = with_partition.as_ref().unwrap_or(catalog);
-    let (target, source) = target_and_source(catalog, &a.target, a.source.as_deref())?;
+    let resolved = Target::resolve(catalog, Input::Target, &a.target)?;
+    let catalog = resolved.catalog(catalog);
+    let target = resolved.name().to_string();
+    let source = a
+        .source
+        .as_deref()
+        .map(|s| pipeline::resolve_input(catalog, Input::Source, s).map(|g| g.name.clone()))
+        .transpose()?;
     let (table, _) = load_noting(
         &a.runs,
-        &import_options(a.gpu.as_deref(), catalog)?,
+        &pipeline::import_options(a.gpu.as_deref(), catalog)?,
         catalog,
     )?;
     let row = match (a.row, &a.kernel, &a.config) {
@@ -614,13 +555,13 @@ fn explain(a: ExplainArgs, catalog: &Catalog) -> Result<()> {
         (None, Some(kernel), Some(config)) => work_row(&table, kernel, config)?,
         _ => return Err(Error::usage("give --row, or --kernel and --config")),
     };
-    let cal = calibration(&a.figures, false, &a.runs, catalog)?;
-    let resources = a.figures.kernel_resources()?;
+    let cal = a.figures.options().calibration(false, &a.runs, catalog)?;
+    let resources = a.figures.options().kernel_resources()?;
     let ctx = Context::new(catalog, &cal, resources.as_ref())
-        .with_launch_floors(a.figures.launch_floor.unwrap_or_default());
+        .with_launch_floors(a.figures.launch_floor());
     let q = data::query_on(row, &target);
     if let Some(s) = &source {
-        table.require_gpu("--source", s)?;
+        table.require_gpu(Input::Source, s)?;
     }
     let evidence = Evidence::new(
         table
@@ -630,7 +571,7 @@ fn explain(a: ExplainArgs, catalog: &Catalog) -> Result<()> {
     );
     // (before fitting: a work no other GPU measured is an error without the fit's cost)
     if analytical::projections(&q, &evidence, &ctx)?.is_empty() {
-        return Err(Error::msg(format!(
+        return Err(Error::model(format!(
             "no usable source measures {} {} on a GPU other than {target}",
             q.kernel, q.config
         )));
@@ -656,7 +597,7 @@ fn explain(a: ExplainArgs, catalog: &Catalog) -> Result<()> {
 /// `config` may leave out parameters (as `tune`'s table leaves out those its whole
 /// space shares) when the ones it gives name one configuration.
 fn work_row<'t>(table: &'t data::RunsTable, kernel: &str, config: &str) -> Result<&'t data::Run> {
-    table.require_kernel("--kernel", kernel)?;
+    table.require_kernel(Input::Kernel, kernel)?;
     let config = data::canonical_config(config)
         .map_err(|e| Error::usage(format!("--config '{config}': {e}")))?;
     let of_kernel = || table.runs.iter().filter(|r| r.kernel == kernel);
@@ -699,19 +640,6 @@ fn work_row<'t>(table: &'t data::RunsTable, kernel: &str, config: &str) -> Resul
     })
 }
 
-impl FiguresArgs {
-    /// The kernel resources asked for: the given file, else the suite's shipped one.
-    fn kernel_resources(&self) -> Result<Option<KernelResources>> {
-        if self.no_resources {
-            return Ok(None);
-        }
-        match &self.resources {
-            Some(p) => KernelResources::load(Some(p)),
-            None => KernelResources::shipped().map(Some),
-        }
-    }
-}
-
 fn progress_bar(len: u64, msg: &str) -> indicatif::ProgressBar {
     let pb = indicatif::ProgressBar::new(len);
     pb.set_style(
@@ -740,15 +668,15 @@ fn evaluate(a: EvaluateArgs, catalog: &Catalog) -> Result<()> {
         )));
     }
     let (table, rep) = load_noting(&a.data, &Default::default(), catalog)?;
-    let protocol = Protocol::new(a.protocol, a.test_kernels.clone());
+    let protocol = Protocol::new(a.protocol.into(), a.test_kernels.clone());
     let specs = a
         .model
         .iter()
         .map(|m| ModelSpec::parse(m, a.seed))
         .collect::<Result<Vec<_>>>()?;
-    let ours = calibration(&a.figures, false, &a.data, catalog)?;
-    let study = calibration(&a.figures, true, &a.data, catalog)?;
-    let resources = a.figures.kernel_resources()?;
+    let ours = a.figures.options().calibration(false, &a.data, catalog)?;
+    let study = a.figures.options().calibration(true, &a.data, catalog)?;
+    let resources = a.figures.options().kernel_resources()?;
     let selection = Selection {
         score_kernels: a.score_kernels.clone(),
         ..Selection::default()
@@ -763,7 +691,7 @@ fn evaluate(a: EvaluateArgs, catalog: &Catalog) -> Result<()> {
         ours: &ours,
         study: &study,
         resources: resources.as_ref(),
-        launch_floors: a.figures.launch_floor.unwrap_or_default(),
+        launch_floors: a.figures.launch_floor(),
     };
     let mut eval =
         experiments::evaluate_models(&table.runs, &protocol, &selection, &specs, setup, &|| {
@@ -780,29 +708,40 @@ fn evaluate(a: EvaluateArgs, catalog: &Catalog) -> Result<()> {
         let written = report::plots::evaluation_plots(&eval.records, name, dir)?;
         eprintln!("wrote {} charts to {}", written.len(), dir.display());
     }
+    print_evaluation(&a, &eval, &protocol, (&ours, &study), rep.rows)
+}
+
+/// `evaluate`'s output: the results in the chosen format, per kernel when asked, and
+/// on a terminal a footer (protocol, calibrations, rows, fitted models).
+fn print_evaluation(
+    a: &EvaluateArgs,
+    eval: &gpucast::evaluation::Evaluation,
+    protocol: &Protocol,
+    (ours, study): (&Calibration, &Calibration),
+    rows: usize,
+) -> Result<()> {
     match (a.format, a.per_kernel) {
-        (Format::Json, false) => return out(&json(&eval)?),
+        (Format::Json, false) => return out(&json(eval)?),
         (Format::Json, true) => {
-            let mut doc = serde_json::to_value(&eval).map_err(|e| Error::msg(e.to_string()))?;
-            let per_kernel = serde_json::to_value(report::per_kernel_results(&eval))
-                .map_err(|e| Error::msg(e.to_string()))?;
+            let mut doc = serde_json::to_value(eval)?;
+            let per_kernel = serde_json::to_value(report::per_kernel_results(eval))?;
             if let Some(fields) = doc.as_object_mut() {
                 fields.insert("per_kernel".into(), per_kernel);
             }
             return out(&json(&doc)?);
         }
         // one CSV a program can read: the per-kernel rows beside the per-target ones
-        (Format::Csv, true) => out(&report::results_and_kernels_table(&eval).to_csv())?,
+        (Format::Csv, true) => out(&report::results_and_kernels_table(eval).to_csv())?,
         (Format::Table, false) if a.protocol == ProtocolKind::Loco => {
-            out(&report::results_table(&eval).to_text())?;
+            out(&report::results_table(eval).to_text())?;
             out("\nPer corpus (the runs' source):\n")?;
-            out(&report::per_corpus_table(&eval).to_text())?;
+            out(&report::per_corpus_table(eval).to_text())?;
         }
-        (_, false) => out(&report::results_table(&eval).render(a.format))?,
+        (_, false) => out(&report::results_table(eval).render(a.format.into()))?,
         (Format::Table, true) => {
-            out(&report::results_table(&eval).to_text())?;
+            out(&report::results_table(eval).to_text())?;
             out("\n")?;
-            out(&report::per_kernel_table(&eval).to_text())?;
+            out(&report::per_kernel_table(eval).to_text())?;
         }
     }
     if a.format == Format::Table {
@@ -815,7 +754,7 @@ fn evaluate(a: EvaluateArgs, catalog: &Catalog) -> Result<()> {
             protocol.name(),
             ours.name(),
             study.name(),
-            rep.rows,
+            rows,
             eval.excluded_rows,
             if missing.is_empty() {
                 String::new()
@@ -826,7 +765,7 @@ fn evaluate(a: EvaluateArgs, catalog: &Catalog) -> Result<()> {
                 )
             }
         );
-        for line in report::fit_summary_lines(&eval) {
+        for line in report::fit_summary_lines(eval) {
             footer += &format!("fitted: {line}\n");
         }
         out(&footer)?;
@@ -856,10 +795,10 @@ fn train(a: TrainArgs, catalog: &Catalog) -> Result<()> {
     if let Some(f) = a.sample {
         table.retain(|r| experiments::in_sample(r, f));
     }
-    let cal = calibration(&a.figures, false, &a.data, catalog)?;
-    let resources = a.figures.kernel_resources()?;
+    let cal = a.figures.options().calibration(false, &a.data, catalog)?;
+    let resources = a.figures.options().kernel_resources()?;
     let ctx = Context::new(catalog, &cal, resources.as_ref())
-        .with_launch_floors(a.figures.launch_floor.unwrap_or_default());
+        .with_launch_floors(a.figures.launch_floor());
     let train: Vec<&data::Run> = table.runs.iter().collect();
     let fitted = HybridParams::fit_hybrid(&params, &train, &ctx)?;
     fitted.save(&a.out)?;
@@ -898,17 +837,18 @@ fn bench(a: BenchArgs, catalog: &Catalog) -> Result<()> {
     };
     // Loading and validating: what every command pays first, its own stage. Its
     // repeats come after the other stages, so their peak memory is that of one table.
-    let timed_load = a.stage.contains(&bench::Stage::Load);
+    let stages: Vec<bench::Stage> = a.stage.iter().map(|&s| s.into()).collect();
+    let layout: bench::Layout = a.layout.into();
+    let timed_load = stages.contains(&bench::Stage::Load);
     let (mut table, load_s) = bench::time_load(&paths, catalog)?;
     let (table_rows, table_gpus) = (table.len(), table.gpus().len());
     eprintln!("loaded and validated {table_rows} rows in {load_s:.2} s");
-    let cal = calibration(&a.figures, false, &paths, catalog)?;
-    let resources = a.figures.kernel_resources()?;
+    let cal = a.figures.options().calibration(false, &paths, catalog)?;
+    let resources = a.figures.options().kernel_resources()?;
     let ctx = Context::new(catalog, &cal, resources.as_ref())
-        .with_launch_floors(a.figures.launch_floor.unwrap_or_default());
+        .with_launch_floors(a.figures.launch_floor());
     let mut timings = Vec::new();
-    let subset_stages: Vec<bench::Stage> = a
-        .stage
+    let subset_stages: Vec<bench::Stage> = stages
         .iter()
         .copied()
         .filter(|s| *s != bench::Stage::Load)
@@ -923,13 +863,13 @@ fn bench(a: BenchArgs, catalog: &Catalog) -> Result<()> {
             break;
         }
         let picked = bench::subset_rows(&table.runs, rows, gpus)?;
-        let laid_out = bench::lay_out(&mut table.runs, &picked, a.layout, n + 1 == sizes.len());
+        let laid_out = bench::lay_out(&mut table.runs, &picked, layout, n + 1 == sizes.len());
         let runs = laid_out.runs();
         for &stage in &subset_stages {
             let pb = indicatif::ProgressBar::new_spinner()
                 .with_message(format!("{} on {rows} rows x {gpus} GPUs", stage.name()));
             pb.enable_steady_tick(std::time::Duration::from_millis(200));
-            let timing = bench::time_stage(stage, &runs, a.layout, a.repeat, &ctx)?;
+            let timing = bench::time_stage(stage, &runs, layout, a.repeat, &ctx)?;
             pb.finish_and_clear();
             eprintln!(
                 "{} on {} rows x {} GPUs, {} threads: {:.2} s (min of {})",
@@ -964,7 +904,7 @@ fn bench(a: BenchArgs, catalog: &Catalog) -> Result<()> {
         &format!(
             "peak RSS is the process's high-water mark so far (loading included); \
              subsets laid out as --layout {}",
-            a.layout.name()
+            layout.name()
         ),
     )
 }

@@ -2,13 +2,11 @@
 
 mod check;
 mod commands;
+mod values;
 
 use clap::{Args, Parser, Subcommand};
-use gpucast::evaluation::ProtocolKind;
-use gpucast::features::FiguresSource;
-use gpucast::models::LaunchFloors;
-use gpucast::report::Format;
 use std::path::PathBuf;
+pub use values::{FiguresSource, Format, LaunchFloors, Layout, ProtocolKind, Stage};
 
 pub use commands::run;
 
@@ -366,13 +364,13 @@ pub struct BenchArgs {
         value_delimiter = ',',
         default_value = "load,analytical-predict,logo-analytical,logo-hybrid"
     )]
-    pub stage: Vec<gpucast::bench::Stage>,
+    pub stage: Vec<Stage>,
     /// Repeats of each stage; the fastest is reported
     #[arg(long, default_value_t = 3)]
     pub repeat: usize,
     /// Where each subset's rows lie while it is timed
-    #[arg(long, value_enum, default_value_t = gpucast::bench::Layout::Table)]
-    pub layout: gpucast::bench::Layout,
+    #[arg(long, value_enum, default_value_t = Layout::Table)]
+    pub layout: Layout,
     /// Output format (json: each stage's timing as numbers, every repeat's seconds,
     /// rows per second and peak memory in bytes, unrounded)
     #[arg(long, value_enum, default_value_t = Format::Table)]

@@ -70,7 +70,7 @@ pub(crate) fn study_to_canonical(
     let mut out = df.clone();
     if out.column("shared_bytes").is_ok() {
         out.rename("shared_bytes", "study_shared_bytes".into())
-            .map_err(|e| Error::Other(format!("{file}: {e}")))?;
+            .map_err(|e| Error::data(file.to_string(), e))?;
     }
     let renamed_copy = |src: &str, dst: &str| -> Option<Column> {
         df.column(src).ok().map(|c| c.clone().with_name(dst.into()))
@@ -101,7 +101,7 @@ pub(crate) fn study_to_canonical(
     }
     for c in add {
         out.with_column(c)
-            .map_err(|e| Error::Other(format!("{file}: {e}")))?;
+            .map_err(|e| Error::data(file.to_string(), e))?;
     }
     Ok(out)
 }

@@ -5,7 +5,7 @@
 
 use super::workload::Workloads;
 use super::{gemm_table, import as study, kernel_tuner, neusight, RunsTable};
-use crate::error::{Error, Result};
+use crate::error::{input_name, Error, Input, Result};
 use polars::prelude::*;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -42,9 +42,10 @@ impl Format {
             "ncu" | "nsight-compute" => Ok(Format::Ncu),
             "neusight" => Ok(Format::NeuSight),
             "auto" => Ok(Format::Auto),
-            other => Err(Error::msg(format!(
-                "unknown import format '{other}': use kernel-tuner, gemm-table, study, canonical, ncu, neusight or auto"
-            ))),
+            other => Err(Error::invalid(
+                format!("unknown import format '{other}'"),
+                "use kernel-tuner, gemm-table, study, canonical, ncu, neusight or auto",
+            )),
         }
     }
     pub fn name(self) -> &'static str {
@@ -435,7 +436,8 @@ pub fn detect(path: &Path) -> Result<Format> {
         _ => Err(Error::file(
             &file,
             format!(
-                "ambiguous: the columns fit more than one format; pick one with --from ({FORMATS})"
+                "ambiguous: the columns fit more than one format; pick one with {} ({FORMATS})",
+                input_name(Input::ImportFormat)
             ),
         )),
     }
@@ -607,7 +609,7 @@ pub(crate) fn table_from(
         .into_iter()
         .map(|(name, v)| Column::new(name.into(), v))
         .collect();
-    let extra = DataFrame::new(n, cols).map_err(|e| Error::file(file, e.to_string()))?;
+    let extra = DataFrame::new(n, cols).map_err(|e| Error::data(file, e))?;
     Ok(RunsTable {
         runs,
         extra,
@@ -631,7 +633,7 @@ pub(crate) fn concat_tables(tables: Vec<RunsTable>) -> Result<RunsTable> {
                 n,
                 vec![Column::full_null(PAD.into(), n, &DataType::Boolean)],
             )
-            .map_err(|e| Error::msg(format!("combining tables: {e}")))?
+            .map_err(|e| Error::data("combining tables", e))?
         };
         frames.push(df);
         out.runs.extend(t.runs);
@@ -649,7 +651,7 @@ pub(crate) fn concat_tables(tables: Vec<RunsTable>) -> Result<RunsTable> {
         frames.pop().unwrap_or_default()
     } else {
         polars::functions::concat_df_diagonal(&frames)
-            .map_err(|e| Error::msg(format!("combining tables: {e}")))?
+            .map_err(|e| Error::data("combining tables", e))?
     };
     let _ = df.drop_in_place(PAD);
     out.extra = df;

@@ -35,7 +35,7 @@
 use super::importers::{FileReport, Imported, Missing};
 use super::workload::{Env, Matched, Workload, Workloads};
 use super::{Name, Origin, Run};
-use crate::error::{line_col, Error, Result};
+use crate::error::{input_name, line_col, Error, Input, Result};
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, HashSet};
 use std::io::Read;
@@ -214,7 +214,8 @@ pub fn import_text(
             file,
             format!(
                 "line 1, column 1: not a Kernel Tuner cache: no top-level 'cache' object (found {found}); \
-                 formats: kernel-tuner (JSON with 'cache'), gemm-table, study, canonical (pick one with --from)"
+                 formats: kernel-tuner (JSON with 'cache'), gemm-table, study, canonical (pick one with {})",
+                input_name(Input::ImportFormat)
             ),
         )
     })?;

@@ -204,33 +204,33 @@ impl RunsTable {
             self.runs.iter().map(|r| r.kernel.as_str()).collect();
         set.into_iter().map(str::to_string).collect()
     }
-    /// An option that selects the rows of one GPU (`gpu` as the catalog spells it)
+    /// A choice that selects the rows of one GPU (`gpu` as the catalog spells it)
     /// must name a GPU of the data: one the data lacks would give an empty table.
-    pub fn require_gpu(&self, option: &str, gpu: &str) -> crate::error::Result<()> {
+    pub fn require_gpu(&self, input: crate::error::Input, gpu: &str) -> crate::error::Result<()> {
         if self.runs.iter().any(|r| r.gpu == gpu) {
             return Ok(());
         }
-        Err(crate::error::Error::usage(format!(
-            "{option} '{gpu}' has no rows in the data (GPUs: {})",
-            self.gpus().join(", ")
-        )))
+        Err(crate::error::Error::NotInData {
+            input,
+            value: gpu.to_string(),
+            present: self.gpus(),
+        })
     }
-    /// Like [`RunsTable::require_gpu`] for a kernel name (listing at most 20 known).
-    pub fn require_kernel(&self, option: &str, kernel: &str) -> crate::error::Result<()> {
+    /// Like [`RunsTable::require_gpu`] for a kernel name (its message lists at most 20
+    /// known).
+    pub fn require_kernel(
+        &self,
+        input: crate::error::Input,
+        kernel: &str,
+    ) -> crate::error::Result<()> {
         if self.runs.iter().any(|r| r.kernel == kernel) {
             return Ok(());
         }
-        let known = self.kernels();
-        let more = known.len().saturating_sub(20);
-        Err(crate::error::Error::usage(format!(
-            "{option} '{kernel}' is not in the data (kernels: {}{})",
-            known[..known.len() - more].join(", "),
-            if more > 0 {
-                format!(" and {more} more")
-            } else {
-                String::new()
-            }
-        )))
+        Err(crate::error::Error::NotInData {
+            input,
+            value: kernel.to_string(),
+            present: self.kernels(),
+        })
     }
     /// Keep the rows for which `keep` is true (pass-through columns follow).
     pub fn retain(&mut self, keep: impl FnMut(&Run) -> bool) {

@@ -5,7 +5,7 @@ use super::{
     canonical_config, column, import, upper_bound, ColumnKind, ColumnSpec, Name, Origin, Run,
     RunsTable, OPTIONAL_NUMERIC, OPTIONAL_TEXT, REQUIRED,
 };
-use crate::error::{Error, Position, Result};
+use crate::error::{input_name, Error, Input, Position, Result};
 use polars::prelude::*;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -100,9 +100,9 @@ fn concat_extras(extras: Vec<(usize, DataFrame)>) -> Result<DataFrame> {
             }
         })
         .collect::<PolarsResult<Vec<_>>>()
-        .map_err(|e| Error::Other(format!("combining extra columns: {e}")))?;
+        .map_err(|e| Error::data("combining extra columns", e))?;
     let mut df = polars::functions::concat_df_diagonal(&frames)
-        .map_err(|e| Error::Other(format!("combining extra columns: {e}")))?;
+        .map_err(|e| Error::data("combining extra columns", e))?;
     let _ = df.drop_in_place(PAD);
     Ok(df)
 }
@@ -145,7 +145,11 @@ fn no_runs_files_why(dir: &Path) -> String {
     let other = files.len() - profiles - csv - json;
     let mut parts = Vec::new();
     if profiles > 0 {
-        parts.push(format!("{profiles} Nsight Compute export(s) (name them as files, with --gpu when they do not name the GPU, or import them: `data import --from ncu`)"));
+        parts.push(format!(
+            "{profiles} Nsight Compute export(s) (name them as files, with {} when they do not name the GPU, or import them: `data import {} ncu`)",
+            input_name(Input::Gpu),
+            input_name(Input::ImportFormat)
+        ));
     }
     if csv > 0 {
         parts.push(format!(
@@ -929,7 +933,7 @@ pub fn to_frame(table: &RunsTable) -> Result<DataFrame> {
             }
         }
     }
-    DataFrame::new(n, cols).map_err(|e| Error::Other(format!("building output table: {e}")))
+    DataFrame::new(n, cols).map_err(|e| Error::data("building output table", e))
 }
 
 /// Write `df` to `path` (CSV or Parquet by extension), atomically, so an interrupted
@@ -1026,17 +1030,19 @@ mod tests {
             runs: vec![run("G1", "k2"), run("G2", "k1")],
             ..RunsTable::default()
         };
-        assert!(t.require_gpu("--source", "G2").is_ok());
-        assert!(t.require_kernel("--kernel", "k1").is_ok());
-        let e = t.require_gpu("--source", "G3").unwrap_err();
+        assert!(t.require_gpu(Input::Source, "G2").is_ok());
+        assert!(t.require_kernel(Input::Kernel, "k1").is_ok());
+        let e = t.require_gpu(Input::Source, "G3").unwrap_err();
         assert_eq!(e.exit_code(), 2);
         assert_eq!(
             e.to_string(),
-            "--source 'G3' has no rows in the data (GPUs: G1, G2)"
+            "source GPU 'G3' has no rows in the data (GPUs: G1, G2)"
         );
         assert_eq!(
-            t.require_kernel("--kernel", "k3").unwrap_err().to_string(),
-            "--kernel 'k3' is not in the data (kernels: k1, k2)"
+            t.require_kernel(Input::Kernel, "k3")
+                .unwrap_err()
+                .to_string(),
+            "kernel 'k3' is not in the data (kernels: k1, k2)"
         );
     }
 }

@@ -38,7 +38,6 @@
 use super::{Exclusion, Run, RunsTable, Warning};
 use crate::catalog::{Catalog, Gpu, PrecisionClass};
 use crate::error::{Error, Position, Result};
-use crate::features::roofline::peak_gflops;
 use gpucast_runs::VALIDATION_FLAGS;
 use rustc_hash::FxHashMap as HashMap;
 use std::collections::BTreeMap;
@@ -505,7 +504,7 @@ fn peak_verdict(r: &Run, gpu: &Gpu) -> Verdict {
         });
     }
     let gflops = r.flops / secs / 1e9;
-    let peak = peak_gflops(gpu, r.precision());
+    let peak = gpu.peak_gflops(r.precision());
     if gflops > PEAK_SLACK * peak {
         v.exclusions.push(Exclusion::AbovePeakFlops {
             achieved_gflops: gflops,
@@ -575,7 +574,7 @@ struct Tally {
 /// do not add up: a GEMM whose FLOPs grow 64x with its batch while its weights
 /// (bytes) stay the same is honestly flat while memory-bound.
 fn roof_seconds(r: &Run, gpu: &Gpu) -> f64 {
-    let flops_s = r.flops / (peak_gflops(gpu, r.precision()) * 1e9);
+    let flops_s = r.flops / (gpu.peak_gflops(r.precision()) * 1e9);
     let bytes_s = r.dram_bytes / (gpu.mem_bandwidth_gbs * 1e9);
     let s = flops_s.max(bytes_s);
     if s.is_finite() {

@@ -299,10 +299,15 @@ impl Workloads {
                 "no workload file for kernel_name '{kernel_name}'"
             ))),
             [] => Ok(Matched::NotFound(why.join("; "))),
-            many => Err(Error::msg(format!(
-                "kernel_name '{kernel_name}' matches several workload files ({}): make their [match] sections exclusive",
-                many.iter().map(|w| w.origin.as_str()).collect::<Vec<_>>().join(", ")
-            ))),
+            many => {
+                Err(Error::invalid(
+                    format!("kernel_name '{kernel_name}'"),
+                    format!(
+                    "matches several workload files ({}): make their [match] sections exclusive",
+                    many.iter().map(|w| w.origin.as_str()).collect::<Vec<_>>().join(", ")
+                ),
+                ))
+            }
         }
     }
 }

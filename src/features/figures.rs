@@ -4,7 +4,6 @@
 //! catalog's measured fields (a calibration TOML merged with `--gpus`), or the reference
 //! study's own `gpu_metrics.json` (to reproduce its table).
 
-use super::roofline::peak_gflops;
 use crate::catalog::Gpu;
 use crate::error::{Error, Result};
 use std::collections::HashMap;
@@ -91,7 +90,7 @@ pub struct Figures {
 
 impl Figures {
     pub fn compute_gflops(&self, gpu: &Gpu, precision: &str) -> f64 {
-        self.sustained_gflops(peak_gflops(gpu, precision))
+        self.sustained_gflops(gpu.peak_gflops(precision))
     }
 
     /// The sustained compute rate for a peak of `peak_gflops`.
@@ -127,11 +126,9 @@ impl Figures {
     /// The catalog's measured fields; an error names the first one missing.
     pub fn measured(gpu: &Gpu) -> Result<Figures> {
         let need = |v: Option<f64>, field: &str| {
-            v.ok_or_else(|| {
-                Error::msg(format!(
-                    "--target-calibration measured: GPU '{}' has no measured '{field}' (run `gpucast-bench calibrate` and pass its file with --gpus)",
-                    gpu.name
-                ))
+            v.ok_or_else(|| Error::NoMeasuredFigure {
+                gpu: gpu.name.clone(),
+                field: field.to_string(),
             })
         };
         let spec = Figures::spec(gpu);
@@ -152,17 +149,7 @@ impl Figures {
 
 /// Where figures come from, by name: what `--target-calibration` and an experiment's
 /// `calibration` / `study_calibration` say.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Default,
-    serde::Deserialize,
-    serde::Serialize,
-    clap::ValueEnum,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum FiguresSource {
     /// Catalog peaks x documented sustained fractions
@@ -240,9 +227,7 @@ impl Calibration {
             FiguresSource::Measured => Ok(Calibration::Measured),
             FiguresSource::Study => match study_metrics {
                 Some(p) => Calibration::from_study_metrics(p, catalog),
-                None => Err(Error::msg(
-                    "calibration \"study\" needs the study's gpu_metrics.json (beside the data, or --study-metrics FILE)",
-                )),
+                None => Err(Error::NoStudyMetrics),
             },
         }
     }

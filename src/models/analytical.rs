@@ -15,8 +15,10 @@
 //!   (hierarchical roofline).
 
 use super::interval::LocalInterval;
+use super::similarity::similarity_at;
+pub use super::similarity::{similarity, source_weight, SIMILARITY_POWERS};
 use super::{Context, Evidence, Fit, HeldOutError, Interval, LaunchFloors, Predict, Prediction};
-use crate::catalog::{Catalog, Gpu};
+use crate::catalog::Gpu;
 use crate::data::Run;
 use crate::error::Result;
 use crate::features::{run_features, work_features, Bound, Figures, RunFeatures, RunWork};
@@ -73,14 +75,6 @@ impl Default for FittedAnalytical {
 /// subsample beyond it: quantiles at 5 % and 95 % need hundreds, not millions).
 const MAX_INTERVAL_RUNS: usize = 4000;
 
-/// The powers of a source GPU's similarity to the target a fit may weigh its sources
-/// with, the first being the similarity itself. A higher power leans on the most
-/// similar sources: on the GEMM latency tables (datacenter GPUs of two generations
-/// beside two workstation boards) sources of the target's own kind are the better
-/// guide, on Kernel Tuner's GEMM (eleven GPUs of six generations) no source is close
-/// enough to be trusted alone.
-pub const SIMILARITY_POWERS: [i32; 3] = [1, 2, 4];
-
 /// How much more similar a source of the target's compute capability counts in the
 /// analytical model's weights (before the power): e, as if the other sources' other
 /// architecture were one more unit of distance. A kernel's efficiency transfers best
@@ -112,15 +106,6 @@ pub fn weight_of(similarity: f64, same_arch: bool, prefer_same_arch: bool, power
         weighted_similarity(similarity, same_arch, prefer_same_arch),
         power,
     )
-}
-
-/// A source's weight: its similarity to the target to the power `power`.
-pub fn source_weight(similarity: f64, power: i32) -> f64 {
-    if power == 1 {
-        similarity
-    } else {
-        similarity.powi(power)
-    }
 }
 
 /// What a fit summary says of the launch floors a fit projects with.
@@ -337,19 +322,6 @@ pub struct Projection {
     /// target's compute capability where the context prefers those) to the context's
     /// power ([`weight_of`]).
     pub weight: f64,
-}
-
-/// Architectural similarity of two GPUs in (0, 1]: close bandwidth, compute, L2 and
-/// generation mean the source's efficiency is more likely to transfer.
-pub fn similarity(catalog: &Catalog, a: &Gpu, b: &Gpu) -> f64 {
-    similarity_at(&catalog.distances(a, b))
-}
-
-/// [`similarity`] of two GPUs [`gpu_distances`](crate::catalog::gpu_distances) apart.
-fn similarity_at(distances: &[f64; crate::catalog::GPU_DISTANCES]) -> f64 {
-    let [_, cc, bw, fp32, _, l2, _, _] = *distances;
-    let d = bw + fp32 + 0.25 * l2 + 0.25 * cc;
-    (-d).exp()
 }
 
 /// The roof with the memory traffic served at `level` (DRAM or L2): the two ends of

@@ -425,7 +425,7 @@ impl FittedHybrid {
     /// model that could not be read back is not written).
     pub fn save(&self, path: &std::path::Path) -> Result<()> {
         self.state.check()?;
-        let text = serde_json::to_string(&self.state).map_err(|e| Error::msg(e.to_string()))?;
+        let text = serde_json::to_string(&self.state)?;
         crate::files::write_atomic(path, &text)
     }
 }
@@ -464,10 +464,10 @@ fn fit_regressor(
 fn to_matrix(rows: &[Vec<f64>]) -> Result<Array2<f64>> {
     let width = rows.first().map(|r| r.len()).unwrap_or(0);
     if rows.iter().any(|r| r.len() != width) {
-        return Err(Error::msg("hybrid: feature rows of different lengths"));
+        return Err(Error::model("hybrid: feature rows of different lengths"));
     }
     Array2::from_shape_vec((rows.len(), width), rows.concat())
-        .map_err(|e| Error::msg(e.to_string()))
+        .map_err(|e| Error::model(e.to_string()))
 }
 
 /// Same-work sources per training run (the most similar GPUs): bounds the pairs, which

@@ -11,7 +11,7 @@
 //!   beside two workstation boards) the pooled interval covered every datacenter
 //!   target's runs and 61-81 % of the boards'.
 
-use super::analytical::{similarity, source_weight, SIMILARITY_POWERS};
+use super::similarity::{similarity, source_weight, SIMILARITY_POWERS};
 use super::Context;
 use crate::error::Result;
 use rustc_hash::FxHashMap;
@@ -331,7 +331,7 @@ pub fn fit_interval(
     let mut by_gpu: Vec<Vec<f64>> = vec![Vec::new(); gpus.len()];
     for e in errors.iter().filter(|e| e.ln_error.is_finite()) {
         let Some(g) = by_gpu.get_mut(e.gpu) else {
-            return Err(crate::error::Error::msg(format!(
+            return Err(crate::error::Error::model(format!(
                 "a held-out error of GPU {} of {} named",
                 e.gpu,
                 gpus.len()

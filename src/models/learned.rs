@@ -40,7 +40,7 @@ impl Fit for LearnedParams {
     }
     fn fit(&self, rows: &[&Run], ctx: &Context) -> Result<Box<dyn Predict>> {
         if rows.is_empty() {
-            return Err(Error::msg(format!(
+            return Err(Error::model(format!(
                 "{}: no training rows",
                 self.kind.name()
             )));

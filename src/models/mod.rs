@@ -10,6 +10,7 @@ pub mod hybrid;
 pub mod interval;
 pub mod learned;
 pub mod regressors;
+pub mod similarity;
 pub mod transfer;
 
 use crate::catalog::{Catalog, Gpu};
@@ -75,17 +76,7 @@ pub fn launch_bound(time_ms: f64, fastest_ms: Option<f64>) -> bool {
 /// pooled MAPE from 19.4 to 18.2 %; no corpus is more than 0.7 points worse (the
 /// reference study, whose GPUs were timed on different systems: one board's floor is
 /// 5.4 µs beside 1.4-1.5 µs).
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Default,
-    serde::Deserialize,
-    serde::Serialize,
-    clap::ValueEnum,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum LaunchFloors {
     /// Each source's floor: the fastest run its harness timed on its GPU

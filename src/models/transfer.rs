@@ -204,7 +204,7 @@ impl ShapeTransfer {
             let fitted = linfa_linear::LinearRegression::new()
                 .with_intercept(false)
                 .fit(&Dataset::new(xa, ya))
-                .map_err(|e| Error::msg(format!("shape transfer: {e}")))?;
+                .map_err(|e| Error::model(format!("shape transfer: {e}")))?;
             let params = fitted.params();
             if params.iter().all(|c| *c >= 0.0 && c.is_finite()) {
                 for (&k, &c) in active.iter().zip(params.iter()) {

@@ -11,7 +11,7 @@ pub use views::{
 use crate::evaluation::{Evaluation, Metrics};
 
 /// How a command prints a table.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Format {
     /// Aligned text for a terminal
     #[default]

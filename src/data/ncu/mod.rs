@@ -55,7 +55,7 @@ mod units;
 pub use launch::NcuLayout;
 
 use super::{Name, Origin, Run, RunDetails, RunsTable};
-use crate::error::{Error, Result};
+use crate::error::{input_name, Error, Input, Result};
 use measure::Measured;
 use polars::prelude::{Column, DataFrame};
 use std::path::Path;
@@ -172,7 +172,8 @@ fn check_cc(
         _ => Err(Error::file(
             file,
             format!(
-                "line {line}: the export's compute capability is {cc}, but --gpu '{gpu}' is {} of compute capability {}{}",
+                "line {line}: the export's compute capability is {cc}, but {} '{gpu}' is {} of compute capability {}{}",
+                input_name(Input::Gpu),
                 g.name,
                 g.compute_capability,
                 gpus_of_cc(cc)
@@ -301,8 +302,9 @@ pub fn import_str(text: &str, file: &str, gpu: Option<&str>) -> Result<NcuImport
                     file,
                     format!(
                         "no GPU name in this Nsight Compute export (no device__attribute_display_name; \
-                         the 'Device' column is only an index{cc_text}); pass it with --gpu NAME, or name \
-                         it once: `gpucast data import {file} --gpu NAME --out runs.csv`{candidates}"
+                         the 'Device' column is only an index{cc_text}); pass it with {gpu} NAME, or name \
+                         it once: `gpucast data import {file} {gpu} NAME --out runs.csv`{candidates}",
+                        gpu = input_name(Input::Gpu)
                     ),
                 ));
             }
@@ -551,7 +553,7 @@ fn group(
         Column::new("tensor_inst".into(), tensor_inst),
         Column::new("compute_capability".into(), cc),
     ];
-    let extra = DataFrame::new(n, columns).map_err(|e| Error::file(file, e.to_string()))?;
+    let extra = DataFrame::new(n, columns).map_err(|e| Error::data(file, e))?;
     Ok((runs, extra))
 }
 

@@ -237,7 +237,7 @@ pub(super) fn elastic_net(
     let coef = model.hyperplane().clone();
     let intercept = model.intercept();
     if !intercept.is_finite() || coef.iter().any(|v| !v.is_finite()) {
-        return Err(Error::msg(format!("{name}: coordinate descent diverged")));
+        return Err(Error::model(format!("{name}: coordinate descent diverged")));
     }
     Ok(LinearModel {
         scaler,
@@ -265,7 +265,7 @@ fn ridge_solve(
         gram[[i, i]] += alpha;
     }
     let w = cholesky_solve(&gram, &rhs).ok_or_else(|| {
-        Error::msg(format!(
+        Error::model(format!(
             "{name}: normal equations are not positive definite"
         ))
     })?;

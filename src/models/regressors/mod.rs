@@ -292,30 +292,30 @@ impl FittedRegressor {
 
 /// `Err` naming the regressor and the hyperparameter, for `check()`.
 fn bad_param(name: &str, what: impl fmt::Display) -> Error {
-    Error::msg(format!("{name}: invalid hyperparameter: {what}"))
+    Error::model(format!("{name}: invalid hyperparameter: {what}"))
 }
 
 fn check_fit_input(name: &str, x: &Array2<f64>, y: &Array1<f64>) -> Result<()> {
     if x.nrows() == 0 {
-        return Err(Error::msg(format!("{name}: cannot fit on 0 samples")));
+        return Err(Error::model(format!("{name}: cannot fit on 0 samples")));
     }
     if x.ncols() == 0 {
-        return Err(Error::msg(format!("{name}: cannot fit on 0 features")));
+        return Err(Error::model(format!("{name}: cannot fit on 0 features")));
     }
     if y.len() != x.nrows() {
-        return Err(Error::msg(format!(
+        return Err(Error::model(format!(
             "{name}: {} samples in x but {} targets in y",
             x.nrows(),
             y.len()
         )));
     }
     if let Some(((r, c), v)) = x.indexed_iter().find(|(_, v)| !v.is_finite()) {
-        return Err(Error::msg(format!(
+        return Err(Error::model(format!(
             "{name}: feature matrix has non-finite value {v} at row {r}, column {c}"
         )));
     }
     if let Some((i, v)) = y.iter().enumerate().find(|(_, v)| !v.is_finite()) {
-        return Err(Error::msg(format!(
+        return Err(Error::model(format!(
             "{name}: target has non-finite value {v} at row {i}"
         )));
     }
@@ -324,13 +324,13 @@ fn check_fit_input(name: &str, x: &Array2<f64>, y: &Array1<f64>) -> Result<()> {
 
 fn check_predict_input(name: &str, x: &Array2<f64>, n_features: usize) -> Result<()> {
     if x.ncols() != n_features {
-        return Err(Error::msg(format!(
+        return Err(Error::model(format!(
             "{name}: fitted on {n_features} features but asked to predict with {}",
             x.ncols()
         )));
     }
     if let Some(((r, c), v)) = x.indexed_iter().find(|(_, v)| !v.is_finite()) {
-        return Err(Error::msg(format!(
+        return Err(Error::model(format!(
             "{name}: feature matrix has non-finite value {v} at row {r}, column {c}"
         )));
     }
@@ -339,7 +339,7 @@ fn check_predict_input(name: &str, x: &Array2<f64>, n_features: usize) -> Result
 
 fn finite_predictions(name: &str, pred: Array1<f64>) -> Result<Array1<f64>> {
     match pred.iter().position(|v| !v.is_finite()) {
-        Some(i) => Err(Error::msg(format!(
+        Some(i) => Err(Error::model(format!(
             "{name}: non-finite prediction {} for row {i}",
             pred[i]
         ))),
@@ -355,14 +355,14 @@ fn guarded<T, E: fmt::Display>(
 ) -> Result<T> {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(Ok(v)) => Ok(v),
-        Ok(Err(e)) => Err(Error::msg(format!("{name}: {what} failed: {e}"))),
+        Ok(Err(e)) => Err(Error::model(format!("{name}: {what} failed: {e}"))),
         Err(panic) => {
             let msg = panic
                 .downcast_ref::<&str>()
                 .map(|s| s.to_string())
                 .or_else(|| panic.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "unknown panic".to_string());
-            Err(Error::msg(format!("{name}: {what} panicked: {msg}")))
+            Err(Error::model(format!("{name}: {what} panicked: {msg}")))
         }
     }
 }

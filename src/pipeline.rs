@@ -1,0 +1,321 @@
+//! What the commands that predict do, from their options to their result: the target
+//! GPU resolved once ([`Target`]), the runs loaded, the figures and the model chosen,
+//! the context built, the model fitted and the rows predicted. A front end (the
+//! `gpucast` binary) parses its arguments into these options, calls one function and
+//! prints what it returns.
+
+use crate::catalog::{Catalog, Gpu};
+use crate::data::{self, importers::ImportOptions, Run, RunsTable, ValidationReport};
+use crate::error::{Error, Input, Result};
+use crate::features::{study_metrics_beside, Calibration, FiguresSource, KernelResources};
+use crate::models::{Context, LaunchFloors};
+use crate::predict::{self, predict_table, ModelChoice, Predictions};
+use std::path::{Path, PathBuf};
+
+/// A GPU named by a caller, resolved in the catalog once: its catalog name, and the
+/// catalog to use with it (the given one with the partition added when the name is a
+/// partition of a GPU, "H100 SXM5 [16 SMs]").
+#[derive(Debug, Clone)]
+pub struct Target {
+    name: String,
+    with_partition: Option<Catalog>,
+}
+
+impl Target {
+    /// The GPU `name` names for `input` (exactly: see [`crate::catalog::names`]); a
+    /// name that names none or several is an error naming `input`.
+    pub fn resolve(catalog: &Catalog, input: Input, name: &str) -> Result<Target> {
+        // (a name with brackets may be a partition: its checks come first)
+        if !name.contains(['[', ']']) {
+            let gpu = resolve_input(catalog, input, name)?;
+            return Ok(Target {
+                name: gpu.name.clone(),
+                with_partition: None,
+            });
+        }
+        let with_partition = catalog.for_partition_name(name)?;
+        let in_catalog = with_partition.as_ref().unwrap_or(catalog);
+        let gpu = match &with_partition {
+            // the partition just added, by the name the catalog gave it
+            Some(c) => c
+                .gpus()
+                .last()
+                .filter(|g| g.name.contains('['))
+                .map_or_else(|| resolve_input(c, input, name), Ok)?,
+            None => resolve_input(in_catalog, input, name)?,
+        };
+        Ok(Target {
+            name: gpu.name.clone(),
+            with_partition,
+        })
+    }
+    /// The GPU's catalog name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+    /// The catalog the GPU is in: `base` (the one it was resolved in), or that with
+    /// its partition.
+    pub fn catalog<'c>(&'c self, base: &'c Catalog) -> &'c Catalog {
+        self.with_partition.as_ref().unwrap_or(base)
+    }
+}
+
+/// The GPU `name` names, or an error naming `input`.
+pub fn resolve_input<'c>(catalog: &'c Catalog, input: Input, name: &str) -> Result<&'c Gpu> {
+    catalog.resolve(name).ok_or_else(|| Error::UnknownInputGpu {
+        input,
+        name: name.to_string(),
+        hint: catalog.unresolved_hint(name),
+    })
+}
+
+/// Where a command's figures come from (the options every predicting command shares).
+#[derive(Debug, Clone, Default)]
+pub struct FigureOptions {
+    /// Where target figures come from (never from the target's own runs).
+    pub target_calibration: FiguresSource,
+    /// The reference study's gpu_metrics.json (default: the one beside the data).
+    pub study_metrics: Option<PathBuf>,
+    /// Per-architecture kernel resources (default: the suite's shipped ones).
+    pub resources: Option<PathBuf>,
+    /// Use only the runs' own register and shared-memory columns.
+    pub no_resources: bool,
+    /// Where a target's launch floor comes from when the catalog measures none (None:
+    /// the default, or a saved model's own).
+    pub launch_floors: Option<LaunchFloors>,
+}
+
+impl FigureOptions {
+    /// The figures a command's models use: the target calibration for ours; for
+    /// analytical-study (`study`) the study's own beside `data` when present.
+    pub fn calibration(
+        &self,
+        study: bool,
+        data: &[PathBuf],
+        catalog: &Catalog,
+    ) -> Result<Calibration> {
+        if let Some(p) = self.study_metrics.as_ref().filter(|p| !p.is_file()) {
+            return Err(Error::io(p.display(), "no such file"));
+        }
+        let metrics = self
+            .study_metrics
+            .clone()
+            .or_else(|| study_metrics_beside(data));
+        let ours = Calibration::new(self.target_calibration, metrics.as_deref(), catalog)?;
+        if study {
+            Calibration::for_study(None, metrics.as_deref(), &ours, catalog)
+        } else {
+            Ok(ours)
+        }
+    }
+    /// The kernel resources asked for: the given file, else the suite's shipped one.
+    pub fn kernel_resources(&self) -> Result<Option<KernelResources>> {
+        if self.no_resources {
+            return Ok(None);
+        }
+        match &self.resources {
+            Some(p) => KernelResources::load(Some(p)),
+            None => KernelResources::shipped().map(Some),
+        }
+    }
+    /// The files these options read.
+    pub fn inputs(&self) -> impl Iterator<Item = &PathBuf> {
+        self.study_metrics.iter().chain(&self.resources)
+    }
+}
+
+/// Runs loaded and validated, with the note on what their files held that was not
+/// read as runs ([`crate::report::not_imported_text`]).
+pub struct Loaded {
+    pub table: RunsTable,
+    pub report: ValidationReport,
+    pub note: Option<String>,
+}
+
+/// Load and validate the runs at `paths`.
+pub fn load(paths: &[PathBuf], opts: &ImportOptions, catalog: &Catalog) -> Result<Loaded> {
+    let (table, report) = data::load_validated_with(paths, opts, catalog)?;
+    let note = crate::report::not_imported_text(&report);
+    Ok(Loaded {
+        table,
+        report,
+        note,
+    })
+}
+
+/// Import options for files in a tool's own format read as runs: `gpu` names the GPU
+/// of files that do not (it must name a GPU of the catalog: an unknown one is the
+/// option's error, not the file's).
+pub fn import_options(gpu: Option<&str>, catalog: &Catalog) -> Result<ImportOptions> {
+    if let Some(name) = gpu {
+        resolve_input(catalog, Input::Gpu, name)?;
+    }
+    Ok(ImportOptions {
+        gpu: gpu.map(String::from),
+        ..Default::default()
+    })
+}
+
+/// Whether [`predictions`] also checks how the model's picks did on the data's own
+/// GPUs (`tune`, unless told not to).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum PickCheck<'k> {
+    No,
+    /// The tuning spaces of this kernel (None: of every kernel).
+    OnSources(Option<&'k str>),
+}
+
+/// What to predict, from what, with which model.
+#[derive(Debug, Clone)]
+pub struct PredictOptions {
+    /// Runs measured on source GPUs.
+    pub runs: Vec<PathBuf>,
+    /// The GPU the runs were measured on, for files that do not name it.
+    pub gpu: Option<String>,
+    /// Use only this source GPU's runs (resolved in the target's catalog).
+    pub source: Option<String>,
+    /// A model name, a saved model (.json) or `pretrained`.
+    pub model: String,
+    /// Training data for named models (default: `runs`).
+    pub data: Vec<PathBuf>,
+    /// Seed of the learned models.
+    pub seed: u64,
+    pub figures: FigureOptions,
+}
+
+impl PredictOptions {
+    /// Every path a prediction reads: runs, training data, a model file, figures.
+    pub fn inputs(&self) -> Vec<PathBuf> {
+        let mut v: Vec<PathBuf> = self.runs.iter().chain(&self.data).cloned().collect();
+        if self.model.ends_with(".json") {
+            v.push(self.model.clone().into());
+        }
+        v.extend(self.figures.inputs().cloned());
+        v
+    }
+}
+
+/// Predictions with the notes a front end shows beside them.
+pub struct Predicted {
+    pub predictions: Predictions,
+    /// What the user should know (the runs' files held rows that are not runs; the
+    /// pre-trained hybrid stands in for `hybrid`), one line each.
+    pub notes: Vec<String>,
+}
+
+/// The name of launch floors as options spell them.
+pub fn launch_floors_name(f: LaunchFloors) -> &'static str {
+    match f {
+        LaunchFloors::Catalog => "catalog",
+        LaunchFloors::Sources => "sources",
+    }
+}
+
+/// The model to use: as asked, except that `hybrid` with no training data of its own
+/// (no `data`, runs of fewer than 3 GPUs besides the target) becomes the pre-trained
+/// hybrid, which learned from every corpus (with a note saying so).
+fn model_for(opts: &PredictOptions, table: &RunsTable, target: &str) -> (String, Option<String>) {
+    let source_gpus = table.gpus().iter().filter(|g| *g != target).count();
+    if opts.model == "hybrid" && opts.data.is_empty() && source_gpus < 3 {
+        let from = predict::pretrained_path()
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|| "built in".into());
+        let note = format!(
+            "note: {source_gpus} source GPU(s) are too few to learn a correction from: using the pre-trained hybrid ({from})"
+        );
+        return (predict::PRETRAINED_NAME.into(), Some(note));
+    }
+    (opts.model.clone(), None)
+}
+
+/// The launch floors to project with: a saved model's own (a different floor asked
+/// for would be silently ignored: an error), else those asked for or the default.
+fn launch_floors_for(model: &ModelChoice, asked: Option<LaunchFloors>) -> Result<LaunchFloors> {
+    let ModelChoice::Saved(saved) = model else {
+        return Ok(asked.unwrap_or_default());
+    };
+    let own = saved.state().launch_floors;
+    match asked {
+        Some(asked) if asked != own => Err(Error::LaunchFloorMismatch {
+            asked: launch_floors_name(asked),
+            own: launch_floors_name(own),
+        }),
+        _ => Ok(own),
+    }
+}
+
+/// Load, fit and predict the runs of `opts` on `target` (resolved in `catalog`). With
+/// [`PickCheck::OnSources`], a named model is also scored leave-one-GPU-out on the
+/// rows of other GPUs than the target, for the kernels of its tuning spaces
+/// ([`predict::check_on_sources`]; a saved model is not refitted, so it has nothing to
+/// hold out); `checking` is told when that starts (true) and ends (false).
+pub fn predictions(
+    opts: &PredictOptions,
+    target: &Target,
+    catalog: &Catalog,
+    check: PickCheck,
+    checking: &dyn Fn(bool),
+) -> Result<Predicted> {
+    let catalog = target.catalog(catalog);
+    let target = target.name();
+    let source = opts
+        .source
+        .as_deref()
+        .map(|s| resolve_input(catalog, Input::Source, s).map(|g| g.name.clone()))
+        .transpose()?;
+    let mut notes = Vec::new();
+    let loaded = load(
+        &opts.runs,
+        &import_options(opts.gpu.as_deref(), catalog)?,
+        catalog,
+    )?;
+    notes.extend(loaded.note.map(|n| format!("note: {n}")));
+    let table = loaded.table;
+    let (model_name, note) = model_for(opts, &table, target);
+    notes.extend(note);
+    let model = ModelChoice::parse(&model_name, opts.seed)?;
+    let launch_floors = launch_floors_for(&model, opts.figures.launch_floors)?;
+    let cal = opts
+        .figures
+        .calibration(model.is_study(), &opts.runs, catalog)?;
+    let resources = opts.figures.kernel_resources()?;
+    let ctx = Context::new(catalog, &cal, resources.as_ref()).with_launch_floors(launch_floors);
+    let other_data;
+    let training: &[Run] = if opts.data.is_empty() {
+        &table.runs
+    } else {
+        let other = load(&opts.data, &Default::default(), catalog)?;
+        notes.extend(other.note.map(|n| format!("note: {n}")));
+        other_data = other.table.runs;
+        &other_data
+    };
+    let trained_on_target = match &model {
+        ModelChoice::Saved(saved) => saved.state().training_gpus.iter().any(|g| g == target),
+        ModelChoice::Named(_) => false,
+    };
+    let spec_to_check = match (&model, check) {
+        (ModelChoice::Named(spec), PickCheck::OnSources(kernel)) => Some((spec.clone(), kernel)),
+        _ => None,
+    };
+    let fitted = model.fitted(training, target, &ctx)?;
+    let mut preds = predict_table(&table, fitted.as_ref(), target, source.as_deref(), &ctx)?;
+    preds.model_trained_on_target = trained_on_target;
+    if let Some((spec, kernel)) = &spec_to_check {
+        let others: Vec<&Run> = table.runs.iter().filter(|r| r.gpu != target).collect();
+        let kernels = preds.tuning_space_kernels(*kernel);
+        checking(true);
+        let checks = predict::check_on_sources(&others, spec, &kernels, source.as_deref(), &ctx);
+        checking(false);
+        preds.source_checks = checks?;
+    }
+    Ok(Predicted {
+        predictions: preds,
+        notes,
+    })
+}
+
+/// A model's output file (`-o FILE`) checked before any work: not one of `inputs`
+/// nor inside an input directory.
+pub fn claim_output(path: &Path, inputs: &[PathBuf]) -> Result<()> {
+    crate::files::check_output(path, inputs)
+}
