@@ -320,14 +320,26 @@ pub fn bounds_log_for(
 /// at each power of [`SIMILARITY_POWERS`]; a candidate's miss is the mean over the GPUs
 /// of |share of the GPU's errors inside - [`INTERVAL_LEVEL`]|. The local power with the
 /// smallest miss is kept when that is at most [`LOCAL_MARGIN`] x the pooled miss.
+/// Where there are enough errors of each regime, the launch-bound ones give
+/// `launch_log` and the others the rest: a launch-bound time is mostly its harness,
+/// whose errors are of another size than the work's (wider within a corpus timed on
+/// several systems, narrower within one harness).
 pub fn fit_interval(
     errors: &[HeldOutError],
     gpus: &[&str],
     ctx: &Context,
 ) -> Result<FittedInterval> {
-    let pooled_log = interval_log(errors);
-    let launch: Vec<HeldOutError> = errors.iter().filter(|e| e.launch_bound).copied().collect();
+    // Each regime from its own errors: launch-bound predictions from the launch-bound
+    // ones; the rest (pooled and local) from the others, where both are enough.
+    let (launch, work): (Vec<HeldOutError>, Vec<HeldOutError>) =
+        errors.iter().partition(|e| e.launch_bound);
     let launch_log = interval_log(&launch);
+    let errors: &[HeldOutError] = if launch_log.is_some() && interval_log(&work).is_some() {
+        &work
+    } else {
+        errors
+    };
+    let pooled_log = interval_log(errors);
     let mut by_gpu: Vec<Vec<f64>> = vec![Vec::new(); gpus.len()];
     for e in errors.iter().filter(|e| e.ln_error.is_finite()) {
         let Some(g) = by_gpu.get_mut(e.gpu) else {
