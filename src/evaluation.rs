@@ -77,14 +77,7 @@ pub enum Protocol {
     Loco,
 }
 
-/// The corpus a run belongs to in [`Protocol::Loco`]: its `source`, or this when it
-/// has none.
-pub const NO_SOURCE: &str = "(no source)";
-
-/// The corpus of a run (see [`NO_SOURCE`]).
-pub fn corpus(run: &Run) -> &str {
-    run.source.as_deref().unwrap_or(NO_SOURCE)
-}
+pub use crate::models::{corpus, NO_SOURCE};
 
 /// In the new-kernel protocol, the measurements of a test kernel a projection may use.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

@@ -19,6 +19,15 @@ pub enum ModelChoice {
 /// into the binary so that it travels with it.
 pub const PRETRAINED_JSON: &str = include_str!("../models/hybrid-pretrained.json");
 
+/// The built-in pre-trained model's `data_hash` (the hash of the runs it learned from),
+/// read from its text without parsing the model.
+pub fn pretrained_data_hash() -> Option<&'static str> {
+    let key = "\"data_hash\":\"";
+    let start = PRETRAINED_JSON.find(key)? + key.len();
+    let len = PRETRAINED_JSON[start..].find('"')?;
+    Some(&PRETRAINED_JSON[start..start + len])
+}
+
 /// Where the pre-trained hybrid comes from: `$GPUCAST_MODELS/hybrid-pretrained.json`
 /// when `GPUCAST_MODELS` is set, else the one built into the binary (None).
 pub fn pretrained_path() -> Option<std::path::PathBuf> {

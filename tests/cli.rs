@@ -53,6 +53,20 @@ fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
+/// `--version` names the release, the model format and the built-in model's data hash.
+#[test]
+fn version_says_what_a_result_cites() {
+    let out = gpucast_ok(&["--version"]);
+    let want = format!(
+        "gpucast {} (model format {}, pre-trained model data {})",
+        env!("CARGO_PKG_VERSION"),
+        gpucast::models::hybrid::MODEL_FORMAT_VERSION,
+        gpucast::predict::pretrained_data_hash().unwrap(),
+    );
+    assert_eq!(out.trim(), want);
+    assert_eq!(gpucast::predict::pretrained_data_hash().unwrap().len(), 16);
+}
+
 #[test]
 fn every_command_has_help() {
     for args in [

@@ -10,10 +10,21 @@ pub use values::{FiguresSource, Format, LaunchFloors, Layout, ProtocolKind, Stag
 
 pub use commands::run;
 
+/// `gpucast --version`: the release, the saved-model format it reads and the hash of
+/// the data the built-in pre-trained model learned from (what a result cites).
+static VERSION: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    format!(
+        "{} (model format {}, pre-trained model data {})",
+        env!("CARGO_PKG_VERSION"),
+        gpucast::models::hybrid::MODEL_FORMAT_VERSION,
+        gpucast::predict::pretrained_data_hash().unwrap_or("unknown"),
+    )
+});
+
 #[derive(Parser, Debug)]
 #[command(
     name = "gpucast",
-    version,
+    version = VERSION.as_str(),
     about = "Predict how fast a CUDA kernel runs on a GPU you do not have, from measurements on GPUs you do have",
     long_about = None,
     after_help = "Start with `gpucast reproduce` (every experiment on the data shipped in datasets/) or `gpucast data validate PATH`."

@@ -42,6 +42,16 @@ pub struct Context<'a> {
     pub prefer_same_arch: bool,
 }
 
+/// The corpus a run belongs to (leave-one-corpus-out holds corpora out; the hybrid's
+/// shape transfer applies within the corpora it learned from): its `source`, or this
+/// when it has none.
+pub const NO_SOURCE: &str = "(no source)";
+
+/// The corpus of a run (see [`NO_SOURCE`]).
+pub fn corpus(run: &Run) -> &str {
+    run.source.as_deref().unwrap_or(NO_SOURCE)
+}
+
 /// A run is launch-bound when its measured time is below this many times its harness's
 /// launch floor on its GPU ([`harness_floor_ms`]): what the time says is mostly the
 /// harness, not the work. The evaluation splits its figures by it; the interval has
