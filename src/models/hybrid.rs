@@ -1142,6 +1142,23 @@ mod tests {
         assert!(!out.exists(), "nothing written");
     }
 
+    /// The shape transfer applies to a query of a corpus the model learned from only.
+    #[test]
+    fn the_shape_transfer_applies_within_its_corpora() {
+        let model = crate::predict::pretrained().unwrap();
+        let state = model.state();
+        assert!(state.shape.is_some());
+        let mut q = Run {
+            source: Some("benchmark_hub".into()),
+            ..Run::default()
+        };
+        assert!(state.shape_for(&q).is_some());
+        q.source = Some("someone else's harness".into());
+        assert!(state.shape_for(&q).is_none());
+        q.source = None;
+        assert!(state.shape_for(&q).is_none());
+    }
+
     /// SYNTHETIC held-out runs on 3 GPUs, 30 each: the hybrid's error `hybrid(i)` and
     /// the analytical fit's `analytical(i)` on run i, a source of the run's
     /// architecture where `arch_source`.
