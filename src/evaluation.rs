@@ -976,18 +976,23 @@ struct FoldOutcome {
     missing: usize,
 }
 
-/// The fastest run of each (GPU, source): the floor each harness timed on each GPU.
+/// The fastest run of each (GPU, source): the floor each harness timed on each GPU
+/// ([`crate::models::fastest_of_harness`]: infinite with too few runs).
 type HarnessFloors<'a> = HashMap<(&'a str, Option<&'a str>), f64>;
 
 fn harness_floors<'a>(runs: &[&'a Run]) -> HarnessFloors<'a> {
-    let mut floors: HarnessFloors = HashMap::new();
+    let mut floors: HashMap<(&str, Option<&str>), (f64, u32)> = HashMap::new();
     for r in runs {
-        let f = floors
+        let (f, n) = floors
             .entry((r.gpu.as_str(), r.source.as_deref()))
-            .or_insert(f64::INFINITY);
+            .or_insert((f64::INFINITY, 0));
         *f = f.min(r.time_ms);
+        *n += 1;
     }
     floors
+        .into_iter()
+        .map(|(k, (f, n))| (k, crate::models::fastest_of_harness(f, n)))
+        .collect()
 }
 
 fn evaluate_fold(

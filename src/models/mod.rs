@@ -65,6 +65,21 @@ pub const LAUNCH_BOUND_FLOOR_FACTOR: f64 = 4.0;
 /// more.
 pub const MAX_LAUNCH_FLOOR_MS: f64 = 0.05;
 
+/// A harness's fastest run on a GPU says something of its launch floor only among at
+/// least this many runs it timed there: one run (a profile of one kernel) is its own
+/// work, not a floor.
+pub const MIN_HARNESS_RUNS: u32 = 3;
+
+/// The fastest of `runs` runs a harness timed on a GPU as a floor candidate: itself
+/// with at least [`MIN_HARNESS_RUNS`], else infinite (no floor).
+pub fn fastest_of_harness(fastest_ms: f64, runs: u32) -> f64 {
+    if runs >= MIN_HARNESS_RUNS {
+        fastest_ms
+    } else {
+        f64::INFINITY
+    }
+}
+
 /// The launch floor of a harness on a GPU from the fastest run it timed there: that
 /// run's time when it is short enough to be one ([`MAX_LAUNCH_FLOOR_MS`]), else none.
 pub fn harness_floor_ms(fastest_ms: Option<f64>) -> Option<f64> {
@@ -502,6 +517,7 @@ impl<'a> Evidence<'a> {
         // 9.1-9.8 s and 30-80 MiB more at the peak.
         let mut indexed_runs: Vec<(u32, u32, u32, &'a Run)> = Vec::new();
         let mut work_sizes: Vec<u32> = Vec::new();
+        let mut timing_runs: Vec<u32> = Vec::new();
         for r in runs {
             if is_excluded(r) {
                 continue;
@@ -518,9 +534,11 @@ impl<'a> Evidence<'a> {
                 .or_insert(next_timing);
             if timing == next_timing {
                 e.fastest.push(f64::INFINITY);
+                timing_runs.push(0u32);
             }
             let f = &mut e.fastest[timing as usize];
             *f = f.min(r.time_ms);
+            timing_runs[timing as usize] += 1;
             if !indexed(r) {
                 continue;
             }
@@ -559,6 +577,9 @@ impl<'a> Evidence<'a> {
                 .or_default()
                 .push(r);
         }
+        for (f, &n) in e.fastest.iter_mut().zip(&timing_runs) {
+            *f = fastest_of_harness(*f, n);
+        }
         // Work i's records start where work i - 1's end.
         let mut starts = Vec::with_capacity(work_sizes.len());
         let mut next = 0u32;
@@ -589,8 +610,9 @@ impl<'a> Evidence<'a> {
         e
     }
     /// The fastest run measured on `run`'s GPU by `run`'s harness (its `source`): an
-    /// upper bound of its launch floor, used as that source's floor. Never asked for
-    /// the target.
+    /// upper bound of its launch floor, used as that source's floor (infinite where the
+    /// harness timed fewer than [`MIN_HARNESS_RUNS`] runs there). Never asked for the
+    /// target.
     pub fn floor_ms(&self, run: &Run) -> Option<f64> {
         self.timings
             .get(&(run.gpu.as_str(), run.source.as_deref()))
@@ -1041,11 +1063,11 @@ mod tests {
             for s in ev.same_work_sources(&query, &query.gpu).into_iter().flatten() {
                 proptest::prop_assert_eq!(s.time_ms, s.run.time_ms);
                 proptest::prop_assert_eq!(ev.gpu_name(s.gpu), s.run.gpu.as_str());
-                let fastest = runs
+                let harness = runs
                     .iter()
-                    .filter(|r| r.gpu == s.run.gpu && r.source == s.run.source)
-                    .map(|r| r.time_ms);
-                let fastest = fastest.fold(f64::INFINITY, f64::min);
+                    .filter(|r| r.gpu == s.run.gpu && r.source == s.run.source);
+                let fastest = harness.clone().map(|r| r.time_ms).fold(f64::INFINITY, f64::min);
+                let fastest = fastest_of_harness(fastest, harness.count() as u32);
                 proptest::prop_assert_eq!(ev.source_floor_ms(s), fastest);
                 proptest::prop_assert_eq!(ev.floor_ms(s.run), Some(fastest));
                 proptest::prop_assert_eq!(s.numbers, crate::features::WorkNumbers::of(s.run));
@@ -1075,6 +1097,8 @@ mod tests {
             run("G1", "b", 0.5),
             run("G2", "b", 0.4),
             run("G2", "a", 0.003),
+            run("G1", "c", 0.6),
+            run("G2", "c", 0.7),
         ];
         let ev = Evidence::new_for(runs.iter(), |r| r.config == "b");
         assert_eq!(ev.floor_ms(&runs[1]), Some(0.002));
@@ -1090,7 +1114,8 @@ mod tests {
     }
 
     /// SYNTHETIC: one GPU timed by two harnesses (the `source` column) has a floor
-    /// per harness, each its own fastest run; a source record reads its own.
+    /// per harness, each its own fastest run; a source record reads its own. A harness
+    /// with fewer than three runs there has none (infinite).
     #[test]
     fn each_harness_has_its_own_floor_on_a_gpu() {
         let run = |source: Option<&str>, config: &str, time_ms: f64| Run {
@@ -1106,16 +1131,24 @@ mod tests {
             run(Some("runner"), "a", 0.0031),
             run(Some("runner"), "b", 0.009),
             run(None, "b", 0.004),
+            run(Some("tables"), "c", 0.01),
+            run(Some("tables"), "d", 0.02),
+            run(Some("runner"), "c", 0.03),
         ];
         let ev = Evidence::new(runs.iter());
-        let floors: Vec<Option<f64>> = runs.iter().map(|r| ev.floor_ms(r)).collect();
+        let floors: Vec<Option<f64>> = runs[..4].iter().map(|r| ev.floor_ms(r)).collect();
         assert_eq!(
             floors,
-            [Some(0.0024), Some(0.0031), Some(0.0031), Some(0.004)]
+            [
+                Some(0.0024),
+                Some(0.0031),
+                Some(0.0031),
+                Some(f64::INFINITY)
+            ]
         );
         let b = ev.work_sources("k", "b", "G9").unwrap();
         let b_floors: Vec<f64> = b.map(|s| ev.source_floor_ms(s)).collect();
-        assert_eq!(b_floors, [0.0031, 0.004]);
+        assert_eq!(b_floors, [0.0031, f64::INFINITY]);
         // a GPU no run of which is indexed has no floor
         assert_eq!(
             ev.floor_ms(&Run {
