@@ -877,17 +877,7 @@ pub fn reproduce(
     progress: &dyn Fn(&str, usize, usize),
 ) -> Result<Reproduction> {
     let exps = opts.experiments.load()?;
-    for (i, e) in exps.iter().enumerate() {
-        if exps[..i].iter().any(|o| o.name == e.name) {
-            return Err(Error::file(
-                opts.experiments.describe(),
-                format!(
-                    "two experiment files are named '{}': their outputs would overwrite each other",
-                    e.name
-                ),
-            ));
-        }
-    }
+    check_names_unique(&exps, opts)?;
     check_out_dir(opts.out)?;
     let mut loaded: Vec<(Vec<PathBuf>, Loaded)> = Vec::new();
     let mut load_seconds = 0.0;
@@ -895,17 +885,7 @@ pub fn reproduce(
     let mut notes = Vec::new();
     for (i, e) in exps.iter().enumerate() {
         progress(&e.name, i, exps.len());
-        let data = if opts.data.is_empty() {
-            e.data.clone()
-        } else {
-            opts.data.to_vec()
-        };
-        if data.is_empty() {
-            return Err(Error::usage(format!(
-                "experiment '{}' names no data: give it `data = [...]` or pass --data",
-                e.name
-            )));
-        }
+        let data = experiment_data(e, opts)?;
         if !loaded.iter().any(|(d, _)| *d == data) {
             let t = Instant::now();
             let (table, report) = crate::data::load_validated(&data, catalog)?;
@@ -925,126 +905,13 @@ pub fn reproduce(
             .find(|(d, _)| *d == data)
             .expect("loaded above")
             .1;
-        // SM partitions as GPUs of their own: this experiment's table and catalog
-        let as_gpus;
-        let (l, exp_catalog) = match e.sm_partitions {
-            SmPartitions::Exclude => (l, catalog),
-            SmPartitions::AsGpus => {
-                let (table, report, cat) = crate::data::partitions_as_gpus(&l.table, catalog)?;
-                as_gpus = (
-                    Loaded {
-                        table,
-                        report,
-                        study_metrics: l.study_metrics.clone(),
-                    },
-                    cat,
-                );
-                (&as_gpus.0, &as_gpus.1)
+        match run_experiment(e, l, opts, catalog)? {
+            Ok((o, note)) => {
+                notes.push(note);
+                outcomes.push(o);
             }
-        };
-        if let (Some(ks), true) = (&e.kernels, opts.data.is_empty()) {
-            if let Some(k) = ks
-                .iter()
-                .find(|k| !l.table.runs.iter().any(|r| *r.kernel == ***k))
-            {
-                return Err(Error::usage(format!(
-                    "experiment '{}': kernel '{k}' is not in its data (kernels: {})",
-                    e.name,
-                    kernel_list(&l.table.runs)
-                )));
-            }
+            Err(skipped) => notes.push(skipped),
         }
-        let selected: Vec<Run>;
-        let runs = if e.is_sampled() || e.kernels.is_some() {
-            selected = l
-                .table
-                .runs
-                .iter()
-                .filter(|r| {
-                    e.kernels
-                        .as_ref()
-                        .is_none_or(|k| k.iter().any(|k| r.kernel == *k))
-                })
-                .filter(|r| e.sample_of(r).is_none_or(|f| in_sample(r, f)))
-                .cloned()
-                .collect();
-            if selected.is_empty() {
-                if opts.data.is_empty() {
-                    return Err(Error::usage(format!(
-                        "experiment '{}': no rows of its kernels in its data",
-                        e.name
-                    )));
-                }
-                // Other data given with --data: this experiment's kernels are not in it.
-                notes.push(format!(
-                    "- {}: skipped (none of its kernels is in the data given)",
-                    e.name
-                ));
-                continue;
-            }
-            &selected[..]
-        } else {
-            &l.table.runs[..]
-        };
-        if !opts.data.is_empty() {
-            if let Err(why) = e.protocol.check(runs) {
-                // Other data given with --data: not what this experiment's protocol needs.
-                notes.push(format!("- {}: skipped ({why})", e.name));
-                continue;
-            }
-        }
-        if !opts.data.is_empty() && e.selection.resolved(exp_catalog, runs).is_err() {
-            // Other data given with --data: the GPUs this experiment selects are not in it.
-            notes.push(format!(
-                "- {}: skipped (the GPUs it selects are not in the data given)",
-                e.name
-            ));
-            continue;
-        }
-        notes.push(format!(
-            "- {}: {} ({} rows{}; {} flagged, {} excluded by the validation rule{})",
-            e.name,
-            l.table.files.join(", "),
-            l.report.rows,
-            if runs.len() < l.table.runs.len() {
-                format!(
-                    ", {} of them evaluated ({}{})",
-                    runs.len(),
-                    e.kernels
-                        .as_ref()
-                        .map(|k| k.join(", "))
-                        .unwrap_or_else(|| "all kernels".into()),
-                    e.sample
-                        .map(|f| format!(", a {:.1} % sample of configurations", 100.0 * f))
-                        .unwrap_or_default()
-                        + &e.sample_sources
-                            .iter()
-                            .map(|(s, f)| format!(", {:.1} % of {s}'s", 100.0 * f))
-                            .collect::<String>()
-                )
-            } else {
-                String::new()
-            },
-            l.report.flagged,
-            l.report.excluded,
-            crate::report::not_imported_text(&l.report)
-                .map(|t| format!("; {t}"))
-                .unwrap_or_default()
-        ));
-        let mut o = run(
-            e,
-            runs,
-            &l.table.files,
-            exp_catalog,
-            l.study_metrics.as_deref(),
-            &|| {},
-        )?;
-        if e.roofline && opts.plots {
-            // whole GPUs only: the roofline charts draw the built-in catalog's roofs
-            let whole = runs.iter().filter(|r| catalog.resolve(&r.gpu).is_some());
-            o.rooflines = Some(whole.cloned().collect());
-        }
-        outcomes.push(o);
     }
     if outcomes.is_empty() {
         let kernels = loaded
@@ -1060,16 +927,200 @@ pub fn reproduce(
     }
     progress("writing", exps.len(), exps.len());
     let t_write = Instant::now();
+    let (summary, files) = write_reproduction(&mut outcomes, &notes, opts, catalog)?;
+    Ok(Reproduction {
+        outcomes,
+        summary,
+        files,
+        load_seconds,
+        write_seconds: t_write.elapsed().as_secs_f64(),
+    })
+}
+
+/// An error when two experiment files share a name (their outputs would collide).
+fn check_names_unique(exps: &[Experiment], opts: &ReproduceOptions) -> Result<()> {
+    for (i, e) in exps.iter().enumerate() {
+        if exps[..i].iter().any(|o| o.name == e.name) {
+            return Err(Error::file(
+                opts.experiments.describe(),
+                format!(
+                    "two experiment files are named '{}': their outputs would overwrite each other",
+                    e.name
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The data files experiment `e` runs on: those given with --data, else its own.
+fn experiment_data(e: &Experiment, opts: &ReproduceOptions) -> Result<Vec<PathBuf>> {
+    let data = if opts.data.is_empty() {
+        e.data.clone()
+    } else {
+        opts.data.to_vec()
+    };
+    if data.is_empty() {
+        return Err(Error::usage(format!(
+            "experiment '{}' names no data: give it `data = [...]` or pass --data",
+            e.name
+        )));
+    }
+    Ok(data)
+}
+
+/// Run experiment `e` on its loaded data `l`: its outcome and the note on the data it
+/// evaluated, or the note saying why it is skipped (with other data given with --data).
+fn run_experiment(
+    e: &Experiment,
+    l: &Loaded,
+    opts: &ReproduceOptions,
+    catalog: &Catalog,
+) -> Result<std::result::Result<(Outcome, String), String>> {
+    // SM partitions as GPUs of their own: this experiment's table and catalog
+    let as_gpus;
+    let (l, exp_catalog) = match e.sm_partitions {
+        SmPartitions::Exclude => (l, catalog),
+        SmPartitions::AsGpus => {
+            let (table, report, cat) = crate::data::partitions_as_gpus(&l.table, catalog)?;
+            as_gpus = (
+                Loaded {
+                    table,
+                    report,
+                    study_metrics: l.study_metrics.clone(),
+                },
+                cat,
+            );
+            (&as_gpus.0, &as_gpus.1)
+        }
+    };
+    if let (Some(ks), true) = (&e.kernels, opts.data.is_empty()) {
+        if let Some(k) = ks
+            .iter()
+            .find(|k| !l.table.runs.iter().any(|r| *r.kernel == ***k))
+        {
+            return Err(Error::usage(format!(
+                "experiment '{}': kernel '{k}' is not in its data (kernels: {})",
+                e.name,
+                kernel_list(&l.table.runs)
+            )));
+        }
+    }
+    let selected: Vec<Run>;
+    let runs = if e.is_sampled() || e.kernels.is_some() {
+        selected = selected_runs(e, &l.table.runs);
+        if selected.is_empty() {
+            if opts.data.is_empty() {
+                return Err(Error::usage(format!(
+                    "experiment '{}': no rows of its kernels in its data",
+                    e.name
+                )));
+            }
+            // Other data given with --data: this experiment's kernels are not in it.
+            return Ok(Err(format!(
+                "- {}: skipped (none of its kernels is in the data given)",
+                e.name
+            )));
+        }
+        &selected[..]
+    } else {
+        &l.table.runs[..]
+    };
+    if !opts.data.is_empty() {
+        if let Err(why) = e.protocol.check(runs) {
+            // Other data given with --data: not what this experiment's protocol needs.
+            return Ok(Err(format!("- {}: skipped ({why})", e.name)));
+        }
+    }
+    if !opts.data.is_empty() && e.selection.resolved(exp_catalog, runs).is_err() {
+        // Other data given with --data: the GPUs this experiment selects are not in it.
+        return Ok(Err(format!(
+            "- {}: skipped (the GPUs it selects are not in the data given)",
+            e.name
+        )));
+    }
+    let note = data_note(e, l, runs);
+    let mut o = run(
+        e,
+        runs,
+        &l.table.files,
+        exp_catalog,
+        l.study_metrics.as_deref(),
+        &|| {},
+    )?;
+    if e.roofline && opts.plots {
+        // whole GPUs only: the roofline charts draw the built-in catalog's roofs
+        let whole = runs.iter().filter(|r| catalog.resolve(&r.gpu).is_some());
+        o.rooflines = Some(whole.cloned().collect());
+    }
+    Ok(Ok((o, note)))
+}
+
+/// The runs of `all` that experiment `e` evaluates: its kernels, its sample.
+fn selected_runs(e: &Experiment, all: &[Run]) -> Vec<Run> {
+    all.iter()
+        .filter(|r| {
+            e.kernels
+                .as_ref()
+                .is_none_or(|k| k.iter().any(|k| r.kernel == *k))
+        })
+        .filter(|r| e.sample_of(r).is_none_or(|f| in_sample(r, f)))
+        .cloned()
+        .collect()
+}
+
+/// The summary's line on the data experiment `e` evaluated (`runs`, of `l`).
+fn data_note(e: &Experiment, l: &Loaded, runs: &[Run]) -> String {
+    format!(
+        "- {}: {} ({} rows{}; {} flagged, {} excluded by the validation rule{})",
+        e.name,
+        l.table.files.join(", "),
+        l.report.rows,
+        if runs.len() < l.table.runs.len() {
+            format!(
+                ", {} of them evaluated ({}{})",
+                runs.len(),
+                e.kernels
+                    .as_ref()
+                    .map(|k| k.join(", "))
+                    .unwrap_or_else(|| "all kernels".into()),
+                e.sample
+                    .map(|f| format!(", a {:.1} % sample of configurations", 100.0 * f))
+                    .unwrap_or_default()
+                    + &e.sample_sources
+                        .iter()
+                        .map(|(s, f)| format!(", {:.1} % of {s}'s", 100.0 * f))
+                        .collect::<String>()
+            )
+        } else {
+            String::new()
+        },
+        l.report.flagged,
+        l.report.excluded,
+        crate::report::not_imported_text(&l.report)
+            .map(|t| format!("; {t}"))
+            .unwrap_or_default()
+    )
+}
+
+/// Write every outcome's files and the summaries into a staging directory, then
+/// move them into `opts.out`: the summary table and the files written there.
+fn write_reproduction(
+    outcomes: &mut [Outcome],
+    notes: &[String],
+    opts: &ReproduceOptions,
+    catalog: &Catalog,
+) -> Result<(Table, Vec<PathBuf>)> {
     let staging = staging_dir(opts.out)?;
     let _staging_registered = crate::files::Temporary::register(&staging);
     let mut files = Vec::new();
-    for o in &mut outcomes {
+    for o in outcomes.iter_mut() {
         files.extend(write_outputs(o, &staging, opts.plots)?);
         if let Some(runs) = o.rooflines.take() {
             files.extend(roofline_plots(&runs, catalog, &staging)?);
         }
     }
-    let summary = summary_table(&outcomes);
+    let summary = summary_table(outcomes);
     let mut md = String::from("# Every experiment: pooled MAPE (ours beside published; at known level: with each kernel's level on each target known, the rest is the level's), worst target, interval coverage, tuning-space ranking\n\n");
     md += &summary.to_markdown();
     md += "\nPer target, per kernel and every other metric: each experiment's own file; all models side by side: summary_wide.csv.\n\nData per experiment:\n\n";
@@ -1079,7 +1130,7 @@ pub fn reproduce(
     write(&staging.join("summary.csv"), &summary.to_csv(), &mut files)?;
     write(
         &staging.join("summary_wide.csv"),
-        &summary_wide_table(&outcomes).to_csv(),
+        &summary_wide_table(outcomes).to_csv(),
         &mut files,
     )?;
     let published = publish(&staging, opts.out, &files);
@@ -1089,13 +1140,7 @@ pub fn reproduce(
         .into_iter()
         .map(|f| opts.out.join(f.strip_prefix(&staging).unwrap_or(&f)))
         .collect();
-    Ok(Reproduction {
-        outcomes,
-        summary,
-        files,
-        load_seconds,
-        write_seconds: t_write.elapsed().as_secs_f64(),
-    })
+    Ok((summary, files))
 }
 
 /// The kernels of `runs`, sorted, at most 20 named.

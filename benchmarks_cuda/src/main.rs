@@ -67,53 +67,9 @@ enum Cmd {
     },
     /// Compile every kernel with NVRTC + ptxas for each architecture (no GPU needed):
     /// registers, static shared memory, spills, SASS instruction mix
-    Inspect {
-        /// Architectures, comma-separated
-        #[arg(
-            long,
-            value_delimiter = ',',
-            default_value = "sm_52,sm_60,sm_70,sm_75,sm_80,sm_86,sm_89,sm_90"
-        )]
-        arch: Vec<String>,
-        #[arg(long, value_enum, default_value = "table")]
-        format: Format,
-        /// Write here instead of standard output
-        #[arg(long)]
-        out: Option<PathBuf>,
-        /// Directory holding NVRTC/ptxas (a venv from scripts/install-cuda-tools.sh, a CUDA toolkit); also $GPUCAST_CUDA_TOOLS
-        #[arg(long, value_name = "DIR")]
-        cuda_tools: Option<PathBuf>,
-        /// Parallel compile jobs (default: available cores)
-        #[arg(long)]
-        jobs: Option<usize>,
-        #[command(flatten)]
-        sel: Select,
-    },
+    Inspect(InspectArgs),
     /// Measure the suite on the GPU present; one canonical-runs CSV row per configuration
-    Run {
-        #[command(flatten)]
-        sel: Select,
-        /// Size filter, e.g. N=262144:1048576,H=512 (a parameter applies to kernels that have it)
-        #[arg(long)]
-        sizes: Option<String>,
-        /// Output CSV (rows appended one complete line at a time)
-        #[arg(long)]
-        out: PathBuf,
-        /// Skip (gpu, kernel, config, sm_count) already in --out with status ok
-        #[arg(long)]
-        resume: bool,
-        /// Restrict kernels to N SMs (CUDA green contexts, driver 12.4+)
-        #[arg(long)]
-        sm_count: Option<u32>,
-        #[command(flatten)]
-        timing: Timing,
-        /// Skip output verification against the CPU references
-        #[arg(long)]
-        no_verify: bool,
-        /// Do not draw a progress bar
-        #[arg(long)]
-        no_progress: bool,
-    },
+    Run(RunArgs),
     /// Measure DRAM/L2/L1/shared bandwidth, FMA peaks, launch overhead, atomics; write the measured GPU-catalog fields (TOML)
     Calibrate {
         #[arg(long)]
@@ -122,32 +78,88 @@ enum Cmd {
         timing: Timing,
     },
     /// Launch kernels concurrently on disjoint SM partitions (green contexts); report each kernel's time alone and together
-    Corun {
-        /// Kernels to co-run (2 or more), comma-separated; each at its largest working set (the one that interferes most in memory) unless --sizes narrows the choice
-        #[arg(long, value_delimiter = ',', required = true)]
-        kernels: Vec<String>,
-        /// Size filter applied to each kernel (the largest matching configuration is used)
-        #[arg(long)]
-        sizes: Option<String>,
-        /// SMs per partition
-        #[arg(long)]
-        sm_count: u32,
-        /// Each kernel's stream of back-to-back launches lasts about this long alone (at least as long as the slowest single launch), so the co-run streams overlap for their whole length
-        #[arg(long, default_value_t = 20.0)]
-        target_ms: f64,
-        /// Append to --out and skip the run when it already holds this set of kernels
-        #[arg(long)]
-        resume: bool,
-        #[arg(long, default_value_t = 0)]
-        device: i32,
-        #[arg(long, value_name = "DIR")]
-        cuda_tools: Option<PathBuf>,
-        #[arg(long, default_value_t = 60.0)]
-        timeout_s: f64,
-        /// Output CSV (one line per kernel)
-        #[arg(long)]
-        out: Option<PathBuf>,
-    },
+    Corun(CorunArgs),
+}
+
+// Arguments of `inspect`.
+#[derive(clap::Args)]
+struct InspectArgs {
+    /// Architectures, comma-separated
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "sm_52,sm_60,sm_70,sm_75,sm_80,sm_86,sm_89,sm_90"
+    )]
+    arch: Vec<String>,
+    #[arg(long, value_enum, default_value = "table")]
+    format: Format,
+    /// Write here instead of standard output
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Directory holding NVRTC/ptxas (a venv from scripts/install-cuda-tools.sh, a CUDA toolkit); also $GPUCAST_CUDA_TOOLS
+    #[arg(long, value_name = "DIR")]
+    cuda_tools: Option<PathBuf>,
+    /// Parallel compile jobs (default: available cores)
+    #[arg(long)]
+    jobs: Option<usize>,
+    #[command(flatten)]
+    sel: Select,
+}
+
+// Arguments of `run`.
+#[derive(clap::Args)]
+struct RunArgs {
+    #[command(flatten)]
+    sel: Select,
+    /// Size filter, e.g. N=262144:1048576,H=512 (a parameter applies to kernels that have it)
+    #[arg(long)]
+    sizes: Option<String>,
+    /// Output CSV (rows appended one complete line at a time)
+    #[arg(long)]
+    out: PathBuf,
+    /// Skip (gpu, kernel, config, sm_count) already in --out with status ok
+    #[arg(long)]
+    resume: bool,
+    /// Restrict kernels to N SMs (CUDA green contexts, driver 12.4+)
+    #[arg(long)]
+    sm_count: Option<u32>,
+    #[command(flatten)]
+    timing: Timing,
+    /// Skip output verification against the CPU references
+    #[arg(long)]
+    no_verify: bool,
+    /// Do not draw a progress bar
+    #[arg(long)]
+    no_progress: bool,
+}
+
+// Arguments of `corun`.
+#[derive(clap::Args)]
+struct CorunArgs {
+    /// Kernels to co-run (2 or more), comma-separated; each at its largest working set (the one that interferes most in memory) unless --sizes narrows the choice
+    #[arg(long, value_delimiter = ',', required = true)]
+    kernels: Vec<String>,
+    /// Size filter applied to each kernel (the largest matching configuration is used)
+    #[arg(long)]
+    sizes: Option<String>,
+    /// SMs per partition
+    #[arg(long)]
+    sm_count: u32,
+    /// Each kernel's stream of back-to-back launches lasts about this long alone (at least as long as the slowest single launch), so the co-run streams overlap for their whole length
+    #[arg(long, default_value_t = 20.0)]
+    target_ms: f64,
+    /// Append to --out and skip the run when it already holds this set of kernels
+    #[arg(long)]
+    resume: bool,
+    #[arg(long, default_value_t = 0)]
+    device: i32,
+    #[arg(long, value_name = "DIR")]
+    cuda_tools: Option<PathBuf>,
+    #[arg(long, default_value_t = 60.0)]
+    timeout_s: f64,
+    /// Output CSV (one line per kernel)
+    #[arg(long)]
+    out: Option<PathBuf>,
 }
 
 #[derive(clap::Args, Clone)]
@@ -199,315 +211,355 @@ fn real_main() -> Result<i32> {
     let cli = Cli::parse();
     let suite = load_suite(&cli.manifest)?;
     match cli.cmd {
-        Cmd::List { sel, configs } => {
-            use std::fmt::Write as _;
-            let mut text = String::new();
-            for k in suite.select(&sel.suite, &sel.kernels)? {
-                writeln!(text, "{}\t{}\t{}", k.name, k.suite, k.category)?;
-                if configs {
-                    writeln!(
-                        text,
-                        "\t# {} [{}, {}]{}",
-                        k.description,
-                        k.precision,
-                        k.source,
-                        if k.note.is_empty() {
-                            String::new()
-                        } else {
-                            format!(" note: {}", k.note)
-                        }
-                    )?;
-                    for i in instances(k)? {
-                        writeln!(
-                            text,
-                            "\t{}\tflops={}\tdram_bytes={}\tdram_bytes_model={}\tgrid={:?}\tblock={:?}\tsmem_dyn={}\talloc_bytes={}",
-                            i.config,
-                            i.flops,
-                            i.dram_bytes,
-                            i.dram_bytes_model,
-                            i.grid,
-                            i.block,
-                            i.smem_dyn,
-                            i.alloc_bytes()
-                        )?;
-                    }
+        Cmd::List { sel, configs } => cmd_list(&suite, &sel, configs),
+        Cmd::Inspect(args) => cmd_inspect(&suite, args),
+        Cmd::Run(args) => cmd_run(&suite, args),
+        Cmd::Calibrate { out, timing } => cmd_calibrate(&suite, &out, &timing),
+        Cmd::Corun(args) => cmd_corun(&suite, args),
+    }
+}
+
+/// `list`: print the selected kernels, with their configurations when `configs`.
+fn cmd_list(suite: &Suite, sel: &Select, configs: bool) -> Result<i32> {
+    use std::fmt::Write as _;
+    let mut text = String::new();
+    for k in suite.select(&sel.suite, &sel.kernels)? {
+        writeln!(text, "{}\t{}\t{}", k.name, k.suite, k.category)?;
+        if configs {
+            writeln!(
+                text,
+                "\t# {} [{}, {}]{}",
+                k.description,
+                k.precision,
+                k.source,
+                if k.note.is_empty() {
+                    String::new()
+                } else {
+                    format!(" note: {}", k.note)
                 }
-            }
-            write_stdout(&text)?;
-            Ok(0)
-        }
-        Cmd::Inspect {
-            arch,
-            format,
-            out,
-            cuda_tools,
-            jobs,
-            sel,
-        } => {
-            let kernels = suite.select(&sel.suite, &sel.kernels)?;
-            let tools = inspect::Tools::find(cuda_tools.as_deref())?;
-            let jobs = jobs.unwrap_or_else(|| {
-                std::thread::available_parallelism()
-                    .map(|n| n.get())
-                    .unwrap_or(1)
-            });
-            let (va, vb) = tools.nvrtc.version();
-            eprintln!(
-                "inspect: NVRTC {va}.{vb} ({}), {} ({}), disassembler: {}",
-                tools.nvrtc.path.display(),
-                tools.ptxas.display(),
-                tools.ptxas_version(),
-                tools
-                    .disasm
-                    .as_ref()
-                    .map(|p| p.display().to_string())
-                    .unwrap_or_else(|| "none (no SASS instruction mix)".into())
-            );
-            let results = inspect::inspect_all(&tools, &suite, &kernels, &arch, jobs)?;
-            let with_inst = tools.disasm.is_some();
-            let mut ok = Vec::new();
-            let mut failures = Vec::new();
-            for r in results {
-                match r {
-                    Ok(x) => ok.push(x),
-                    Err(e) => failures.push(format!("{e:#}")),
-                }
-            }
-            let text = match format {
-                Format::Csv => {
-                    let mut s = output::csv_line(&inspect::csv_header(with_inst));
-                    for r in &ok {
-                        s.push_str(&output::csv_line(&inspect::csv_cells(r, with_inst)));
-                    }
-                    s
-                }
-                Format::Json => serde_json::to_string_pretty(&ok)? + "\n",
-                Format::Table => {
-                    // kernels x archs: registers (spill bytes marked with '!')
-                    let mut s = format!("{:<28}", "kernel \\ regs");
-                    for a in &arch {
-                        s.push_str(&format!("{a:>8}"));
-                    }
-                    s.push_str(&format!("{:>9}\n", "smem"));
-                    for k in &kernels {
-                        s.push_str(&format!("{:<28}", k.name));
-                        let mut smem = String::new();
-                        for a in &arch {
-                            let a = format!(
-                                "sm_{}",
-                                a.trim_start_matches("sm_").trim_start_matches("compute_")
-                            );
-                            match ok.iter().find(|r| r.kernel == k.name && r.arch == a) {
-                                Some(r) => {
-                                    let spill = if r.spill_stores + r.spill_loads > 0 {
-                                        "!"
-                                    } else {
-                                        ""
-                                    };
-                                    s.push_str(&format!(
-                                        "{:>8}",
-                                        format!("{}{}", r.regs_per_thread, spill)
-                                    ));
-                                    smem = r.static_smem_bytes.to_string();
-                                }
-                                None => s.push_str(&format!("{:>8}", "FAIL")),
-                            }
-                        }
-                        s.push_str(&format!("{smem:>9}\n"));
-                    }
-                    s
-                }
-            };
-            match &out {
-                Some(p) => {
-                    std::fs::write(p, &text).with_context(|| format!("writing {}", p.display()))?
-                }
-                None => write_stdout(&text)?,
-            }
-            eprintln!(
-                "inspect: {} kernels x {} architectures: {} compiled, {} failed",
-                kernels.len(),
-                arch.len(),
-                ok.len(),
-                failures.len()
-            );
-            for f in &failures {
-                eprintln!("inspect: FAILED {f}");
-            }
-            Ok(if failures.is_empty() { 0 } else { 1 })
-        }
-        Cmd::Run {
-            sel,
-            sizes,
-            out,
-            resume,
-            sm_count,
-            timing,
-            no_verify,
-            no_progress,
-        } => {
-            let filter = match &sizes {
-                Some(s) => parse_size_filter(s)?,
-                None => Default::default(),
-            };
-            let kernels = suite.select(&sel.suite, &sel.kernels)?;
-            let mut selected = Vec::new();
-            for k in kernels {
-                for i in instances(k)? {
-                    if size_filter_matches(&i, &filter) {
-                        selected.push((k, i));
-                    }
-                }
-            }
-            if selected.is_empty() {
-                bail!("no configuration matches the selection");
-            }
-            let mut opts = timing.options()?;
-            opts.resume = resume;
-            opts.verify = !no_verify;
-            opts.progress = !no_progress;
-            let mut dev =
-                cuda::CudaDevice::open(timing.device, sm_count, timing.cuda_tools.clone())?;
-            let (a, b) = dev.nvrtc_version();
-            let info = device::Device::info(&dev).clone();
-            eprintln!(
-                "run: {} (sm_{}{}, {} SMs{}), driver {}, CUDA {}, NVRTC {a}.{b}; {} configurations -> {}",
-                info.name,
-                info.compute_capability.0,
-                info.compute_capability.1,
-                info.sm_count,
-                info.partition_sms.map(|p| format!(", partition of {p}")).unwrap_or_default(),
-                info.driver_version,
-                info.cuda_version,
-                selected.len(),
-                out.display()
-            );
-            let s = runner::run(
-                &mut dev,
-                &suite,
-                &selected,
-                &output::ResultsFile::new(&out),
-                &opts,
             )?;
-            eprintln!(
-                "run: {} ok, {} errors, {} skipped (already done)",
-                s.ok, s.errors, s.skipped
+            for i in instances(k)? {
+                writeln!(
+                    text,
+                    "\t{}\tflops={}\tdram_bytes={}\tdram_bytes_model={}\tgrid={:?}\tblock={:?}\tsmem_dyn={}\talloc_bytes={}",
+                    i.config,
+                    i.flops,
+                    i.dram_bytes,
+                    i.dram_bytes_model,
+                    i.grid,
+                    i.block,
+                    i.smem_dyn,
+                    i.alloc_bytes()
+                )?;
+            }
+        }
+    }
+    write_stdout(&text)?;
+    Ok(0)
+}
+
+/// `inspect`: compile the selected kernels for each architecture, write the
+/// resources found and report the failures; exit code 1 when any failed.
+fn cmd_inspect(suite: &Suite, args: InspectArgs) -> Result<i32> {
+    let InspectArgs {
+        arch,
+        format,
+        out,
+        cuda_tools,
+        jobs,
+        sel,
+    } = args;
+    let kernels = suite.select(&sel.suite, &sel.kernels)?;
+    let tools = inspect::Tools::find(cuda_tools.as_deref())?;
+    let jobs = jobs.unwrap_or_else(|| {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+    });
+    let (va, vb) = tools.nvrtc.version();
+    eprintln!(
+        "inspect: NVRTC {va}.{vb} ({}), {} ({}), disassembler: {}",
+        tools.nvrtc.path.display(),
+        tools.ptxas.display(),
+        tools.ptxas_version(),
+        tools
+            .disasm
+            .as_ref()
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|| "none (no SASS instruction mix)".into())
+    );
+    let results = inspect::inspect_all(&tools, suite, &kernels, &arch, jobs)?;
+    let with_inst = tools.disasm.is_some();
+    let mut ok = Vec::new();
+    let mut failures = Vec::new();
+    for r in results {
+        match r {
+            Ok(x) => ok.push(x),
+            Err(e) => failures.push(format!("{e:#}")),
+        }
+    }
+    let text = match format {
+        Format::Csv => {
+            let mut s = output::csv_line(&inspect::csv_header(with_inst));
+            for r in &ok {
+                s.push_str(&output::csv_line(&inspect::csv_cells(r, with_inst)));
+            }
+            s
+        }
+        Format::Json => serde_json::to_string_pretty(&ok)? + "\n",
+        Format::Table => inspect_table(&ok, &kernels, &arch),
+    };
+    match &out {
+        Some(p) => std::fs::write(p, &text).with_context(|| format!("writing {}", p.display()))?,
+        None => write_stdout(&text)?,
+    }
+    eprintln!(
+        "inspect: {} kernels x {} architectures: {} compiled, {} failed",
+        kernels.len(),
+        arch.len(),
+        ok.len(),
+        failures.len()
+    );
+    for f in &failures {
+        eprintln!("inspect: FAILED {f}");
+    }
+    Ok(if failures.is_empty() { 0 } else { 1 })
+}
+
+/// The `inspect` table: kernels x architectures, registers per thread ('!' when
+/// the kernel spills, FAIL when it did not compile), then static shared memory.
+fn inspect_table(
+    ok: &[inspect::Resources],
+    kernels: &[&manifest::KernelDef],
+    arch: &[String],
+) -> String {
+    let mut s = format!("{:<28}", "kernel \\ regs");
+    for a in arch {
+        s.push_str(&format!("{a:>8}"));
+    }
+    s.push_str(&format!("{:>9}\n", "smem"));
+    for k in kernels {
+        s.push_str(&format!("{:<28}", k.name));
+        let mut smem = String::new();
+        for a in arch {
+            let a = format!(
+                "sm_{}",
+                a.trim_start_matches("sm_").trim_start_matches("compute_")
             );
-            Ok(if s.errors > 0 { 2 } else { 0 })
-        }
-        Cmd::Calibrate { out, timing } => {
-            let opts = timing.options()?;
-            let mut dev = cuda::CudaDevice::open(timing.device, None, timing.cuda_tools.clone())?;
-            let m = calibrate::calibrate(&mut dev, &suite, &opts, |f| eprintln!("calibrate: {f}"))?;
-            let text = calibrate::to_toml(device::Device::info(&dev), &m, &opts);
-            std::fs::write(&out, &text).with_context(|| format!("writing {}", out.display()))?;
-            write_stdout(&text)?;
-            Ok(0)
-        }
-        Cmd::Corun {
-            kernels,
-            sizes,
-            sm_count,
-            target_ms,
-            resume,
-            device: ordinal,
-            cuda_tools,
-            timeout_s,
-            out,
-        } => {
-            if kernels.len() < 2 {
-                bail!("corun needs at least two kernels");
+            match ok.iter().find(|r| r.kernel == k.name && r.arch == a) {
+                Some(r) => {
+                    let spill = if r.spill_stores + r.spill_loads > 0 {
+                        "!"
+                    } else {
+                        ""
+                    };
+                    s.push_str(&format!("{:>8}", format!("{}{}", r.regs_per_thread, spill)));
+                    smem = r.static_smem_bytes.to_string();
+                }
+                None => s.push_str(&format!("{:>8}", "FAIL")),
             }
-            if !(target_ms > 0.0 && target_ms.is_finite()) {
-                bail!("--target-ms must be a positive number of milliseconds, got {target_ms}");
+        }
+        s.push_str(&format!("{smem:>9}\n"));
+    }
+    s
+}
+
+/// `run`: measure the selected configurations on the GPU present, appending rows
+/// to `--out`; exit code 2 when any configuration failed.
+fn cmd_run(suite: &Suite, args: RunArgs) -> Result<i32> {
+    let RunArgs {
+        sel,
+        sizes,
+        out,
+        resume,
+        sm_count,
+        timing,
+        no_verify,
+        no_progress,
+    } = args;
+    let filter = match &sizes {
+        Some(s) => parse_size_filter(s)?,
+        None => Default::default(),
+    };
+    let kernels = suite.select(&sel.suite, &sel.kernels)?;
+    let mut selected = Vec::new();
+    for k in kernels {
+        for i in instances(k)? {
+            if size_filter_matches(&i, &filter) {
+                selected.push((k, i));
             }
-            let others_of = |i: usize| -> String {
-                kernels
-                    .iter()
-                    .enumerate()
-                    .filter(|(j, _)| *j != i)
-                    .map(|(_, k)| k.as_str())
-                    .collect::<Vec<_>>()
-                    .join("+")
-            };
-            if let (true, Some(p)) = (resume, &out) {
-                if corun_done(p, &kernels[0], &others_of(0))? {
-                    eprintln!("corun: {} already in {}", kernels.join("+"), p.display());
-                    return Ok(0);
+        }
+    }
+    if selected.is_empty() {
+        bail!("no configuration matches the selection");
+    }
+    let mut opts = timing.options()?;
+    opts.resume = resume;
+    opts.verify = !no_verify;
+    opts.progress = !no_progress;
+    let mut dev = cuda::CudaDevice::open(timing.device, sm_count, timing.cuda_tools.clone())?;
+    let (a, b) = dev.nvrtc_version();
+    let info = device::Device::info(&dev).clone();
+    eprintln!(
+        "run: {} (sm_{}{}, {} SMs{}), driver {}, CUDA {}, NVRTC {a}.{b}; {} configurations -> {}",
+        info.name,
+        info.compute_capability.0,
+        info.compute_capability.1,
+        info.sm_count,
+        info.partition_sms
+            .map(|p| format!(", partition of {p}"))
+            .unwrap_or_default(),
+        info.driver_version,
+        info.cuda_version,
+        selected.len(),
+        out.display()
+    );
+    let s = runner::run(
+        &mut dev,
+        suite,
+        &selected,
+        &output::ResultsFile::new(&out),
+        &opts,
+    )?;
+    eprintln!(
+        "run: {} ok, {} errors, {} skipped (already done)",
+        s.ok, s.errors, s.skipped
+    );
+    Ok(if s.errors > 0 { 2 } else { 0 })
+}
+
+/// `calibrate`: measure the GPU present and write its catalog fields to `out`
+/// and standard output.
+fn cmd_calibrate(suite: &Suite, out: &std::path::Path, timing: &Timing) -> Result<i32> {
+    let opts = timing.options()?;
+    let mut dev = cuda::CudaDevice::open(timing.device, None, timing.cuda_tools.clone())?;
+    let m = calibrate::calibrate(&mut dev, suite, &opts, |f| eprintln!("calibrate: {f}"))?;
+    let text = calibrate::to_toml(device::Device::info(&dev), &m, &opts);
+    std::fs::write(out, &text).with_context(|| format!("writing {}", out.display()))?;
+    write_stdout(&text)?;
+    Ok(0)
+}
+
+/// `corun`: check the arguments, run the kernels together on disjoint SM
+/// partitions and write one row per kernel.
+fn cmd_corun(suite: &Suite, args: CorunArgs) -> Result<i32> {
+    let kernels = &args.kernels;
+    if kernels.len() < 2 {
+        bail!("corun needs at least two kernels");
+    }
+    if !(args.target_ms > 0.0 && args.target_ms.is_finite()) {
+        bail!(
+            "--target-ms must be a positive number of milliseconds, got {}",
+            args.target_ms
+        );
+    }
+    if let (true, Some(p)) = (args.resume, &args.out) {
+        if corun_done(p, &kernels[0], &corun_others(kernels, 0))? {
+            eprintln!("corun: {} already in {}", kernels.join("+"), p.display());
+            return Ok(0);
+        }
+    }
+    let (jobs, configs) = corun_jobs(suite, kernels, args.sizes.as_deref())?;
+    let (info, got, times) = cuda::corun(
+        args.device,
+        args.cuda_tools.clone(),
+        args.sm_count,
+        &jobs,
+        args.target_ms,
+        Duration::from_secs_f64(args.timeout_s),
+    )?;
+    let header = output::csv_line(&CORUN_COLUMNS.map(String::from));
+    let mut lines = String::new();
+    for (i, t) in times.iter().enumerate() {
+        lines.push_str(&output::csv_line(&[
+            info.name.clone(),
+            kernels[i].clone(),
+            configs[i].clone(),
+            got.to_string(),
+            corun_others(kernels, i),
+            t.reps.to_string(),
+            format!("{}", t.alone_ms),
+            format!("{}", t.together_ms),
+            format!("{:.4}", t.together_ms / t.alone_ms),
+            provenance::utc_date(),
+            provenance::commit(),
+        ]));
+    }
+    write_corun(args.out.as_deref(), header, &lines)?;
+    Ok(0)
+}
+
+/// The kernels of a co-run set other than the `i`-th, joined with '+'.
+fn corun_others(kernels: &[String], i: usize) -> String {
+    kernels
+        .iter()
+        .enumerate()
+        .filter(|(j, _)| *j != i)
+        .map(|(_, k)| k.as_str())
+        .collect::<Vec<_>>()
+        .join("+")
+}
+
+/// One co-run job: kernel name, source, entry point, prepared buffers, launch shape.
+type CorunJob = (String, String, String, verify::Prepared, device::Launch);
+
+/// The co-run job of each kernel, at its largest working set among the
+/// configurations matching `sizes`, with each configuration's key.
+fn corun_jobs(
+    suite: &Suite,
+    kernels: &[String],
+    sizes: Option<&str>,
+) -> Result<(Vec<CorunJob>, Vec<String>)> {
+    let filter = match sizes {
+        Some(s) => parse_size_filter(s)?,
+        None => Default::default(),
+    };
+    let mut jobs = Vec::new();
+    let mut configs = Vec::new();
+    for n in kernels {
+        let k = suite
+            .get(n)
+            .with_context(|| format!("unknown kernel '{n}'"))?;
+        let inst = instances(k)?
+            .into_iter()
+            .filter(|i| size_filter_matches(i, &filter))
+            .max_by(|a, b| a.working_set.total_cmp(&b.working_set))
+            .with_context(|| format!("{n}: no configuration matches --sizes"))?;
+        let p = verify::prepare(&inst, 2)?;
+        let l = device::Launch {
+            grid: inst.grid,
+            block: inst.block,
+            smem_dyn: inst.smem_dyn,
+        };
+        jobs.push((
+            k.name.clone(),
+            suite.source(k)?.to_string(),
+            k.entry.clone(),
+            p,
+            l,
+        ));
+        configs.push(inst.config.clone());
+    }
+    Ok((jobs, configs))
+}
+
+/// Append the co-run rows to `out` (which must be a co-run table if it exists),
+/// or write them with their header to standard output.
+fn write_corun(out: Option<&std::path::Path>, header: String, lines: &str) -> Result<()> {
+    match out {
+        Some(p) => {
+            if let Some(cols) = csv_header(p)? {
+                if cols != CORUN_COLUMNS {
+                    bail!(
+                        "{} exists with other columns than a co-run table's ({})",
+                        p.display(),
+                        CORUN_COLUMNS.join(",")
+                    );
                 }
             }
-            let filter = match &sizes {
-                Some(s) => parse_size_filter(s)?,
-                None => Default::default(),
-            };
-            let mut jobs = Vec::new();
-            let mut meta = Vec::new();
-            for n in &kernels {
-                let k = suite
-                    .get(n)
-                    .with_context(|| format!("unknown kernel '{n}'"))?;
-                let inst = instances(k)?
-                    .into_iter()
-                    .filter(|i| size_filter_matches(i, &filter))
-                    .max_by(|a, b| a.working_set.total_cmp(&b.working_set))
-                    .with_context(|| format!("{n}: no configuration matches --sizes"))?;
-                let p = verify::prepare(&inst, 2)?;
-                let l = device::Launch {
-                    grid: inst.grid,
-                    block: inst.block,
-                    smem_dyn: inst.smem_dyn,
-                };
-                jobs.push((
-                    k.name.clone(),
-                    suite.source(k)?.to_string(),
-                    k.entry.clone(),
-                    p,
-                    l,
-                ));
-                meta.push(inst.config.clone());
-            }
-            let (info, got, times) = cuda::corun(
-                ordinal,
-                cuda_tools,
-                sm_count,
-                &jobs,
-                target_ms,
-                Duration::from_secs_f64(timeout_s),
-            )?;
-            let header = output::csv_line(&CORUN_COLUMNS.map(String::from));
-            let mut lines = String::new();
-            for (i, t) in times.iter().enumerate() {
-                lines.push_str(&output::csv_line(&[
-                    info.name.clone(),
-                    kernels[i].clone(),
-                    meta[i].clone(),
-                    got.to_string(),
-                    others_of(i),
-                    t.reps.to_string(),
-                    format!("{}", t.alone_ms),
-                    format!("{}", t.together_ms),
-                    format!("{:.4}", t.together_ms / t.alone_ms),
-                    provenance::utc_date(),
-                    provenance::commit(),
-                ]));
-            }
-            match out {
-                Some(p) => {
-                    if let Some(cols) = csv_header(&p)? {
-                        if cols != CORUN_COLUMNS {
-                            bail!(
-                                "{} exists with other columns than a co-run table's ({})",
-                                p.display(),
-                                CORUN_COLUMNS.join(",")
-                            );
-                        }
-                    }
-                    output::append_lines(&p, &header, &lines)?
-                }
-                None => write_stdout(&(header + &lines))?,
-            }
-            Ok(0)
+            output::append_lines(p, &header, lines)
         }
+        None => write_stdout(&(header + lines)),
     }
 }
 

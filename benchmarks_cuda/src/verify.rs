@@ -354,6 +354,21 @@ fn block_sums(v: &[f32], per_block: usize, blocks: usize) -> Vec<f32> {
 pub fn cpu_reference(inst: &Instance, bufs: &mut [HostBuf], names: &[String]) -> Result<()> {
     let mut b = B { bufs, names };
     let name = inst.kernel.as_str();
+    let found = elementwise_reference(name, inst, &mut b)?
+        || linear_algebra_reference(name, inst, &mut b)?
+        || reduction_reference(name, inst, &mut b)?
+        || stencil_reference(name, inst, &mut b)?
+        || memory_probe_reference(name, inst, &mut b)?
+        || compute_probe_reference(name, inst, &mut b)?;
+    if !found {
+        bail!("no CPU reference for kernel '{name}'");
+    }
+    Ok(())
+}
+
+/// CPU references of the element-wise and streaming kernels.
+/// Writes the expected outputs into `b` and returns `Ok(false)` when `name` is not one of them.
+fn elementwise_reference(name: &str, inst: &Instance, b: &mut B) -> Result<bool> {
     match name {
         "vector_add" => {
             let (a, bb) = (b.f32("a")?, b.f32("b")?);
@@ -408,6 +423,27 @@ pub fn cpu_reference(inst: &Instance, bufs: &mut [HostBuf], names: &[String]) ->
                 .collect();
             b.set("c", HostBuf::F32(c))?;
         }
+        "stream_copy" => {
+            let a = b.f32("a")?;
+            b.set("b", HostBuf::F32(a))?;
+        }
+        "stream_read" => {}
+        "stream_write" => {
+            let n = var(inst, "N")?;
+            b.set(
+                "out",
+                HostBuf::F32((0..n).map(|i| (i & 1023) as f32 * 0.5).collect()),
+            )?;
+        }
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+/// CPU references of the transpose, matrix-product, convolution and sparse kernels.
+/// Writes the expected outputs into `b` and returns `Ok(false)` when `name` is not one of them.
+fn linear_algebra_reference(name: &str, inst: &Instance, b: &mut B) -> Result<bool> {
+    match name {
         "naive_transpose" | "shared_transpose" => {
             let (rows, cols) = (var(inst, "rows")?, var(inst, "cols")?);
             let t = transpose(&b.f32("in")?, rows, cols);
@@ -425,6 +461,48 @@ pub fn cpu_reference(inst: &Instance, bufs: &mut [HostBuf], names: &[String]) ->
             conv(&b.f32("in")?, &b.f32("filt")?, rows, cols, k, &mut out);
             b.set("out", HostBuf::F32(out))?;
         }
+        "tensor_gemm_f16" | "tensor_gemm_bf16" => {
+            let n = var(inst, "n")?;
+            let dec = |v: Vec<u16>| -> Vec<f32> {
+                v.into_iter()
+                    .map(|h| {
+                        if name == "tensor_gemm_f16" {
+                            f16_bits_to_f32(h)
+                        } else {
+                            bf16_bits_to_f32(h)
+                        }
+                    })
+                    .collect()
+            };
+            let c = matmul(&dec(b.u16("A")?), &dec(b.u16("B")?), n);
+            b.set("C", HostBuf::F32(c))?;
+        }
+        "spmv_csr" => {
+            let (rp, cols, vals, x) = (
+                b.i32("row_ptr")?,
+                b.i32("cols")?,
+                b.f32("vals")?,
+                b.f32("x")?,
+            );
+            let rows = rp.len() - 1;
+            let y = (0..rows)
+                .map(|r| {
+                    (rp[r] as usize..rp[r + 1] as usize)
+                        .map(|j| vals[j] * x[cols[j] as usize])
+                        .sum::<f32>()
+                })
+                .collect();
+            b.set("y", HostBuf::F32(y))?;
+        }
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+/// CPU references of the reduction, scan, histogram and atomic kernels.
+/// Writes the expected outputs into `b` and returns `Ok(false)` when `name` is not one of them.
+fn reduction_reference(name: &str, inst: &Instance, b: &mut B) -> Result<bool> {
+    match name {
         "reduce_sum" => {
             let a = b.f32("in")?;
             let blocks = inst.grid_blocks() as usize;
@@ -458,6 +536,87 @@ pub fn cpu_reference(inst: &Instance, bufs: &mut [HostBuf], names: &[String]) ->
             let v = c[0].wrapping_add((var(inst, "N")? * var(inst, "iters")?) as u32);
             b.set("counter", HostBuf::U32(vec![v]))?;
         }
+        "atomic_distinct" => {
+            let iters = var(inst, "iters")? as f32;
+            let out = b.f32("out")?.into_iter().map(|v| v + iters).collect();
+            b.set("out", HostBuf::F32(out))?;
+        }
+        "block_scan" => {
+            let a = b.f32("in")?;
+            let mut out = vec![0.0f32; a.len()];
+            for (blk, chunk) in a.chunks(256).enumerate() {
+                let mut s = 0.0f32;
+                for (j, v) in chunk.iter().enumerate() {
+                    s += v;
+                    out[blk * 256 + j] = s;
+                }
+            }
+            b.set("out", HostBuf::F32(out))?;
+        }
+        "low_parallelism" => {
+            let a = b.f32("a")?;
+            let threads = inst.grid_blocks() as usize * inst.block_threads() as usize;
+            let mut out = vec![0.0f32; threads];
+            for (j, v) in a.iter().enumerate() {
+                out[j % threads] += v;
+            }
+            b.set("out", HostBuf::F32(out))?;
+        }
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+/// CPU references of the stencil kernels.
+/// Writes the expected outputs into `b` and returns `Ok(false)` when `name` is not one of them.
+fn stencil_reference(name: &str, inst: &Instance, b: &mut B) -> Result<bool> {
+    match name {
+        "stencil_5pt" => {
+            let (rows, cols) = (var(inst, "rows")?, var(inst, "cols")?);
+            let a = b.f32("in")?;
+            let mut out = b.f32("out")?;
+            for y in 1..rows - 1 {
+                for x in 1..cols - 1 {
+                    let c = y * cols + x;
+                    out[c] = 0.2 * (a[c] + a[c - 1] + a[c + 1] + a[c - cols] + a[c + cols]);
+                }
+            }
+            b.set("out", HostBuf::F32(out))?;
+        }
+        "stencil_3d_7pt" => {
+            let d = var(inst, "D")?;
+            let a = b.f32("in")?;
+            let mut out = b.f32("out")?;
+            let p = d * d;
+            for z in 1..d - 1 {
+                for y in 1..d - 1 {
+                    for x in 1..d - 1 {
+                        let c = z * p + y * d + x;
+                        let s = a[c - 1] + a[c + 1] + a[c - d] + a[c + d] + a[c - p] + a[c + p];
+                        out[c] = 0.5 * a[c] + (1.0 / 12.0) * s;
+                    }
+                }
+            }
+            b.set("out", HostBuf::F32(out))?;
+        }
+        "stencil_1d_smem" => {
+            let a = b.f32("in")?;
+            let mut out = b.f32("out")?;
+            let n = a.len();
+            for i in 8..n.saturating_sub(8) {
+                out[i] = a[i - 8..=i + 8].iter().sum::<f32>() * (1.0 / 17.0);
+            }
+            b.set("out", HostBuf::F32(out))?;
+        }
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+/// CPU references of the cache and shared-memory probes.
+/// Writes the expected outputs into `b` and returns `Ok(false)` when `name` is not one of them.
+fn memory_probe_reference(name: &str, inst: &Instance, b: &mut B) -> Result<bool> {
+    match name {
         "shared_bank_conflict" | "shared_bank_conflict_32way" => {
             let out = (0..1024usize)
                 .map(|t| {
@@ -474,18 +633,6 @@ pub fn cpu_reference(inst: &Instance, bufs: &mut [HostBuf], names: &[String]) ->
                 })
                 .collect();
             b.set("out", HostBuf::F32(out))?;
-        }
-        "stream_copy" => {
-            let a = b.f32("a")?;
-            b.set("b", HostBuf::F32(a))?;
-        }
-        "stream_read" => {}
-        "stream_write" => {
-            let n = var(inst, "N")?;
-            b.set(
-                "out",
-                HostBuf::F32((0..n).map(|i| (i & 1023) as f32 * 0.5).collect()),
-            )?;
         }
         "l2_stream" => {
             let a = b.f32("a")?;
@@ -530,6 +677,15 @@ pub fn cpu_reference(inst: &Instance, bufs: &mut [HostBuf], names: &[String]) ->
                 .collect();
             b.set("out", HostBuf::F32(out))?;
         }
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+/// CPU references of the arithmetic and register probes.
+/// Writes the expected outputs into `b` and returns `Ok(false)` when `name` is not one of them.
+fn compute_probe_reference(name: &str, inst: &Instance, b: &mut B) -> Result<bool> {
+    match name {
         "fp32_fma_peak" => {
             let a = b.f32("a")?;
             let iters = var(inst, "iters")?;
@@ -573,93 +729,6 @@ pub fn cpu_reference(inst: &Instance, bufs: &mut [HostBuf], names: &[String]) ->
                 .collect();
             b.set("out", HostBuf::F64(out))?;
         }
-        "tensor_gemm_f16" | "tensor_gemm_bf16" => {
-            let n = var(inst, "n")?;
-            let dec = |v: Vec<u16>| -> Vec<f32> {
-                v.into_iter()
-                    .map(|h| {
-                        if name == "tensor_gemm_f16" {
-                            f16_bits_to_f32(h)
-                        } else {
-                            bf16_bits_to_f32(h)
-                        }
-                    })
-                    .collect()
-            };
-            let c = matmul(&dec(b.u16("A")?), &dec(b.u16("B")?), n);
-            b.set("C", HostBuf::F32(c))?;
-        }
-        "block_scan" => {
-            let a = b.f32("in")?;
-            let mut out = vec![0.0f32; a.len()];
-            for (blk, chunk) in a.chunks(256).enumerate() {
-                let mut s = 0.0f32;
-                for (j, v) in chunk.iter().enumerate() {
-                    s += v;
-                    out[blk * 256 + j] = s;
-                }
-            }
-            b.set("out", HostBuf::F32(out))?;
-        }
-        "spmv_csr" => {
-            let (rp, cols, vals, x) = (
-                b.i32("row_ptr")?,
-                b.i32("cols")?,
-                b.f32("vals")?,
-                b.f32("x")?,
-            );
-            let rows = rp.len() - 1;
-            let y = (0..rows)
-                .map(|r| {
-                    (rp[r] as usize..rp[r + 1] as usize)
-                        .map(|j| vals[j] * x[cols[j] as usize])
-                        .sum::<f32>()
-                })
-                .collect();
-            b.set("y", HostBuf::F32(y))?;
-        }
-        "stencil_5pt" => {
-            let (rows, cols) = (var(inst, "rows")?, var(inst, "cols")?);
-            let a = b.f32("in")?;
-            let mut out = b.f32("out")?;
-            for y in 1..rows - 1 {
-                for x in 1..cols - 1 {
-                    let c = y * cols + x;
-                    out[c] = 0.2 * (a[c] + a[c - 1] + a[c + 1] + a[c - cols] + a[c + cols]);
-                }
-            }
-            b.set("out", HostBuf::F32(out))?;
-        }
-        "stencil_3d_7pt" => {
-            let d = var(inst, "D")?;
-            let a = b.f32("in")?;
-            let mut out = b.f32("out")?;
-            let p = d * d;
-            for z in 1..d - 1 {
-                for y in 1..d - 1 {
-                    for x in 1..d - 1 {
-                        let c = z * p + y * d + x;
-                        let s = a[c - 1] + a[c + 1] + a[c - d] + a[c + d] + a[c - p] + a[c + p];
-                        out[c] = 0.5 * a[c] + (1.0 / 12.0) * s;
-                    }
-                }
-            }
-            b.set("out", HostBuf::F32(out))?;
-        }
-        "stencil_1d_smem" => {
-            let a = b.f32("in")?;
-            let mut out = b.f32("out")?;
-            let n = a.len();
-            for i in 8..n.saturating_sub(8) {
-                out[i] = a[i - 8..=i + 8].iter().sum::<f32>() * (1.0 / 17.0);
-            }
-            b.set("out", HostBuf::F32(out))?;
-        }
-        "atomic_distinct" => {
-            let iters = var(inst, "iters")? as f32;
-            let out = b.f32("out")?.into_iter().map(|v| v + iters).collect();
-            b.set("out", HostBuf::F32(out))?;
-        }
         "register_heavy" => {
             let iters = var(inst, "iters")?;
             let out = b
@@ -681,19 +750,10 @@ pub fn cpu_reference(inst: &Instance, bufs: &mut [HostBuf], names: &[String]) ->
                 .collect();
             b.set("out", HostBuf::F32(out))?;
         }
-        "low_parallelism" => {
-            let a = b.f32("a")?;
-            let threads = inst.grid_blocks() as usize * inst.block_threads() as usize;
-            let mut out = vec![0.0f32; threads];
-            for (j, v) in a.iter().enumerate() {
-                out[j % threads] += v;
-            }
-            b.set("out", HostBuf::F32(out))?;
-        }
         "empty_kernel" => {}
-        other => bail!("no CPU reference for kernel '{other}'"),
+        _ => return Ok(false),
     }
-    Ok(())
+    Ok(true)
 }
 
 /// Tolerance for comparing a kernel's output with its CPU reference.

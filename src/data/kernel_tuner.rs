@@ -167,6 +167,44 @@ pub fn import_text(
     workloads: &Workloads,
     source: &str,
 ) -> Result<Imported> {
+    let (doc, notes) = parse_cache(text, file)?;
+    let header = CacheHeader::read(&doc, text, file)?;
+    let matched = workloads.find(
+        header.kernel_name,
+        &header.keys,
+        header.problem_size.as_deref(),
+    )?;
+    let workload = match &matched {
+        Matched::Found(w) => Some(checked_workload(w, &header.keys, file)?),
+        Matched::NotFound(_) => None,
+    };
+    let mut report = FileReport {
+        file: file.to_string(),
+        format: FORMAT.to_string(),
+        workload: workload.map(|w| w.origin.clone()),
+        notes,
+        ..FileReport::default()
+    };
+    if let Matched::NotFound(why) = &matched {
+        report.notes.push(format!(
+            "no workload applies ({why}): work taken from the cache's own metrics"
+        ));
+    }
+    let cx = EntryContext {
+        text,
+        file,
+        file_arc: Arc::from(file),
+        source,
+        header: &header,
+        workload,
+    };
+    let (runs, work_from, tally) = cache_runs(&cx, &mut report)?;
+    imported(&cx, report, runs, work_from, &tally)
+}
+
+/// Parse the cache's JSON, closing a cache left open by an interrupted run (with
+/// a note saying so) and refusing a key repeated in one object.
+fn parse_cache(text: &str, file: &str) -> Result<(Value, Vec<String>)> {
     let mut notes = Vec::new();
     let doc: Value = match serde_json::from_str(text) {
         Ok(v) => v,
@@ -190,195 +228,259 @@ pub fn import_text(
             ),
         ));
     }
-    if let Some(cache) = doc.get("cache").filter(|c| !c.is_object()) {
-        let (line, col) = key_position(text, "cache", 0);
+    Ok((doc, notes))
+}
+
+/// The top-level fields of a cache, which all its entries share.
+struct CacheHeader<'a> {
+    device: &'a str,
+    kernel_name: &'a str,
+    keys: Vec<String>,
+    problem_size: Option<Vec<f64>>,
+    cache: &'a Map<String, Value>,
+    /// Byte offset of the "cache" key in the text (0 when not found).
+    cache_at: usize,
+}
+
+impl<'a> CacheHeader<'a> {
+    /// Read the top-level fields of `doc`, an error at the field's position in
+    /// `text` when one is missing or of the wrong kind.
+    fn read(doc: &'a Value, text: &str, file: &str) -> Result<Self> {
+        if let Some(cache) = doc.get("cache").filter(|c| !c.is_object()) {
+            let (line, col) = key_position(text, "cache", 0);
+            return Err(Error::file(
+                file,
+                format!(
+                    "line {line}, column {col}: not a Kernel Tuner cache: 'cache' is {}, not an object of configurations",
+                    kind_of(cache)
+                ),
+            ));
+        }
+        let top = doc
+            .as_object()
+            .filter(|_| is_cache(doc))
+            .ok_or_else(|| not_a_cache(doc, file))?;
+        let field_error = |key: &str, what: &str| {
+            let (line, col) = key_position(text, key, 0);
+            Error::file(file, format!("line {line}, column {col}: '{key}' {what}"))
+        };
+        let device = top
+            .get("device_name")
+            .and_then(Value::as_str)
+            .ok_or_else(|| field_error("device_name", "is missing or not a string"))?;
+        let kernel_name = top
+            .get("kernel_name")
+            .and_then(Value::as_str)
+            .ok_or_else(|| field_error("kernel_name", "is missing or not a string"))?;
+        let keys: Vec<String> = match top.get("tune_params_keys") {
+            Some(Value::Array(a)) => a
+                .iter()
+                .map(|v| v.as_str().map(|s| s.trim().to_string()))
+                .collect::<Option<Vec<_>>>()
+                .ok_or_else(|| field_error("tune_params_keys", "must be a list of names"))?,
+            _ => return Err(field_error("tune_params_keys", "is missing or not a list")),
+        };
+        let problem_size = top.get("problem_size").and_then(problem_size_of);
+        let cache = top
+            .get("cache")
+            .and_then(Value::as_object)
+            .ok_or_else(|| field_error("cache", "is not an object"))?;
+        let cache_at = text.find("\"cache\"").unwrap_or(0);
+        Ok(CacheHeader {
+            device,
+            kernel_name,
+            keys,
+            problem_size,
+            cache,
+            cache_at,
+        })
+    }
+}
+
+/// The error for a document without a top-level 'cache' object, naming what it
+/// holds instead and the other import formats.
+fn not_a_cache(doc: &Value, file: &str) -> Error {
+    let found = match doc {
+        Value::Object(m) if m.is_empty() => "an empty object".to_string(),
+        Value::Object(m) => format!(
+            "top-level keys {}",
+            m.keys().take(6).cloned().collect::<Vec<_>>().join(", ")
+        ),
+        Value::Array(_) => "an array".to_string(),
+        _ => "a single value".to_string(),
+    };
+    Error::file(
+        file,
+        format!(
+            "line 1, column 1: not a Kernel Tuner cache: no top-level 'cache' object (found {found}); \
+             formats: kernel-tuner (JSON with 'cache'), gemm-table, study, canonical (pick one with {})",
+            input_name(Input::ImportFormat)
+        ),
+    )
+}
+
+/// The matched workload, an error when it uses variables that neither the
+/// cache's `keys` nor its own constants define.
+fn checked_workload<'w>(w: &'w Workload, keys: &[String], file: &str) -> Result<&'w Workload> {
+    let unknown = w.unknown_variables(keys);
+    if !unknown.is_empty() {
         return Err(Error::file(
             file,
             format!(
-                "line {line}, column {col}: not a Kernel Tuner cache: 'cache' is {}, not an object of configurations",
-                kind_of(cache)
+                "workload {} uses {} which this cache's tune_params_keys ({}) and the workload's constants lack",
+                w.origin,
+                unknown.join(", "),
+                keys.join(", ")
             ),
         ));
     }
-    let top = doc.as_object().filter(|_| is_cache(&doc)).ok_or_else(|| {
-        let found = match &doc {
-            Value::Object(m) if m.is_empty() => "an empty object".to_string(),
-            Value::Object(m) => format!(
-                "top-level keys {}",
-                m.keys().take(6).cloned().collect::<Vec<_>>().join(", ")
-            ),
-            Value::Array(_) => "an array".to_string(),
-            _ => "a single value".to_string(),
-        };
-        Error::file(
-            file,
-            format!(
-                "line 1, column 1: not a Kernel Tuner cache: no top-level 'cache' object (found {found}); \
-                 formats: kernel-tuner (JSON with 'cache'), gemm-table, study, canonical (pick one with {})",
-                input_name(Input::ImportFormat)
-            ),
-        )
-    })?;
-    let field_error = |key: &str, what: &str| {
-        let (line, col) = key_position(text, key, 0);
-        Error::file(file, format!("line {line}, column {col}: '{key}' {what}"))
-    };
-    let device = top
-        .get("device_name")
-        .and_then(Value::as_str)
-        .ok_or_else(|| field_error("device_name", "is missing or not a string"))?;
-    let kernel_name = top
-        .get("kernel_name")
-        .and_then(Value::as_str)
-        .ok_or_else(|| field_error("kernel_name", "is missing or not a string"))?;
-    let keys: Vec<String> = match top.get("tune_params_keys") {
-        Some(Value::Array(a)) => a
-            .iter()
-            .map(|v| v.as_str().map(|s| s.trim().to_string()))
-            .collect::<Option<Vec<_>>>()
-            .ok_or_else(|| field_error("tune_params_keys", "must be a list of names"))?,
-        _ => return Err(field_error("tune_params_keys", "is missing or not a list")),
-    };
-    let problem_size = top.get("problem_size").and_then(problem_size_of);
-    let cache = top
-        .get("cache")
-        .and_then(Value::as_object)
-        .ok_or_else(|| field_error("cache", "is not an object"))?;
-    let cache_at = text.find("\"cache\"").unwrap_or(0);
+    Ok(w)
+}
 
-    let matched = workloads.find(kernel_name, &keys, problem_size.as_deref())?;
-    let workload = match &matched {
-        Matched::Found(w) => {
-            let unknown = w.unknown_variables(&keys);
-            if !unknown.is_empty() {
-                return Err(Error::file(
-                    file,
-                    format!(
-                        "workload {} uses {} which this cache's tune_params_keys ({}) and the workload's constants lack",
-                        w.origin,
-                        unknown.join(", "),
-                        keys.join(", ")
-                    ),
-                ));
-            }
-            Some(*w)
-        }
-        Matched::NotFound(_) => None,
-    };
+/// What every entry of one cache shares while it becomes a row.
+struct EntryContext<'a> {
+    text: &'a str,
+    file: &'a str,
+    file_arc: Arc<str>,
+    source: &'a str,
+    header: &'a CacheHeader<'a>,
+    workload: Option<&'a Workload>,
+}
 
-    let mut report = FileReport {
-        file: file.to_string(),
-        format: FORMAT.to_string(),
-        workload: workload.map(|w| w.origin.clone()),
-        notes,
-        ..FileReport::default()
-    };
-    if let Matched::NotFound(why) = &matched {
-        report.notes.push(format!(
-            "no workload applies ({why}): work taken from the cache's own metrics"
-        ));
-    }
-    let file_arc: Arc<str> = Arc::from(file);
+/// Why a cache entry gives no row: a failed measurement, or a row left out.
+enum Skip {
+    Failed(String),
+    LeftOut(String),
+}
+
+/// The rows of the cache's entries, with where each row's work comes from;
+/// entries that give no row are counted in `report`.
+fn cache_runs(
+    cx: &EntryContext,
+    report: &mut FileReport,
+) -> Result<(Vec<Run>, Vec<Option<String>>, Tally)> {
     let mut runs: Vec<Run> = Vec::new();
     let mut work_from: Vec<Option<String>> = Vec::new();
     let mut seen: HashSet<String> = HashSet::new();
     let mut names = super::SharedNames::default();
     let mut tally = Tally::default();
-
-    for (key, entry) in cache {
-        let entry = entry.as_object().ok_or_else(|| {
-            let (line, col) = key_position(text, key, cache_at);
-            Error::file(
-                file,
-                format!("line {line}, column {col}: cache entry '{key}' is not an object"),
-            )
-        })?;
-        let params = entry_params(entry, key, &keys, |name| {
-            let from = key_offset(text, key, cache_at).unwrap_or(cache_at);
-            raw_value(text, name, from)
-        })
-        .map_err(|msg| {
-            let (line, col) = key_position(text, key, cache_at);
-            Error::file(
-                file,
-                format!("line {line}, column {col}: cache entry '{key}': {msg}"),
-            )
-        })?;
-        let time_ms = match time_of(entry) {
-            Ok(t) => t,
-            Err(reason) => {
-                *report.failed.entry(reason).or_default() += 1;
-                continue;
+    for (key, entry) in cx.header.cache {
+        let row = runs.len() + 1;
+        match entry_run(cx, key, entry, row, &mut seen, &mut names, &mut tally)? {
+            Ok((run, from)) => {
+                runs.push(run);
+                work_from.push(Some(from));
             }
-        };
-        let mut all_params = params.clone();
-        if workload.is_none() {
-            if let Some(size) = &problem_size {
-                let text: Vec<String> = size
-                    .iter()
-                    .map(gpucast_runs::ParamValue::key_text)
-                    .collect();
-                all_params.push(("problem_size".to_string(), ParamValue::Text(text.join("x"))));
-            }
+            Err(Skip::Failed(reason)) => *report.failed.entry(reason).or_default() += 1,
+            Err(Skip::LeftOut(reason)) => *report.left_out.entry(reason).or_default() += 1,
         }
-        let config = canonical_key(&all_params);
-        if !seen.insert(config.clone()) {
-            *report
-                .left_out
-                .entry("duplicate_config".into())
-                .or_default() += 1;
-            continue;
-        }
-        let mut run = Run {
-            gpu: names.get(device),
-            config: config.into(),
-            time_ms,
-            source: Some(names.get(source)),
-            origin: Origin {
-                file: file_arc.clone(),
-                row: runs.len() + 1,
-                line: None,
-            },
-            ..Run::default()
-        };
-        if let Some(times) = entry.get("times").and_then(Value::as_array) {
-            let t: Vec<f64> = times.iter().filter_map(Value::as_f64).collect();
-            if t.len() == times.len() && !t.is_empty() {
-                run.trials = Some(t.len() as f64);
-                run.time_std_ms = sample_std(&t);
-            }
-        }
-        let from = match workload {
-            Some(w) => {
-                if let Err(reason) = apply_workload(&mut run, w, &params, &mut tally) {
-                    *report.left_out.entry(reason).or_default() += 1;
-                    continue;
-                }
-                format!("workload:{}", w.name)
-            }
-            None => {
-                run.kernel = names.get(kernel_name);
-                run.suite = Some(names.get("kernel-tuner"));
-                match work_from_metrics(&mut run, entry, &mut tally) {
-                    Some(from) => from,
-                    None => {
-                        *report.left_out.entry("no_work_measure".into()).or_default() += 1;
-                        continue;
-                    }
-                }
-            }
-        };
-        runs.push(run);
-        work_from.push(Some(from));
     }
+    Ok((runs, work_from, tally))
+}
 
+/// The row of one cache entry (row number `row`) and where its work comes from,
+/// or why it gives none; an error when the entry is malformed.
+fn entry_run(
+    cx: &EntryContext,
+    key: &str,
+    entry: &Value,
+    row: usize,
+    seen: &mut HashSet<String>,
+    names: &mut super::SharedNames,
+    tally: &mut Tally,
+) -> Result<std::result::Result<(Run, String), Skip>> {
+    let (text, file, cache_at) = (cx.text, cx.file, cx.header.cache_at);
+    let entry = entry.as_object().ok_or_else(|| {
+        let (line, col) = key_position(text, key, cache_at);
+        Error::file(
+            file,
+            format!("line {line}, column {col}: cache entry '{key}' is not an object"),
+        )
+    })?;
+    let params = entry_params(entry, key, &cx.header.keys, |name| {
+        let from = key_offset(text, key, cache_at).unwrap_or(cache_at);
+        raw_value(text, name, from)
+    })
+    .map_err(|msg| {
+        let (line, col) = key_position(text, key, cache_at);
+        Error::file(
+            file,
+            format!("line {line}, column {col}: cache entry '{key}': {msg}"),
+        )
+    })?;
+    let time_ms = match time_of(entry) {
+        Ok(t) => t,
+        Err(reason) => return Ok(Err(Skip::Failed(reason))),
+    };
+    let mut all_params = params.clone();
+    if cx.workload.is_none() {
+        if let Some(size) = &cx.header.problem_size {
+            let text: Vec<String> = size
+                .iter()
+                .map(gpucast_runs::ParamValue::key_text)
+                .collect();
+            all_params.push(("problem_size".to_string(), ParamValue::Text(text.join("x"))));
+        }
+    }
+    let config = canonical_key(&all_params);
+    if !seen.insert(config.clone()) {
+        return Ok(Err(Skip::LeftOut("duplicate_config".into())));
+    }
+    let mut run = Run {
+        gpu: names.get(cx.header.device),
+        config: config.into(),
+        time_ms,
+        source: Some(names.get(cx.source)),
+        origin: Origin {
+            file: cx.file_arc.clone(),
+            row,
+            line: None,
+        },
+        ..Run::default()
+    };
+    if let Some(times) = entry.get("times").and_then(Value::as_array) {
+        let t: Vec<f64> = times.iter().filter_map(Value::as_f64).collect();
+        if t.len() == times.len() && !t.is_empty() {
+            run.trials = Some(t.len() as f64);
+            run.time_std_ms = sample_std(&t);
+        }
+    }
+    let from = match cx.workload {
+        Some(w) => {
+            if let Err(reason) = apply_workload(&mut run, w, &params, tally) {
+                return Ok(Err(Skip::LeftOut(reason)));
+            }
+            format!("workload:{}", w.name)
+        }
+        None => {
+            run.kernel = names.get(cx.header.kernel_name);
+            run.suite = Some(names.get("kernel-tuner"));
+            match work_from_metrics(&mut run, entry, tally) {
+                Some(from) => from,
+                None => return Ok(Err(Skip::LeftOut("no_work_measure".into()))),
+            }
+        }
+    };
+    Ok(Ok((run, from)))
+}
+
+/// The imported table of the cache's rows and its import report.
+fn imported(
+    cx: &EntryContext,
+    mut report: FileReport,
+    runs: Vec<Run>,
+    work_from: Vec<Option<String>>,
+    tally: &Tally,
+) -> Result<Imported> {
+    let (file, workload) = (cx.file, cx.workload);
     report.rows = runs.len();
-    report.gpus = vec![device.to_string()];
-    report.kernels = vec![workload.map_or(kernel_name.to_string(), |w| w.name.to_string())];
+    report.gpus = vec![cx.header.device.to_string()];
+    report.kernels =
+        vec![workload.map_or(cx.header.kernel_name.to_string(), |w| w.name.to_string())];
     report.missing = tally.missing(workload, &runs);
     let extra = vec![("work_from", work_from)];
     let mut table = super::importers::table_from(runs, extra, file)?;
-    let (line, col) = key_position(text, "device_name", 0);
+    let (line, col) = key_position(cx.text, "device_name", 0);
     table.gpu_fields.push(super::GpuField {
         file: file.to_string(),
         field: "'device_name'".to_string(),

@@ -316,7 +316,6 @@ pub fn import(path: &Path, source: &str) -> Result<Imported> {
 /// Import a NeuSight table already read into a frame; `file` names it in messages, by
 /// line when it `is_text` (CSV: data row r is line r + 1), else by row (Parquet).
 pub fn import_frame(df: &DataFrame, file: &str, source: &str, is_text: bool) -> Result<Imported> {
-    let at = |row: usize| Position::of_row(row, is_text);
     if !is_neusight(df) {
         let cols = super::importers::column_list(df, 12);
         return Err(Error::file(
@@ -327,173 +326,26 @@ pub fn import_frame(df: &DataFrame, file: &str, source: &str, is_text: bool) -> 
             ),
         ));
     }
-    let n_rows = df.height();
-    let cells = |name: &str| text_cells(df, name);
-    let all = |name: &str| cells(name).unwrap_or_else(|| vec![None; n_rows]);
-    let op_names = all("OPName");
-    let latency = all("Latency");
-    let device = all("Device");
-    // Grid and block sizes multiply out to the canonical counts when all three are there.
-    let dims = |prefix: &str| -> Option<Vec<Cells>> {
-        ["x", "y", "z"]
-            .iter()
-            .map(|d| cells(&format!("{prefix} {d}")))
-            .collect()
-    };
-    let grid = dims("Grid");
-    let block = dims("Block");
-    let pass: Vec<(&str, Cells)> = [
-        ("Kernel Name", "cuda_kernel"),
-        ("Kernels", "cuda_kernels"),
-        ("Torch Version", "torch_version"),
-        ("CUDNN Version", "cudnn_version"),
-        ("CUDA Version", "cuda_version"),
-        ("Warps per SM", "grid_warps_per_sm"),
-        ("Blocks per SM", "grid_blocks_per_sm"),
-    ]
-    .iter()
-    .filter_map(|(src, dst)| {
-        let mut v = cells(src)?;
-        if *src == "Kernels" {
-            // (the list starts with its separator)
-            for c in v.iter_mut().flatten() {
-                *c = c.trim_start_matches(';').to_string();
-            }
-        }
-        Some((*dst, v))
-    })
-    .collect();
-
-    let file_arc: Arc<str> = Arc::from(file);
+    let pass = passthrough_columns(df);
+    let mut frame = Frame::new(df, file, is_text);
     let mut report = FileReport {
         file: file.to_string(),
         format: FORMAT.to_string(),
         ..FileReport::default()
     };
-    // The shape columns of each family met, read once.
-    let mut shapes: Vec<(&'static [&'static str], Vec<Cells>)> = Vec::new();
     let mut runs = Vec::new();
     let mut kept_rows = Vec::new();
     let mut seen: HashSet<(String, String, String)> = HashSet::new();
     let mut names = super::SharedNames::default();
-    let whole = |cell: &str, name: &str, row: usize, min: f64| -> Result<f64> {
-        match cell.parse::<f64>() {
-            Ok(v) if v >= min && v.fract() == 0.0 && v < 9.0e15 => Ok(v),
-            _ => Err(Error::parse(
-                file,
-                at(row),
-                Some(name),
-                format!(
-                    "expected a {} whole number, found '{cell}'",
-                    if min > 0.0 {
-                        "positive"
-                    } else {
-                        "non-negative"
-                    }
-                ),
-            )),
-        }
-    };
-    for i in 0..n_rows {
-        let row = i + 1;
-        let text = |v: &Option<String>, name: &str| -> Result<String> {
-            v.clone()
-                .ok_or_else(|| Error::parse(file, at(row), Some(name), "missing value"))
-        };
-        let op_name = text(&op_names[i], "OPName")?;
-        let time_ms = match super::importers::latency_ms(latency[i].as_deref()) {
-            Ok(t) => t,
-            Err(reason) => {
-                *report.failed.entry(reason.to_string()).or_default() += 1;
-                continue;
+    for i in 0..df.height() {
+        match frame.run(i, source, &mut seen, &mut names)? {
+            Ok(run) => {
+                runs.push(run);
+                kept_rows.push(i);
             }
-        };
-        let Some(op) = Op::of(&op_name) else {
-            *report
-                .left_out
-                .entry(format!("unknown_operator:{op_name}"))
-                .or_default() += 1;
-            continue;
-        };
-        let gpu = text(&device[i], "Device")?;
-        let columns = op.shape_columns();
-        if !shapes.iter().any(|(c, _)| std::ptr::eq(*c, columns)) {
-            let read: Vec<Cells> = columns
-                .iter()
-                .map(|c| {
-                    cells(c).ok_or_else(|| {
-                        Error::parse(
-                            file,
-                            Position::File,
-                            Some(c),
-                            format!(
-                                "missing: the shape of '{op_name}' needs columns {}",
-                                columns.join(", ")
-                            ),
-                        )
-                    })
-                })
-                .collect::<Result<_>>()?;
-            shapes.push((columns, read));
+            Err(Skip::Failed(reason)) => *report.failed.entry(reason).or_default() += 1,
+            Err(Skip::LeftOut(reason)) => *report.left_out.entry(reason).or_default() += 1,
         }
-        let Some((_, shape_cells)) = shapes.iter().find(|(c, _)| std::ptr::eq(*c, columns)) else {
-            continue;
-        };
-        let mut shape = Vec::with_capacity(columns.len());
-        for (name, col) in columns.iter().zip(shape_cells) {
-            let cell = text(&col[i], name)?;
-            // (a conv may have no padding; every size is at least 1)
-            let min = if *name == "Padding" { 0.0 } else { 1.0 };
-            shape.push(whole(&cell, name, row, min)?);
-        }
-        let Some(work) = op.work(&shape) else {
-            return Err(Error::parse(
-                file,
-                at(row),
-                Some("Kernel_Szie"),
-                "the filter is larger than the padded input: the convolution has no output",
-            ));
-        };
-        let config = gpucast_runs::config_key(op.key_names().iter().copied().zip(shape));
-        if !seen.insert((gpu.clone(), op_name.clone(), config.clone())) {
-            *report
-                .left_out
-                .entry("duplicate_config".into())
-                .or_default() += 1;
-            continue;
-        }
-        let product = |dims: &Option<Vec<Cells>>, prefix: &str| -> Result<Option<f64>> {
-            let Some(dims) = dims else { return Ok(None) };
-            let mut p = 1.0;
-            for (d, col) in ["x", "y", "z"].iter().zip(dims) {
-                let name = format!("{prefix} {d}");
-                let Some(cell) = &col[i] else { return Ok(None) };
-                p *= whole(cell, &name, row, 1.0)?;
-            }
-            Ok(Some(p))
-        };
-        runs.push(Run {
-            gpu: names.get(&gpu),
-            kernel: names.get(&op_name),
-            config: names.get(&config),
-            time_ms,
-            flops: work.flops,
-            dram_bytes: work.dram_bytes,
-            working_set_bytes: Some(work.dram_bytes),
-            block_threads: product(&block, "Block")?,
-            grid_blocks: product(&grid, "Grid")?,
-            precision: Some(names.get("fp32")),
-            suite: Some(names.get("pytorch-operators")),
-            category: Some(names.get(op.category())),
-            source: Some(names.get(source)),
-            origin: Origin {
-                file: file_arc.clone(),
-                row,
-                line: is_text.then_some(row + 1),
-            },
-            ..Run::default()
-        });
-        kept_rows.push(i);
     }
 
     const GRID_ONLY: &str = "the files record the main kernel's grid and block only";
@@ -510,6 +362,216 @@ pub fn import_frame(df: &DataFrame, file: &str, source: &str, is_text: bool) -> 
             ("time_std_ms", "the files record one latency per shape"),
         ],
     )
+}
+
+/// The columns passed through to the canonical table, under their canonical names.
+fn passthrough_columns(df: &DataFrame) -> Vec<(&'static str, Cells)> {
+    [
+        ("Kernel Name", "cuda_kernel"),
+        ("Kernels", "cuda_kernels"),
+        ("Torch Version", "torch_version"),
+        ("CUDNN Version", "cudnn_version"),
+        ("CUDA Version", "cuda_version"),
+        ("Warps per SM", "grid_warps_per_sm"),
+        ("Blocks per SM", "grid_blocks_per_sm"),
+    ]
+    .iter()
+    .filter_map(|(src, dst)| {
+        let mut v = text_cells(df, src)?;
+        if *src == "Kernels" {
+            // (the list starts with its separator)
+            for c in v.iter_mut().flatten() {
+                *c = c.trim_start_matches(';').to_string();
+            }
+        }
+        Some((*dst, v))
+    })
+    .collect()
+}
+
+/// Why a row gives no run: a failed measurement, or a row left out.
+enum Skip {
+    Failed(String),
+    LeftOut(String),
+}
+
+/// The columns of a NeuSight frame that runs are read from.
+struct Frame<'a> {
+    df: &'a DataFrame,
+    file: &'a str,
+    file_arc: Arc<str>,
+    is_text: bool,
+    op_names: Cells,
+    latency: Cells,
+    device: Cells,
+    /// "Grid x/y/z" and "Block x/y/z", when all three are there.
+    grid: Option<Vec<Cells>>,
+    block: Option<Vec<Cells>>,
+    /// The shape columns of each operator family met, read once.
+    shapes: Vec<(&'static [&'static str], Vec<Cells>)>,
+}
+
+impl<'a> Frame<'a> {
+    fn new(df: &'a DataFrame, file: &'a str, is_text: bool) -> Self {
+        let all = |name: &str| text_cells(df, name).unwrap_or_else(|| vec![None; df.height()]);
+        // Grid and block sizes multiply out to the canonical counts when all three are there.
+        let dims = |prefix: &str| -> Option<Vec<Cells>> {
+            ["x", "y", "z"]
+                .iter()
+                .map(|d| text_cells(df, &format!("{prefix} {d}")))
+                .collect()
+        };
+        Frame {
+            df,
+            file,
+            file_arc: Arc::from(file),
+            is_text,
+            op_names: all("OPName"),
+            latency: all("Latency"),
+            device: all("Device"),
+            grid: dims("Grid"),
+            block: dims("Block"),
+            shapes: Vec::new(),
+        }
+    }
+
+    fn at(&self, row: usize) -> Position {
+        Position::of_row(row, self.is_text)
+    }
+
+    /// The text of a cell, an error when it is missing.
+    fn text(&self, v: &Option<String>, name: &str, row: usize) -> Result<String> {
+        v.clone()
+            .ok_or_else(|| Error::parse(self.file, self.at(row), Some(name), "missing value"))
+    }
+
+    /// A cell holding a whole number of at least `min`.
+    fn whole(&self, cell: &str, name: &str, row: usize, min: f64) -> Result<f64> {
+        match cell.parse::<f64>() {
+            Ok(v) if v >= min && v.fract() == 0.0 && v < 9.0e15 => Ok(v),
+            _ => Err(Error::parse(
+                self.file,
+                self.at(row),
+                Some(name),
+                format!(
+                    "expected a {} whole number, found '{cell}'",
+                    if min > 0.0 {
+                        "positive"
+                    } else {
+                        "non-negative"
+                    }
+                ),
+            )),
+        }
+    }
+
+    /// The run of row `i`, or why it gives none; an error when the row is malformed.
+    fn run(
+        &mut self,
+        i: usize,
+        source: &str,
+        seen: &mut HashSet<(String, String, String)>,
+        names: &mut super::SharedNames,
+    ) -> Result<std::result::Result<Run, Skip>> {
+        let row = i + 1;
+        let op_name = self.text(&self.op_names[i], "OPName", row)?;
+        let time_ms = match super::importers::latency_ms(self.latency[i].as_deref()) {
+            Ok(t) => t,
+            Err(reason) => return Ok(Err(Skip::Failed(reason.to_string()))),
+        };
+        let Some(op) = Op::of(&op_name) else {
+            return Ok(Err(Skip::LeftOut(format!("unknown_operator:{op_name}"))));
+        };
+        let gpu = self.text(&self.device[i], "Device", row)?;
+        let shape = self.shape(op, &op_name, i)?;
+        let Some(work) = op.work(&shape) else {
+            return Err(Error::parse(
+                self.file,
+                self.at(row),
+                Some("Kernel_Szie"),
+                "the filter is larger than the padded input: the convolution has no output",
+            ));
+        };
+        let config = gpucast_runs::config_key(op.key_names().iter().copied().zip(shape));
+        if !seen.insert((gpu.clone(), op_name.clone(), config.clone())) {
+            return Ok(Err(Skip::LeftOut("duplicate_config".into())));
+        }
+        Ok(Ok(Run {
+            gpu: names.get(&gpu),
+            kernel: names.get(&op_name),
+            config: names.get(&config),
+            time_ms,
+            flops: work.flops,
+            dram_bytes: work.dram_bytes,
+            working_set_bytes: Some(work.dram_bytes),
+            block_threads: self.product(self.block.as_deref(), "Block", i)?,
+            grid_blocks: self.product(self.grid.as_deref(), "Grid", i)?,
+            precision: Some(names.get("fp32")),
+            suite: Some(names.get("pytorch-operators")),
+            category: Some(names.get(op.category())),
+            source: Some(names.get(source)),
+            origin: Origin {
+                file: self.file_arc.clone(),
+                row,
+                line: self.is_text.then_some(row + 1),
+            },
+            ..Run::default()
+        }))
+    }
+
+    /// The shape of operator `op` (named `op_name`) in row `i`, reading its
+    /// family's shape columns on first use.
+    fn shape(&mut self, op: Op, op_name: &str, i: usize) -> Result<Vec<f64>> {
+        let row = i + 1;
+        let columns = op.shape_columns();
+        if !self.shapes.iter().any(|(c, _)| std::ptr::eq(*c, columns)) {
+            let read: Vec<Cells> = columns
+                .iter()
+                .map(|c| {
+                    text_cells(self.df, c).ok_or_else(|| {
+                        Error::parse(
+                            self.file,
+                            Position::File,
+                            Some(c),
+                            format!(
+                                "missing: the shape of '{op_name}' needs columns {}",
+                                columns.join(", ")
+                            ),
+                        )
+                    })
+                })
+                .collect::<Result<_>>()?;
+            self.shapes.push((columns, read));
+        }
+        let shape_cells = self
+            .shapes
+            .iter()
+            .find(|(c, _)| std::ptr::eq(*c, columns))
+            .map(|(_, cells)| cells)
+            .expect("the shape columns were just read");
+        let mut shape = Vec::with_capacity(columns.len());
+        for (name, col) in columns.iter().zip(shape_cells) {
+            let cell = self.text(&col[i], name, row)?;
+            // (a conv may have no padding; every size is at least 1)
+            let min = if *name == "Padding" { 0.0 } else { 1.0 };
+            shape.push(self.whole(&cell, name, row, min)?);
+        }
+        Ok(shape)
+    }
+
+    /// The product of row `i`'s x, y and z cells of `dims` (named `prefix`); none
+    /// when the columns or a cell are missing.
+    fn product(&self, dims: Option<&[Cells]>, prefix: &str, i: usize) -> Result<Option<f64>> {
+        let row = i + 1;
+        let Some(dims) = dims else { return Ok(None) };
+        let mut p = 1.0;
+        for (d, col) in ["x", "y", "z"].iter().zip(dims) {
+            let name = format!("{prefix} {d}");
+            let Some(cell) = &col[i] else { return Ok(None) };
+            p *= self.whole(cell, &name, row, 1.0)?;
+        }
+        Ok(Some(p))
+    }
 }
 
 #[cfg(test)]

@@ -489,6 +489,60 @@ pub fn roofline(
     let peak = Some(peak_gflops).filter(|v| positive(*v));
     let dram = Some(dram_gbs).filter(|v| positive(*v));
     let l2 = l2_gbs.filter(|v| positive(*v));
+    let (mut roof_pts, bw_pts, nothing) = roofline_points(points);
+    let axes = roofline_axes((peak, dram, l2), &roof_pts);
+
+    // Bandwidth rows, highest median first, at most MAX_BANDWIDTH_ROWS of them.
+    let mut rows: Vec<(&str, Vec<f64>, bool)> = bw_pts
+        .into_iter()
+        .map(|(k, (v, has_flops))| (k, v, has_flops))
+        .collect();
+    rows.sort_by(|a, b| median(&b.1).total_cmp(&median(&a.1)).then(a.0.cmp(b.0)));
+    let rows_left_out = rows.len().saturating_sub(MAX_BANDWIDTH_ROWS);
+    rows.truncate(MAX_BANDWIDTH_ROWS);
+
+    let (runs_drawn, runs_total) = thin_roofline_points(&mut roof_pts, &mut rows);
+    let mut notes = roofline_notes((runs_drawn, runs_total), &roof_pts, &nothing, rows_left_out);
+    // One line more for the labels dropped, which are only known once the top panel is drawn.
+    let footer = 10 + (notes.len() as u32 + 1) * (NOTE_SIZE + 8);
+    let roof_height = SIZE.1;
+    let bw_height = if rows.is_empty() {
+        0
+    } else {
+        // At least four rows high: the key beside the plot has up to four entries.
+        130 + 24 * rows.len().max(4) as u32
+    };
+    let size = (SIZE.0, roof_height + bw_height + footer);
+
+    let svg = render(path, size, |root| {
+        let (top, rest) = root.split_vertically(roof_height);
+        let (bottom, foot) = rest.split_vertically(bw_height);
+        let unlabelled = roof_panel(&top, title, (peak, dram, l2), axes, &roof_pts)?;
+        if !rows.is_empty() {
+            bandwidth_panel(&bottom, (dram, l2), &rows)?;
+        }
+        notes.push(if unlabelled.is_empty() {
+            "every kernel on the roofline is labelled".to_string()
+        } else {
+            format!(
+                "unlabelled on the roofline (no room): {}",
+                unlabelled.join(", ")
+            )
+        });
+        draw_notes(&foot, &notes, HPos::Left)
+    })?;
+    write_atomic(path, &svg)
+}
+
+/// Per kernel of [`roofline`] (by name): (intensity or None when infinite, GFLOP/s).
+type RoofPoints<'a> = BTreeMap<&'a str, Vec<(Option<f64>, f64)>>;
+/// Per kernel of [`roofline`] (by name): GB/s, and whether the kernel has FLOPs.
+type BandwidthPoints<'a> = BTreeMap<&'a str, (Vec<f64>, bool)>;
+
+/// The usable runs of `points`, per kernel: (intensity or None when infinite, GFLOP/s)
+/// of the runs with FLOPs; GB/s of the runs with DRAM bytes, and whether the kernel has
+/// FLOPs; and the kernels drawn in neither panel (sorted).
+fn roofline_points(points: &[RoofPoint]) -> (RoofPoints<'_>, BandwidthPoints<'_>, Vec<&str>) {
     let usable = |p: &&RoofPoint| {
         positive(p.time_ms)
             && p.flops.is_finite()
@@ -496,10 +550,8 @@ pub fn roofline(
             && p.dram_bytes.is_finite()
             && p.dram_bytes >= 0.0
     };
-    // Per kernel (by name): (intensity or None when infinite, GFLOP/s) of runs with FLOPs,
-    // and GB/s of runs with DRAM bytes.
-    let mut roof_pts: BTreeMap<&str, Vec<(Option<f64>, f64)>> = BTreeMap::new();
-    let mut bw_pts: BTreeMap<&str, (Vec<f64>, bool)> = BTreeMap::new();
+    let mut roof_pts: RoofPoints = BTreeMap::new();
+    let mut bw_pts: BandwidthPoints = BTreeMap::new();
     let mut nothing: Vec<&str> = Vec::new();
     for p in points.iter().filter(usable) {
         let gflops = giga_per_s(p.flops, p.time_ms);
@@ -520,7 +572,15 @@ pub fn roofline(
     nothing.sort();
     nothing.dedup();
     nothing.retain(|k| !roof_pts.contains_key(k) && !bw_pts.contains_key(k));
+    (roof_pts, bw_pts, nothing)
+}
 
+/// The roofline panel's axes ((x_lo, x_hi), (y_lo, y_hi)): whole decades around the
+/// points, the ridge points and the roofs.
+fn roofline_axes(
+    (peak, dram, l2): (Option<f64>, Option<f64>, Option<f64>),
+    roof_pts: &RoofPoints,
+) -> ((f64, f64), (f64, f64)) {
     // Ridge points (where a bandwidth roof meets the compute ceiling).
     let ridge = |bw: Option<f64>| match (peak, bw) {
         (Some(p), Some(b)) => Some(p / b),
@@ -548,18 +608,16 @@ pub fn roofline(
             .chain(l2.map(|b| b * x_lo)),
     )
     .unwrap_or((1.0, 1e6));
+    ((x_lo, x_hi), (y_lo, y_hi))
+}
 
-    // Bandwidth rows, highest median first, at most MAX_BANDWIDTH_ROWS of them.
-    let mut rows: Vec<(&str, Vec<f64>, bool)> = bw_pts
-        .into_iter()
-        .map(|(k, (v, has_flops))| (k, v, has_flops))
-        .collect();
-    rows.sort_by(|a, b| median(&b.1).total_cmp(&median(&a.1)).then(a.0.cmp(b.0)));
-    let rows_left_out = rows.len().saturating_sub(MAX_BANDWIDTH_ROWS);
-    rows.truncate(MAX_BANDWIDTH_ROWS);
-
-    // Each panel draws at most MAX_DRAWN_PER_PANEL runs, shared evenly among its kernels
-    // and spread over each kernel's range (sorted, ends kept), so the axes do not change.
+/// Keep at most MAX_DRAWN_PER_PANEL runs in each panel, shared evenly among its kernels
+/// and spread over each kernel's range (sorted, ends kept), so the axes do not change;
+/// returns (runs kept, runs before).
+fn thin_roofline_points(
+    roof_pts: &mut RoofPoints,
+    rows: &mut [(&str, Vec<f64>, bool)],
+) -> (usize, usize) {
     let runs_total: usize = roof_pts.values().map(Vec::len).sum::<usize>()
         + rows.iter().map(|r| r.1.len()).sum::<usize>();
     let per_kernel = |kernels: usize| (MAX_DRAWN_PER_PANEL / kernels.max(1)).max(1);
@@ -569,13 +627,23 @@ pub fn roofline(
         *pts = evenly_spaced(pts, roof_cap);
     }
     let row_cap = per_kernel(rows.len());
-    for r in &mut rows {
+    for r in rows.iter_mut() {
         r.1.sort_by(f64::total_cmp);
         r.1 = evenly_spaced(&r.1, row_cap);
     }
     let runs_drawn: usize = roof_pts.values().map(Vec::len).sum::<usize>()
         + rows.iter().map(|r| r.1.len()).sum::<usize>();
+    (runs_drawn, runs_total)
+}
 
+/// The notes under the roofline chart: points not drawn, kernels at the right edge,
+/// kernels in neither panel, bandwidth rows not shown.
+fn roofline_notes(
+    (runs_drawn, runs_total): (usize, usize),
+    roof_pts: &RoofPoints,
+    nothing: &[&str],
+    rows_left_out: usize,
+) -> Vec<String> {
     let mut notes: Vec<String> = Vec::new();
     if runs_drawn < runs_total {
         notes.push(format!(
@@ -606,41 +674,7 @@ pub fn roofline(
             "bandwidth panel: {rows_left_out} more kernels with lower bandwidth not shown"
         ));
     }
-    // One line more for the labels dropped, which are only known once the top panel is drawn.
-    let footer = 10 + (notes.len() as u32 + 1) * (NOTE_SIZE + 8);
-    let roof_height = SIZE.1;
-    let bw_height = if rows.is_empty() {
-        0
-    } else {
-        // At least four rows high: the key beside the plot has up to four entries.
-        130 + 24 * rows.len().max(4) as u32
-    };
-    let size = (SIZE.0, roof_height + bw_height + footer);
-
-    let svg = render(path, size, |root| {
-        let (top, rest) = root.split_vertically(roof_height);
-        let (bottom, foot) = rest.split_vertically(bw_height);
-        let unlabelled = roof_panel(
-            &top,
-            title,
-            (peak, dram, l2),
-            ((x_lo, x_hi), (y_lo, y_hi)),
-            &roof_pts,
-        )?;
-        if !rows.is_empty() {
-            bandwidth_panel(&bottom, (dram, l2), &rows)?;
-        }
-        notes.push(if unlabelled.is_empty() {
-            "every kernel on the roofline is labelled".to_string()
-        } else {
-            format!(
-                "unlabelled on the roofline (no room): {}",
-                unlabelled.join(", ")
-            )
-        });
-        draw_notes(&foot, &notes, HPos::Left)
-    })?;
-    write_atomic(path, &svg)
+    notes
 }
 
 /// The top panel of [`roofline`]; returns the kernels whose label found no room.
@@ -648,10 +682,11 @@ pub fn roofline(
 fn roof_panel(
     area: &Area<'_>,
     title: &str,
-    (peak, dram, l2): (Option<f64>, Option<f64>, Option<f64>),
-    ((x_lo, x_hi), (y_lo, y_hi)): ((f64, f64), (f64, f64)),
+    roofs: (Option<f64>, Option<f64>, Option<f64>),
+    axes: ((f64, f64), (f64, f64)),
     kernels: &BTreeMap<&str, Vec<(Option<f64>, f64)>>,
 ) -> std::result::Result<Vec<String>, DrawingAreaErrorKind<std::io::Error>> {
+    let ((x_lo, x_hi), (y_lo, y_hi)) = axes;
     let mut chart = ChartBuilder::on(area)
         .caption(title, (FONT, TITLE_SIZE))
         .margin(20)
@@ -665,7 +700,49 @@ fn roof_panel(
         "achieved GFLOP/s",
         (TICK_SIZE, AXIS_DESC_SIZE),
     )?;
+    let legend_texts = draw_roofs(&mut chart, roofs, axes)?;
 
+    // Points of each kernel, highest achieved first (the first is its preferred label anchor).
+    let placed_pts: Vec<(&str, Vec<(f64, f64)>)> = kernels
+        .iter()
+        .map(|(k, pts)| {
+            let mut v: Vec<(f64, f64)> = pts
+                .iter()
+                .map(|&(ai, achieved)| {
+                    (
+                        ai.map_or(x_hi, |a| a.clamp(x_lo, x_hi)),
+                        achieved.clamp(y_lo, y_hi),
+                    )
+                })
+                .collect();
+            v.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.total_cmp(&b.0)));
+            (*k, v)
+        })
+        .collect();
+    for (i, (_, pts)) in placed_pts.iter().enumerate() {
+        let style = series_style(i, 0.9);
+        chart.draw_series(pts.iter().map(|p| Circle::new(*p, 4, style)))?;
+    }
+    let dropped = draw_point_labels(&mut chart, &placed_pts, &legend_texts)?;
+    if kernels.is_empty() {
+        draw_no_data(&mut chart, geo_mid(x_lo, x_hi), geo_mid(y_lo, y_hi))?;
+    }
+    if !legend_texts.is_empty() {
+        draw_legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
+    }
+    Ok(dropped
+        .into_iter()
+        .map(|i| placed_pts[i].0.to_string())
+        .collect())
+}
+
+/// Draw the compute peak and the DRAM and L2 roofs that are known, each with its
+/// legend entry; returns the legend texts.
+fn draw_roofs(
+    chart: &mut LogLogChart<'_>,
+    (peak, dram, l2): (Option<f64>, Option<f64>, Option<f64>),
+    ((x_lo, x_hi), (y_lo, y_hi)): ((f64, f64), (f64, f64)),
+) -> std::result::Result<Vec<String>, DrawingAreaErrorKind<std::io::Error>> {
     // A bandwidth roof: y = AI * bw up to the ridge (or the right edge), clipped to the axes.
     let roof = |bw: f64| -> Vec<(f64, f64)> {
         let x_end = peak.map_or(x_hi, |p| (p / bw).min(x_hi));
@@ -703,30 +780,17 @@ fn roof_panel(
             .legend(move |(x, y)| DashedPathElement::new([(x, y), (x + 20, y)], 8, 5, style));
         legend_texts.push(text);
     }
+    Ok(legend_texts)
+}
 
-    // Points of each kernel, highest achieved first (the first is its preferred label anchor).
-    let placed_pts: Vec<(&str, Vec<(f64, f64)>)> = kernels
-        .iter()
-        .map(|(k, pts)| {
-            let mut v: Vec<(f64, f64)> = pts
-                .iter()
-                .map(|&(ai, achieved)| {
-                    (
-                        ai.map_or(x_hi, |a| a.clamp(x_lo, x_hi)),
-                        achieved.clamp(y_lo, y_hi),
-                    )
-                })
-                .collect();
-            v.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.total_cmp(&b.0)));
-            (*k, v)
-        })
-        .collect();
-    for (i, (_, pts)) in placed_pts.iter().enumerate() {
-        let style = series_style(i, 0.9);
-        chart.draw_series(pts.iter().map(|p| Circle::new(*p, 4, style)))?;
-    }
-
-    // Labels: one per kernel, clear of every point, other labels and the legend.
+/// Label each kernel's points (`placed_pts`, in axis units) where the label is clear
+/// of every point, other labels and the legend; returns the indices of the kernels
+/// whose label found no room.
+fn draw_point_labels(
+    chart: &mut LogLogChart<'_>,
+    placed_pts: &[(&str, Vec<(f64, f64)>)],
+    legend_texts: &[String],
+) -> std::result::Result<Vec<usize>, DrawingAreaErrorKind<std::io::Error>> {
     let (xr, yr) = chart.plotting_area().get_pixel_range();
     let area_px = (xr.start, yr.start, xr.end, yr.end);
     let mut obstacles: Vec<Rect> = placed_pts
@@ -738,7 +802,7 @@ fn roof_panel(
         })
         .collect();
     if !legend_texts.is_empty() {
-        obstacles.push(legend_box(area_px, &legend_texts));
+        obstacles.push(legend_box(area_px, legend_texts));
     }
     let specs: Vec<LabelSpec> = placed_pts
         .iter()
@@ -767,16 +831,7 @@ fn roof_panel(
             EmptyElement::at(at) + Text::new(l.text.clone(), l.offset, style),
         ))?;
     }
-    if kernels.is_empty() {
-        draw_no_data(&mut chart, geo_mid(x_lo, x_hi), geo_mid(y_lo, y_hi))?;
-    }
-    if !legend_texts.is_empty() {
-        draw_legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
-    }
-    Ok(dropped
-        .into_iter()
-        .map(|i| placed_pts[i].0.to_string())
-        .collect())
+    Ok(dropped)
 }
 
 /// The bottom panel of [`roofline`]: one row per kernel (highest median bandwidth on top),
