@@ -14,8 +14,8 @@ pub fn search_dirs(explicit: Option<&Path>) -> Vec<PathBuf> {
             v.push(PathBuf::from(p));
         }
     }
-    // the venv made by scripts/install-cuda-tools.sh, relative to the sources and the cwd
-    v.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("../.venv-cuda"));
+    // the venv made by scripts/install-cuda-tools.sh, relative to the working
+    // directory (the checkout's root, or benchmarks_cuda/ under `cargo test`)
     v.push(PathBuf::from(".venv-cuda"));
     v.push(PathBuf::from("../.venv-cuda"));
     for e in ["CUDA_HOME", "CUDA_PATH"] {
