@@ -873,7 +873,7 @@ impl Combination {
     /// ([`super::interval::FittedInterval::launch_log`]): a launch-bound time is mostly
     /// the harness, which the projection knows least about.
     pub fn launch_bound(&self) -> bool {
-        self.count > 0 && self.launch_weight >= 0.5 * self.weight_sum
+        self.launch_weight > 0.0 && self.launch_weight >= 0.5 * self.weight_sum
     }
 
     /// No projection added yet.

@@ -160,10 +160,10 @@ pub struct HybridState {
     /// Which sources' tuning-space shape to trust ([`ShapeTransfer`]); None with too
     /// few pairs of training GPUs sharing configurations. It applies to a query of one
     /// of `corpora` only: a tuning space's shape is learned within the corpus that
-    /// measured it. Held out leave-one-corpus-out, the shape learned on other corpora
-    /// made the pooled MAPE 18.2 -> 18.4 % and the reference study 29.4 -> 30.5 %, while
-    /// within a corpus (leave-one-GPU-out) it takes Kernel Tuner's convolution 29.3 ->
-    /// 26.6 % and GEMM 18.7 -> 16.8 %.
+    /// measured it. Leave one corpus out, a shape learned on other corpora gives 18.4 %
+    /// pooled against 18.2 % without (the reference study 30.5 against 29.4 %); within a
+    /// corpus, leave one GPU out, Kernel Tuner's convolution is 26.6 % with it and 29.3 %
+    /// without, its GEMM 16.8 and 18.7 %.
     pub shape: Option<ShapeTransfer>,
     /// The corpora (the runs' `source`, [`super::corpus`]) of the training runs, sorted.
     pub corpora: Vec<String>,
