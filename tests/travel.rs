@@ -28,28 +28,19 @@ fn run_bare(bin: &Path, cwd: &Path, args: &[&str]) -> Output {
         .unwrap()
 }
 
-/// A small source file: the NCU fixture of the README (one RTX 5090 profile).
-fn ncu_fixture(dir: &Path) -> PathBuf {
-    let p = dir.join("profile.csv");
-    std::fs::copy(
-        checkout().join("tests/fixtures/ncu/rtx5090_kernel_0003.csv"),
-        &p,
-    )
-    .unwrap();
-    p
-}
-
+/// The pre-trained model and the suite's kernel resources travel with the binary: a
+/// copy run from an empty directory, with PATH its whole environment, predicts exactly
+/// as the built one does in the checkout; GPUCAST_MODELS, when set, names where the
+/// model is instead.
 #[test]
 fn predict_with_the_pretrained_model_runs_without_the_checkout() {
     let (_bin_dir, bin) = copied_binary();
     let empty = tempfile::tempdir().unwrap();
-    let profile = ncu_fixture(empty.path());
+    let runs = checkout().join("datasets/own/h200/runs.csv");
     let args = [
         "predict",
         "--runs",
-        "profile.csv",
-        "--gpu",
-        "RTX 5090",
+        runs.to_str().unwrap(),
         "--target",
         "H100 SXM5",
         "--model",
@@ -63,21 +54,29 @@ fn predict_with_the_pretrained_model_runs_without_the_checkout() {
         "{}",
         String::from_utf8_lossy(&away.stderr)
     );
-    let mut here_args = args;
-    let profile = profile.to_str().unwrap().to_string();
-    here_args[2] = &profile;
     let here = Command::new(env!("CARGO_BIN_EXE_gpucast"))
-        .args(here_args)
+        .args(args)
         .current_dir(checkout())
+        .env_remove("GPUCAST_MODELS")
         .output()
         .unwrap();
     assert!(here.status.success());
+    let away = String::from_utf8_lossy(&away.stdout);
     assert_eq!(
-        String::from_utf8_lossy(&away.stdout),
+        away,
         String::from_utf8_lossy(&here.stdout),
         "the same predictions away from the checkout"
     );
-    assert!(!away.stdout.is_empty());
+    assert!(away.lines().count() > 100, "{away}");
+    let elsewhere = Command::new(&bin)
+        .args(args)
+        .current_dir(empty.path())
+        .env("GPUCAST_MODELS", empty.path())
+        .output()
+        .unwrap();
+    assert_eq!(elsewhere.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&elsewhere.stderr);
+    assert!(err.contains("no pre-trained model at"), "{err}");
 }
 
 #[test]

@@ -334,12 +334,11 @@ pub fn fit_interval(
     let (launch, work): (Vec<HeldOutError>, Vec<HeldOutError>) =
         errors.iter().partition(|e| e.launch_bound);
     let launch_log = interval_log(&launch);
-    let errors: &[HeldOutError] = if launch_log.is_some() && interval_log(&work).is_some() {
-        &work
-    } else {
-        errors
+    let work_log = launch_log.and_then(|_| interval_log(&work));
+    let (errors, pooled_log): (&[HeldOutError], _) = match work_log {
+        Some(_) => (&work, work_log),
+        None => (errors, interval_log(errors)),
     };
-    let pooled_log = interval_log(errors);
     let mut by_gpu: Vec<Vec<f64>> = vec![Vec::new(); gpus.len()];
     for e in errors.iter().filter(|e| e.ln_error.is_finite()) {
         let Some(g) = by_gpu.get_mut(e.gpu) else {

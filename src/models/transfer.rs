@@ -512,7 +512,8 @@ pub fn fit_and_choose<'a>(
                 continue;
             }
             let ps = super::analytical::projections(&q, evidence, ctx)?;
-            let Some(p) = super::analytical::combine(ps.iter().map(|(_, p)| p)) else {
+            let combination = super::analytical::Combination::of(ps.iter().map(|(_, p)| p));
+            let Some(p) = combination.prediction() else {
                 continue;
             };
             // The combined prediction's log shift when every source takes its
@@ -542,8 +543,7 @@ pub fn fit_and_choose<'a>(
             .map_or(f64::NAN, |a_ms| (t.time_ms / a_ms).ln());
             scored.push(Scored {
                 run: t,
-                launch_bound: super::analytical::Combination::of(ps.iter().map(|(_, p)| p))
-                    .launch_bound(),
+                launch_bound: combination.launch_bound(),
                 analytical_ln_error,
                 arch_source: super::analytical::has_same_arch_source(&ps, &q.gpu),
                 residual: (t.time_ms / p.pred_ms).ln(),
