@@ -18,6 +18,10 @@ use toml::Spanned;
 const BUILTIN_GPUS: &str = include_str!("../../datasets/gpus.toml");
 const BUILTIN_CCS: &str = include_str!("../../datasets/compute_capabilities.toml");
 const BUILTIN_GPUS_ORIGIN: &str = "datasets/gpus.toml (built in)";
+/// Measured figures laid over built-in GPUs (sustained DRAM bandwidth; L2 bandwidth
+/// for reference), each entry with its `measured_source`.
+const BUILTIN_MEASURED: &str = include_str!("../../datasets/gpus_measured.toml");
+const BUILTIN_MEASURED_ORIGIN: &str = "datasets/gpus_measured.toml (built in)";
 const BUILTIN_CCS_ORIGIN: &str = "datasets/compute_capabilities.toml (built in)";
 
 /// Byte ranges of one `[[gpu]]` / `[[cc]]` entry as written in the file.
@@ -740,8 +744,11 @@ impl Catalog {
     /// The catalog shipped with gpucast. Panics only if the shipped data files
     /// are broken, which a unit test rules out.
     pub fn builtin() -> Catalog {
-        Catalog::from_toml_str(BUILTIN_GPUS, BUILTIN_GPUS_ORIGIN)
-            .unwrap_or_else(|e| panic!("built-in GPU catalog is broken: {e}"))
+        let mut c = Catalog::from_toml_str(BUILTIN_GPUS, BUILTIN_GPUS_ORIGIN)
+            .unwrap_or_else(|e| panic!("built-in GPU catalog is broken: {e}"));
+        c.merge_text(BUILTIN_MEASURED, BUILTIN_MEASURED_ORIGIN)
+            .unwrap_or_else(|e| panic!("built-in measured figures are broken: {e}"));
+        c
     }
 
     /// A catalog from one TOML text holding `[[gpu]]` and/or `[[cc]]` tables, with
@@ -771,18 +778,23 @@ impl Catalog {
         let origin = path.display().to_string();
         let text = crate::files::read_to_string(path)
             .map_err(|e| Error::file(&origin, format!("cannot read: {e}")))?;
+        self.merge_text(&text, &origin)
+    }
+
+    /// [`Catalog::merge_file`] on a text; `origin` names it in error messages.
+    fn merge_text(&mut self, text: &str, origin: &str) -> Result<()> {
         if text.trim().is_empty() {
             return Err(Error::file(
-                &origin,
+                origin,
                 "empty file: no [[gpu]] or [[cc]] entries",
             ));
         }
-        let doc = parse_doc(&text, &origin)?;
-        let pos = Positions::new(&text, &origin, &doc);
-        let known = self.known_entries(&doc, &origin)?;
+        let doc = parse_doc(text, origin)?;
+        let pos = Positions::new(text, origin, &doc);
+        let known = self.known_entries(&doc, origin)?;
         // Rebound after `known`, whose texts the laid-over values borrow.
         let mut doc = doc;
-        overlay_known(&mut doc, &known, &origin)?;
+        overlay_known(&mut doc, &known, origin)?;
         let (gpus, ccs) = parse_table(doc, &pos)?;
         let mut all_ccs = self.ccs.clone();
         merge_ccs(&mut all_ccs, ccs.clone());
@@ -790,7 +802,7 @@ impl Catalog {
             gpus.iter().position(|x| x.name == g.name)
         })?;
         let names: Vec<String> = gpus.iter().map(|g| g.name.clone()).collect();
-        self.merge_placed(Catalog::new(gpus, ccs), &origin, |_, g, n| {
+        self.merge_placed(Catalog::new(gpus, ccs), origin, |_, g, n| {
             let i = names.iter().position(|x| *x == g.name)?;
             pos.name(i, n)
         })

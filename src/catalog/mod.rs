@@ -235,8 +235,9 @@ impl Gpu {
     /// `sms / sm_count` (the L2 bandwidth, once the measured figure is dropped, follows
     /// from the SM count); the memory system's peak, the L2's size and the per-SM
     /// limits those of the whole GPU, of which the models give the partition what its
-    /// SMs draw ([`Gpu::memory_share`]). Figures measured on the whole GPU are
-    /// dropped.
+    /// SMs draw ([`Gpu::memory_share`]). Of the figures measured on the whole GPU only
+    /// the sustained DRAM bandwidth stays (a figure of the memory system the partition
+    /// shares, with its source); the others are dropped.
     pub fn partition(&self, sms: u32) -> Gpu {
         let f = sms as f64 / self.sm_count as f64;
         let scaled = |v: Option<f64>| v.map(|x| x * f);
@@ -255,11 +256,12 @@ impl Gpu {
             tensor_fp8_gflops: scaled(self.tensor_fp8_gflops),
             tensor_fp4_gflops: scaled(self.tensor_fp4_gflops),
             tensor_int8_gops: scaled(self.tensor_int8_gops),
-            sustained_bandwidth_gbs: None,
             sustained_fp32_gflops: None,
             l2_bandwidth_gbs: None,
             launch_overhead_us: None,
-            measured_source: None,
+            measured_source: self
+                .sustained_bandwidth_gbs
+                .and(self.measured_source.clone()),
             measured: Default::default(),
             partition_of_sms: Some(self.partition_of_sms.unwrap_or(self.sm_count)),
             source: Some(format!(

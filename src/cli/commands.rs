@@ -3,7 +3,7 @@
 
 use super::values::value_name;
 use super::*;
-use gpucast::catalog::Catalog;
+use gpucast::catalog::{Catalog, Gpu};
 use gpucast::data;
 use gpucast::error::{Error, Input, Result};
 use gpucast::evaluation::{Protocol, Selection};
@@ -582,6 +582,18 @@ fn explain(a: ExplainArgs, catalog: &Catalog) -> Result<()> {
     let fitted = analytical::Analytical.fit_analytical(&train, &ctx)?;
     let ps = fitted.projections(&q, &evidence, &ctx)?;
     let combined = fitted.combined(&ps, &target, &ctx)?;
+    // (the roofs' origins are those of the spec figures; other calibrations say theirs)
+    let mut roofs_of: Vec<&Gpu> = Vec::new();
+    if matches!(cal, Calibration::Spec) {
+        let names = std::iter::once(target.as_str()).chain(ps.iter().map(|(r, _)| r.gpu.as_str()));
+        for name in names {
+            if let Some(g) = catalog.resolve_exact(name) {
+                if !roofs_of.iter().any(|x| x.name == g.name) {
+                    roofs_of.push(g);
+                }
+            }
+        }
+    }
     out(&report::explain_text(
         &q,
         &target,
@@ -589,6 +601,7 @@ fn explain(a: ExplainArgs, catalog: &Catalog) -> Result<()> {
         &ps,
         &fitted,
         combined.as_ref(),
+        &roofs_of,
     ))
 }
 

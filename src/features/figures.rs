@@ -75,6 +75,14 @@ pub fn power_limited_clock_factor(gpu: &Gpu) -> f64 {
     }
 }
 
+/// The whole GPU's sustained DRAM bandwidth: its measured figure where the catalog has
+/// one (`sustained_bandwidth_gbs`, e.g. datasets/gpus_measured.toml), else the vendor
+/// figure times [`SUSTAINED_DRAM_FRACTION`].
+pub fn sustained_dram_gbs(gpu: &Gpu) -> f64 {
+    gpu.sustained_bandwidth_gbs
+        .unwrap_or(gpu.mem_bandwidth_gbs * SUSTAINED_DRAM_FRACTION)
+}
+
 /// Throughput figures of one GPU.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct Figures {
@@ -99,14 +107,15 @@ impl Figures {
     }
 
     /// Catalog peaks times the documented sustained fractions, compute also times the
-    /// clock a power-limited board holds ([`power_limited_clock_factor`]; measured L2 bandwidth and
-    /// launch overhead are used when the catalog has them); a partition's DRAM roof is
+    /// clock a power-limited board holds ([`power_limited_clock_factor`]; measured DRAM
+    /// and L2 bandwidth and launch overhead are used when the catalog has them,
+    /// [`sustained_dram_gbs`]); a partition's DRAM roof is
     /// what its SMs draw: at least their share of the memory system
     /// ([`Gpu::memory_share`]), as much as [`SM_DRAM_BYTES_PER_CLOCK`] per SM allows,
     /// at most the whole GPU's.
     pub fn spec(gpu: &Gpu) -> Figures {
         let clock_ghz = gpu.boost_clock_mhz / 1e3;
-        let whole_dram_gbs = gpu.mem_bandwidth_gbs * SUSTAINED_DRAM_FRACTION;
+        let whole_dram_gbs = sustained_dram_gbs(gpu);
         let own_sms_gbs = SM_DRAM_BYTES_PER_CLOCK * gpu.sm_count as f64 * clock_ghz;
         Figures {
             dram_gbs: whole_dram_gbs
@@ -323,19 +332,25 @@ fn json_key_place(text: &str, key: &str, n: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::catalog::Catalog;
+    use crate::catalog::{Catalog, Gpu};
 
-    /// A whole GPU's DRAM roof is its sustained share of the vendor peak; a slice's is
-    /// what its SMs draw at 16 bytes per clock each, never below their SM share of
-    /// that roof nor above it.
+    /// A whole GPU's DRAM roof is its measured sustained bandwidth, else the sustained
+    /// share of the vendor peak; a slice's is what its SMs draw at 16 bytes per clock
+    /// each, never below their SM share of that roof nor above it.
     #[test]
     fn a_partition_draws_what_its_sms_can() {
         let catalog = Catalog::builtin();
         let h100 = catalog.resolve("H100 SXM5").unwrap();
         let whole = Figures::spec(h100).dram_gbs;
+        // gpucast-bench's triad on our H100 (datasets/gpus_measured.toml)
+        assert_eq!(whole, 2743.2);
+        let vendor = catalog.resolve("H100 PCIe").unwrap().clone();
+        let unmeasured = Gpu {
+            sustained_bandwidth_gbs: None,
+            ..vendor
+        };
         assert!(
-            (whole - 3352.0 * SUSTAINED_DRAM_FRACTION).abs() < 1e-9,
-            "{whole}"
+            (Figures::spec(&unmeasured).dram_gbs - 2000.0 * SUSTAINED_DRAM_FRACTION).abs() < 1e-9
         );
         let close = |a: f64, b: f64| (a - b).abs() < 1e-6 * b;
         // 16 SMs x 16 B x 1.98 GHz, 1.47x their 16/132 share
@@ -348,6 +363,7 @@ mod tests {
         // draw more than 16 B per clock), the share stays
         let mut wide = h100.clone();
         wide.mem_bandwidth_gbs = 20_000.0;
+        wide.sustained_bandwidth_gbs = None;
         let p = wide.partition(16);
         assert!(close(
             Figures::spec(&p).dram_gbs,

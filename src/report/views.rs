@@ -184,6 +184,30 @@ pub fn gpus_table(catalog: &Catalog) -> Table {
     t
 }
 
+/// A GPU's DRAM and L2 roofs of the spec calibration and where each comes from: a
+/// measured figure (with its source) or the vendor figure and the default share.
+fn roofs_line(gpu: &crate::catalog::Gpu) -> String {
+    use crate::features::figures::{Figures, L2_BYTES_PER_CLOCK_PER_SM, SUSTAINED_DRAM_FRACTION};
+    let f = Figures::spec(gpu);
+    let measured = gpu.measured_source.as_deref().unwrap_or("source not given");
+    let dram = match gpu.sustained_bandwidth_gbs {
+        Some(_) => format!("measured: {measured}"),
+        None => format!(
+            "{:.0} % of the vendor's {:.0}",
+            100.0 * SUSTAINED_DRAM_FRACTION,
+            gpu.mem_bandwidth_gbs
+        ),
+    };
+    let l2 = match gpu.l2_bandwidth_gbs {
+        Some(_) => "measured".to_string(),
+        None => format!("{L2_BYTES_PER_CLOCK_PER_SM} B per SM clock"),
+    };
+    format!(
+        "{}: DRAM {:.0} ({dram}); L2 {:.0} ({l2})",
+        gpu.name, f.dram_gbs, f.l2_gbs
+    )
+}
+
 fn features_line(x: &RunFeatures) -> String {
     let limiting = x.limiting();
     let bound = if limiting == x.bound {
@@ -237,6 +261,7 @@ pub fn explain_text(
     projections: &[(&Run, Projection)],
     fitted: &crate::models::analytical::FittedAnalytical,
     combined: Option<&Prediction>,
+    roofs_of: &[&crate::catalog::Gpu],
 ) -> String {
     let similarity_power = fitted.similarity_power;
     let local_interval_power = fitted.local_interval.as_ref().map(|l| l.similarity_power);
@@ -244,6 +269,12 @@ pub fn explain_text(
         "{} {} -> {target}  (calibration: {calibration})\n",
         query.kernel, query.config
     );
+    if !roofs_of.is_empty() {
+        s += "\nroofs (GB/s):\n";
+        for gpu in roofs_of {
+            s += &format!("  {}\n", roofs_line(gpu));
+        }
+    }
     let weight_sum: f64 = projections.iter().map(|(_, p)| p.weight).sum();
     for (source, p) in projections {
         s += &format!("\nsource {}: measured {:.6} ms\n", source.gpu, p.source_ms);
