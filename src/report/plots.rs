@@ -101,6 +101,8 @@ const POINT_LABEL_SIZE: u32 = 14;
 const MAX_POINT_LABEL: usize = 32;
 /// A roofline label that finds no room at full length is tried again this short.
 const SHORT_POINT_LABEL: usize = 12;
+/// Width of the key right of each instruction roofline panel, pixels.
+const INSTRUCTION_KEY_WIDTH: i32 = 330;
 /// Rows of the bandwidth panel (one per kernel); further kernels are counted in a note.
 const MAX_BANDWIDTH_ROWS: usize = 60;
 /// Above this many values an error CDF is drawn through this many quantiles.
@@ -817,15 +819,16 @@ pub fn instruction_roofline(
     };
     let mut notes = vec![
         format!(
-            "peak {} GIPS = {} SMs x 4 schedulers x 1 warp instruction per clock x {:.3} GHz ({clock}); one point per kernel and level: its profiled run with the most warp instructions",
+            "peak {} GIPS = {} SMs x 4 schedulers x 1 warp instruction per clock x {:.3} GHz ({clock})",
             number(ceilings.gips),
             ceilings.sm_count,
             ceilings.clock_mhz / 1e3
         ),
-        "ceilings in G transactions/s = GB/s / 32 (measured: the catalog's measured figure; catalog: its vendor or documented figure)".to_string(),
+        "ceilings: GB/s / 32 = G transactions/s; measured: the catalog's measured figure".to_string(),
+        "one point per kernel and level: the kernel's profiled run with the most warp instructions".to_string(),
     ];
     let footer = 10 + (notes.len() as u32 + 1) * (NOTE_SIZE + 8);
-    let size = (SIZE.0, 2 * SIZE.1 + footer);
+    let size = (SIZE.0 + INSTRUCTION_KEY_WIDTH as u32, 2 * SIZE.1 + footer);
     let global: Vec<&crate::features::instruction::Point> =
         points.iter().filter(|p| p.level != Level::Shared).collect();
     let shared: Vec<&crate::features::instruction::Point> =
@@ -912,7 +915,10 @@ fn instruction_panel(
     )
     .unwrap_or((0.01, 1e4));
     let axes = ((x_lo, x_hi), (y_lo, y_hi));
-    let mut chart = ChartBuilder::on(area)
+    // The key sits right of the plot: inside, it would cover points.
+    let (w, _) = area.dim_in_pixel();
+    let (plot_area, key_area) = area.split_horizontally(w as i32 - INSTRUCTION_KEY_WIDTH);
+    let mut chart = ChartBuilder::on(&plot_area)
         .caption(title, (FONT, PANEL_TITLE_SIZE))
         .margin(20)
         .margin_right(40)
@@ -925,8 +931,9 @@ fn instruction_panel(
         "warp GIPS (10^9 warp instructions / s)",
         (TICK_SIZE, AXIS_DESC_SIZE),
     )?;
-    // Walls: dashed verticals, named at the bottom.
-    for w in walls {
+    // Walls: dashed verticals, named at the bottom, each name a line higher than the
+    // last (walls a factor of 4 apart would overlap).
+    for (i, w) in walls.iter().enumerate() {
         let x = w.intensity();
         if !(x_lo..=x_hi).contains(&x) {
             continue;
@@ -939,18 +946,24 @@ fn instruction_panel(
         ))?;
         let style = text_style(POINT_LABEL_SIZE, &GUIDE, HPos::Left, VPos::Bottom);
         chart.draw_series(std::iter::once(
-            EmptyElement::at((x, y_lo)) + Text::new(format!("{} wall", w.name), (4, -6), style),
+            EmptyElement::at((x, y_lo))
+                + Text::new(
+                    format!("{} wall", w.name),
+                    (4, -6 - (POINT_LABEL_SIZE as i32 + 4) * i as i32),
+                    style,
+                ),
         ))?;
     }
-    let mut legend_texts = Vec::new();
+    let mut key: Vec<(Key, String)> = Vec::new();
     if let Some(p) = peak {
-        let style = COMPUTE_COLOR.stroke_width(2);
-        let text = format!("peak issue ({} GIPS)", number(p));
-        chart
-            .draw_series(LineSeries::new([(x_lo, p), (x_hi, p)], style))?
-            .label(&text)
-            .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], style));
-        legend_texts.push(text);
+        chart.draw_series(LineSeries::new(
+            [(x_lo, p), (x_hi, p)],
+            COMPUTE_COLOR.stroke_width(2),
+        ))?;
+        key.push((
+            Key::Line(COMPUTE_COLOR, false),
+            format!("peak issue ({} GIPS)", number(p)),
+        ));
     }
     for c in &bws {
         let color = match c.level {
@@ -958,18 +971,19 @@ fn instruction_panel(
             Level::L2 => L2_COLOR,
             Level::L1 | Level::Shared => MEMORY_ONLY_COLOR,
         };
-        let style = color.stroke_width(2);
-        let text = format!(
-            "{} ceiling ({} GTXN/s, {})",
-            c.level.name(),
-            number(c.gtxn_per_s),
-            if c.measured { "measured" } else { "catalog" }
-        );
-        chart
-            .draw_series(LineSeries::new(roof_line(c.gtxn_per_s, peak, axes), style))?
-            .label(&text)
-            .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], style));
-        legend_texts.push(text);
+        chart.draw_series(LineSeries::new(
+            roof_line(c.gtxn_per_s, peak, axes),
+            color.stroke_width(2),
+        ))?;
+        key.push((
+            Key::Line(color, false),
+            format!(
+                "{} ceiling ({} GTXN/s, {})",
+                c.level.name(),
+                number(c.gtxn_per_s),
+                if c.measured { "measured" } else { "catalog" }
+            ),
+        ));
     }
     let clamp = |(x, y): (f64, f64)| (x.clamp(x_lo, x_hi), y.clamp(y_lo, y_hi));
     let colour = |k: &str| kernels.iter().position(|x| *x == k).unwrap_or(0);
@@ -999,37 +1013,16 @@ fn instruction_panel(
             }
         }
     }
-    // The markers' key, as legend entries without a line.
-    let keyed: Vec<Level> = levels
-        .iter()
-        .copied()
-        .filter(|l| pts.iter().any(|p| p.level == *l))
-        .collect();
-    for l in keyed {
-        let text = format!("{} point", l.name());
-        let style = INK.filled();
-        let anchor = chart.draw_series(std::iter::empty::<Circle<(f64, f64), i32>>())?;
-        match l {
-            Level::L2 => anchor
-                .label(&text)
-                .legend(move |(x, y)| TriangleMarker::new((x + 10, y), 6, style)),
-            Level::Dram => anchor
-                .label(&text)
-                .legend(move |(x, y)| Rectangle::new([(x + 6, y - 4), (x + 14, y + 4)], style)),
-            Level::L1 | Level::Shared => anchor
-                .label(&text)
-                .legend(move |(x, y)| Circle::new((x + 10, y), 4, style)),
+    for l in levels.iter().filter(|l| pts.iter().any(|p| p.level == **l)) {
+        let mark = match l {
+            Level::L2 => Key::Triangle,
+            Level::Dram => Key::Square,
+            Level::L1 | Level::Shared => Key::Dot(INK.filled()),
         };
-        legend_texts.push(text);
+        key.push((mark, format!("{} point", l.name())));
     }
     if pts.iter().any(|p| p.thread.is_some()) {
-        let text = "x: thread instructions / 32 (predication)".to_string();
-        let style = INK.stroke_width(2);
-        chart
-            .draw_series(std::iter::empty::<Circle<(f64, f64), i32>>())?
-            .label(&text)
-            .legend(move |(x, y)| Cross::new((x + 10, y), 4, style));
-        legend_texts.push(text);
+        key.push((Key::Cross, "thread instructions / 32".to_string()));
     }
     // One label per kernel, anchored at its points (highest GIPS first).
     let mut by_kernel: BTreeMap<&str, Vec<(f64, f64)>> = BTreeMap::new();
@@ -1044,15 +1037,12 @@ fn instruction_panel(
         .filter_map(|k| by_kernel.remove(k).map(|v| (*k, v)))
         .collect();
     // (labels take the kernel's colour: index by the kernel, not by the row)
-    let dropped = draw_point_labels(&mut chart, &placed_pts, &legend_texts, &|i| {
-        colour(placed_pts[i].0)
-    })?;
+    let dropped = draw_point_labels(&mut chart, &placed_pts, &[], &|i| colour(placed_pts[i].0))?;
     if pts.is_empty() {
         draw_no_data(&mut chart, geo_mid(x_lo, x_hi), geo_mid(y_lo, y_hi))?;
     }
-    if !legend_texts.is_empty() {
-        draw_legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
-    }
+    let (_, y_range) = chart.plotting_area().get_pixel_range();
+    draw_key(&key_area, y_range.start - area.get_base_pixel().1 + 4, &key)?;
     Ok(dropped
         .into_iter()
         .map(|i| placed_pts[i].0.to_string())
@@ -1232,10 +1222,14 @@ fn bandwidth_panel(
     draw_key(&key_area, top, &key)
 }
 
-/// A mark in a hand-drawn key: a line (dashed or not) or a dot.
+/// A mark in a hand-drawn key: a line (dashed or not), a dot, or the instruction
+/// roofline's triangle, square and cross (in ink).
 enum Key {
     Line(RGBColor, bool),
     Dot(ShapeStyle),
+    Triangle,
+    Square,
+    Cross,
 }
 
 /// Draws a key: one entry per line from `top` (pixels from the area's top edge).
@@ -1254,6 +1248,9 @@ fn draw_key(area: &Area<'_>, top: i32, entries: &[(Key, String)]) -> DrawResult 
                 color.stroke_width(2),
             ))?,
             Key::Dot(style) => area.draw(&Circle::new((16, y), 4, *style))?,
+            Key::Triangle => area.draw(&TriangleMarker::new((16, y), 6, INK.filled()))?,
+            Key::Square => area.draw(&Rectangle::new([(12, y - 4), (20, y + 4)], INK.filled()))?,
+            Key::Cross => area.draw(&Cross::new((16, y), 4, INK.stroke_width(2)))?,
         }
         let style = text_style(LEGEND_SIZE, &BLACK, HPos::Left, VPos::Center);
         area.draw(&Text::new(text.clone(), (36, y), style))?;
@@ -1962,6 +1959,73 @@ mod tests {
             dram_bytes,
             time_ms,
         }
+    }
+
+    #[test]
+    fn instruction_roofline_draws_ceilings_walls_points_and_predication() {
+        use crate::features::instruction::{Ceiling, Ceilings, Level, Point};
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("iroof.svg");
+        let ceiling = |level, gbs: f64, measured| Ceiling {
+            level,
+            gbs,
+            gtxn_per_s: gbs / 32.0,
+            measured,
+        };
+        let ceilings = Ceilings {
+            gips: 1045.44,
+            clock_mhz: 1980.0,
+            clock_measured: false,
+            sm_count: 132,
+            levels: vec![
+                ceiling(Level::L1, 33_454.08, false),
+                ceiling(Level::Shared, 22_356.6, true),
+                ceiling(Level::L2, 10_120.2, true),
+                ceiling(Level::Dram, 3352.0, false),
+            ],
+        };
+        let point = |kernel: &str, level, intensity, gips, thread| Point {
+            kernel: kernel.into(),
+            level,
+            intensity,
+            gips,
+            thread,
+        };
+        let points = [
+            point("stream", Level::Dram, 0.5, 50.0, Some((0.5, 50.0))),
+            point("stream", Level::L2, 0.2, 50.0, None),
+            point("divergent", Level::L1, 4.0, 400.0, Some((2.0, 200.0))),
+            point("conflicts", Level::Shared, 0.05, 3.0, None),
+            point("bad", Level::Dram, f64::NAN, 1.0, None),
+        ];
+        instruction_roofline(&path, "H100", &ceilings, &points).unwrap();
+        let svg = read(&path);
+        assert!(has_text(&svg, "H100: global memory") && has_text(&svg, "H100: shared memory"));
+        assert!(has_text(&svg, "peak issue (1,045 GIPS)"));
+        assert!(has_text(&svg, "DRAM ceiling (105 GTXN/s, catalog)"));
+        assert!(has_text(&svg, "L2 ceiling (316 GTXN/s, measured)"));
+        assert!(has_text(&svg, "shared ceiling (699 GTXN/s, measured)"));
+        for wall in [
+            "stride-0 wall",
+            "unit stride wall",
+            "stride-8 / random wall",
+            "no bank conflict wall",
+            "32-way bank conflict wall",
+        ] {
+            assert!(has_text(&svg, wall), "{wall}");
+        }
+        assert!(svg.contains(
+            "peak 1,045 GIPS = 132 SMs x 4 schedulers x 1 warp instruction per clock x 1.980 GHz (boost clock)"
+        ));
+        // One label per kernel and panel it has points on; the unusable point is not drawn.
+        assert_eq!(count_text(&svg, "stream"), 1);
+        assert_eq!(count_text(&svg, "divergent"), 1);
+        assert_eq!(count_text(&svg, "conflicts"), 1);
+        assert_eq!(count_text(&svg, "bad"), 0);
+        assert!(has_text(&svg, "thread instructions / 32"));
+        // No points at all still renders, with "no data" in both panels.
+        instruction_roofline(&path, "none", &ceilings, &[]).unwrap();
+        assert_eq!(count_text(&read(&path), "no data"), 2);
     }
 
     #[test]
