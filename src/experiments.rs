@@ -12,6 +12,7 @@
 //! resources = "shipped"               # per-arch registers: "shipped" (built in) or a CSV relative to this file
 //! sm_partitions = "exclude"            # runs on SM partitions: exclude | as-gpus
 //! plots = true
+//! instruction_roofline = ["../datasets/own/h200/ncu"]  # Nsight Compute exports: a chart per GPU
 //! sample = 0.05                        # a share of the configurations, the same on every GPU
 //! sample_sources = { aiconfigurator = 0.02 }  # per corpus (the runs' source), over `sample`
 //! [selection]                          # optional (logo)
@@ -36,7 +37,7 @@ use crate::catalog::Catalog;
 use crate::data::{validate::is_excluded, Run};
 use crate::error::{Error, Result};
 use crate::evaluation::{self, Evaluation, Metrics, Protocol, Selection};
-use crate::features::{roofline, Calibration, FiguresSource, KernelResources};
+use crate::features::{instruction, roofline, Calibration, FiguresSource, KernelResources};
 use crate::models::{Context, ModelSpec};
 use crate::report::{self, pct, plots, Table};
 use std::collections::BTreeMap;
@@ -88,6 +89,11 @@ pub struct Experiment {
     /// Also draw a roofline chart per GPU of the data.
     #[serde(default)]
     pub roofline: bool,
+    /// Nsight Compute exports (files, or directories searched for them) relative to
+    /// the experiment file: an instruction roofline chart per GPU of them
+    /// ([`instruction_roofline_plots`]), drawn when the experiment runs on its own data.
+    #[serde(default)]
+    pub instruction_roofline: Vec<PathBuf>,
     #[serde(default = "default_seed")]
     pub seed: u64,
     /// What runs on SM partitions (`sm_count` below the GPU's) are: left out with
@@ -193,6 +199,7 @@ impl Experiment {
             }
         }
         e.data = e.data.iter().map(|d| place(d)).collect();
+        e.instruction_roofline = e.instruction_roofline.iter().map(|d| place(d)).collect();
         if let Some(f) = e.sample {
             if !(f > 0.0 && f <= 1.0) {
                 return Err(bad(format!("sample = {f}: must be in (0, 1]")));
@@ -697,13 +704,87 @@ pub fn roofline_plots(runs: &[Run], catalog: &Catalog, out: &Path) -> Result<Vec
                 time_ms: r.time_ms,
             })
             .collect();
-        let p = out.join(format!("roofline_{}.svg", plots::file_slug(g)));
+        let p = out.join(roofline_file(g, false));
         plots::roofline(
             &p,
             &format!("Roofline: {g} (catalog peaks)"),
             roofline::peak_gflops(gpu, "fp32"),
             gpu.mem_bandwidth_gbs,
             Some(figs.l2_gbs),
+            &points,
+        )?;
+        written.push(p);
+    }
+    Ok(written)
+}
+
+/// The runs of `paths` for roofline charts: files as given (runs tables, Nsight
+/// Compute exports, ...), directories searched for runs files and Nsight Compute
+/// exports (in name order); imported with `opts` and validated against `catalog`.
+pub fn load_profiles(
+    paths: &[PathBuf],
+    opts: &crate::data::importers::ImportOptions,
+    catalog: &Catalog,
+) -> Result<Vec<Run>> {
+    let mut files = Vec::new();
+    for p in paths {
+        if p.is_dir() {
+            let runs_files = crate::data::runs_files_in(p)?;
+            let mut found: Vec<PathBuf> = crate::files::walk(p)?
+                .into_iter()
+                .filter(|f| runs_files.contains(f) || crate::data::ncu::looks_like_ncu(f))
+                .collect();
+            if found.is_empty() {
+                return Err(Error::io(
+                    p.display(),
+                    "no runs files or Nsight Compute exports in this directory",
+                ));
+            }
+            found.sort();
+            files.extend(found);
+        } else {
+            files.push(p.clone());
+        }
+    }
+    Ok(crate::data::load_validated_with(&files, opts, catalog)?
+        .0
+        .runs)
+}
+
+/// The file name of a GPU's roofline chart: `roofline_<gpu>.svg`, or
+/// `instruction_roofline_<gpu>.svg` for the instruction roofline.
+pub fn roofline_file(gpu: &str, instruction: bool) -> String {
+    let kind = if instruction { "instruction_" } else { "" };
+    format!("{kind}roofline_{}.svg", plots::file_slug(gpu))
+}
+
+/// An instruction roofline chart per GPU ([`plots::instruction_roofline`]): the
+/// catalog's ceilings of the GPU ([`instruction::ceilings`]), one point per kernel and
+/// memory level of the runs that carry warp instructions and transactions (runs
+/// validation excludes are left out). A GPU none of whose runs has them gets no chart.
+pub fn instruction_roofline_plots(
+    runs: &[Run],
+    catalog: &Catalog,
+    out: &Path,
+) -> Result<Vec<PathBuf>> {
+    let mut written = Vec::new();
+    let mut gpus: Vec<&str> = runs.iter().map(|r| r.gpu.as_str()).collect();
+    gpus.sort();
+    gpus.dedup();
+    for g in gpus {
+        let gpu = catalog.resolve_or_err(g)?;
+        let points = instruction::points(
+            runs.iter().filter(|r| r.gpu == g && !is_excluded(r)),
+            gpu.warp_size,
+        );
+        if points.is_empty() {
+            continue;
+        }
+        let p = out.join(roofline_file(g, true));
+        plots::instruction_roofline(
+            &p,
+            &format!("Instruction roofline: {g}"),
+            &instruction::ceilings(gpu),
             &points,
         )?;
         written.push(p);
@@ -1118,6 +1199,11 @@ fn write_reproduction(
         files.extend(write_outputs(o, &staging, opts.plots)?);
         if let Some(runs) = o.rooflines.take() {
             files.extend(roofline_plots(&runs, catalog, &staging)?);
+        }
+        let profiles = &o.experiment.instruction_roofline;
+        if opts.plots && opts.data.is_empty() && !profiles.is_empty() {
+            let runs = load_profiles(profiles, &Default::default(), catalog)?;
+            files.extend(instruction_roofline_plots(&runs, catalog, &staging)?);
         }
     }
     let summary = summary_table(outcomes);

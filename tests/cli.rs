@@ -1799,3 +1799,100 @@ fn evaluate_draws_its_charts() {
         stderr(&o)
     );
 }
+
+/// `roofline --instruction` on the suite's Nsight Compute exports: a chart per GPU with
+/// the catalog's ceilings, measured ones with a calibration; `explain` prints the
+/// issue floor of a profiled row.
+#[test]
+fn instruction_roofline_of_the_suites_exports() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("charts");
+    let root = env!("CARGO_MANIFEST_DIR");
+    let h100 = format!("{root}/datasets/own/h100-80gb-hbm3/ncu");
+    let h200 = format!("{root}/datasets/own/h200/ncu");
+    let o = out.to_str().unwrap();
+    let printed = gpucast_ok(&["roofline", "--instruction", &h100, &h200, "--out", o]);
+    let names = [
+        "instruction_roofline_nvidia_h100_sxm5_80gb.svg",
+        "instruction_roofline_nvidia_h200_sxm_141gb.svg",
+    ];
+    let expected: String = names
+        .iter()
+        .map(|n| format!("wrote {}\n", out.join(n).display()))
+        .collect();
+    assert_eq!(printed, expected);
+    let svg = std::fs::read_to_string(out.join(names[0])).unwrap();
+    // 132 SMs x 4 x 1.98 GHz; DRAM 3,352 GB/s / 32 = 104.75 G transactions/s.
+    assert!(svg.contains("peak issue (1,045 GIPS)"));
+    assert!(svg.contains("DRAM ceiling (105 GTXN/s, catalog)"));
+    assert!(svg.contains("stride-8 / random wall"));
+    // The H100's calibration: triad 2,743.2 GB/s = 85.7 G transactions/s, measured.
+    let calibration = format!("{root}/datasets/own/h100-80gb-hbm3/calibration.toml");
+    gpucast_ok(&[
+        "--gpus",
+        &calibration,
+        "roofline",
+        "--instruction",
+        &h100,
+        "--out",
+        o,
+    ]);
+    let svg = std::fs::read_to_string(out.join(names[0])).unwrap();
+    assert!(svg.contains("DRAM ceiling (85.7 GTXN/s, measured)"));
+    assert!(svg.contains("(measured clock)"));
+    // Runs without instruction counts: a one-line error.
+    let e = gpucast(&[
+        "roofline",
+        "--instruction",
+        &format!("{root}/datasets/own/h100-80gb-hbm3/runs.csv"),
+        "--out",
+        o,
+    ]);
+    assert_eq!(e.status.code(), Some(2), "{}", stderr(&e));
+    assert!(stderr(&e).contains("no run carries warp instructions"));
+    // explain: vector_add's first configuration, 40,960 warp instructions, on the H200
+    // (132 SMs x 4 x 1.98 GHz = 1,045.44 GIPS): 0.000039 ms.
+    let text = gpucast_ok(&[
+        "explain",
+        "--runs",
+        &format!("{h100}/vector_add.csv"),
+        "--row",
+        "1",
+        "--target",
+        "H200",
+    ]);
+    assert!(
+        text.contains("instruction issue floor: 0.000039 ms  (40960 warp instructions at the peak 1045.4 GIPS of NVIDIA H200 SXM 141GB"),
+        "{text}"
+    );
+}
+
+/// An experiment naming Nsight Compute exports gets an instruction roofline per GPU in
+/// `reproduce`'s output, and none with --no-plots.
+#[test]
+fn reproduce_draws_the_instruction_roofline_of_an_experiments_exports() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = env!("CARGO_MANIFEST_DIR");
+    let exps = tmp.path().join("exps");
+    std::fs::create_dir(&exps).unwrap();
+    std::fs::write(
+        exps.join("own.toml"),
+        format!(
+            "name = \"own\"\ntitle = \"own\"\nprotocol = {{ name = \"logo\" }}\nmodels = [\"analytical\"]\n\
+             data = [\"{root}/datasets/own\"]\n\
+             instruction_roofline = [\"{root}/datasets/own/h200/ncu\"]\n"
+        ),
+    )
+    .unwrap();
+    let svg = "instruction_roofline_nvidia_h200_sxm_141gb.svg";
+    for (plots, out) in [(true, "with"), (false, "without")] {
+        let out = tmp.path().join(out);
+        let mut args = vec!["reproduce", "--experiments", exps.to_str().unwrap()];
+        args.extend(["--out", out.to_str().unwrap()]);
+        if !plots {
+            args.push("--no-plots");
+        }
+        gpucast_ok(&args);
+        assert_eq!(out.join(svg).is_file(), plots, "plots: {plots}");
+    }
+}

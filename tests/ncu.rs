@@ -241,7 +241,7 @@ fn a100_details_nersc_metrics_and_repeated_launches() {
     assert_close(s.flops, 40_960.0 + 10_240.0 + 61_440.0);
     assert_eq!(s.precision.as_deref(), Some("fp16"));
     // Tensor-pipe instructions on Ampere are not turned into FLOPs.
-    assert_eq!(extra_num(&imp, "tensor_inst", s), Some(960.0));
+    assert_eq!(s.details().inst_warp_tensor, Some(960.0));
     assert!(rep
         .notes
         .iter()
@@ -376,6 +376,16 @@ fn h200_raw_full_set_with_units_row() {
         (Some(202.0), Some(5036.0))
     );
     assert_eq!(r.smem_per_block, Some(0.0)); // Kbyte/block
+                                             // The instruction roofline's transactions: 1 + 1 global sectors at L1, no shared
+                                             // wavefronts, the lts sectors above, 1,016 / 1,024 / 1,024 DRAM sectors read.
+    let d = r.details();
+    assert_eq!((d.l1_sectors, d.shared_wavefronts), (Some(2.0), Some(0.0)));
+    assert_close(
+        d.l2_sectors.unwrap(),
+        (12_484.0 + 12_446.0 + 12_494.0) / 3.0,
+    );
+    assert_close(d.dram_sectors.unwrap(), (1_016.0 + 1_024.0 + 1_024.0) / 3.0);
+    assert_eq!((d.inst_thread_int, d.inst_warp_tensor), (None, None));
     let occupancy = (5.842876 + 4.961609 + 4.894371) / 300.0;
     assert_close(r.achieved_occupancy.unwrap(), occupancy);
     // nvjet GEMM: bf16 tensor ops 167,772,160 dominate.
@@ -512,6 +522,114 @@ fn synthetic_raw_units_messages_and_aggregation() {
         extra_text(&imp, "dram_bytes_source", o).as_deref(),
         Some("none")
     );
+}
+
+/// SYNTHETIC: an export with the instruction roofline's counters under every name the
+/// seed's metric table gives (sectors, wavefronts, the instruction mix by type).
+#[test]
+fn synthetic_instruction_mix_and_transactions_per_level() {
+    let names = [
+        ("smsp__inst_executed.sum", "inst", "100"),
+        (
+            "smsp__sass_thread_inst_executed_op_fp32_pred_on.sum",
+            "inst",
+            "640",
+        ),
+        (
+            "smsp__sass_thread_inst_executed_op_fp64_pred_on.sum",
+            "inst",
+            "32",
+        ),
+        (
+            "smsp__sass_thread_inst_executed_op_integer_pred_on.sum",
+            "inst",
+            "1,280",
+        ),
+        (
+            "smsp__sass_thread_inst_executed_op_memory_pred_on.sum",
+            "inst",
+            "320",
+        ),
+        ("smsp__inst_executed_pipe_tensor.sum", "inst", "4"),
+        (
+            "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+            "sector",
+            "40",
+        ),
+        (
+            "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
+            "sector",
+            "8",
+        ),
+        (
+            "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+            "",
+            "12",
+        ),
+        (
+            "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
+            "",
+            "3",
+        ),
+        ("lts__t_sectors.sum", "sector", "30"),
+        ("dram__sectors_read.sum", "sector", "20"),
+        ("dram__sectors_write.sum", "sector", "5"),
+    ];
+    let quoted = |v: Vec<&str>| {
+        v.iter()
+            .map(|x| format!("\"{x}\""))
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    let header = quoted(
+        [
+            "ID",
+            "Kernel Name",
+            "device__attribute_display_name",
+            "gpu__time_duration.sum",
+        ]
+        .into_iter()
+        .chain(names.iter().map(|n| n.0))
+        .collect(),
+    );
+    let units = quoted(
+        ["", "", "", "usecond"]
+            .into_iter()
+            .chain(names.iter().map(|n| n.1))
+            .collect(),
+    );
+    let row = quoted(
+        ["0", "k", "Some GPU", "2"]
+            .into_iter()
+            .chain(names.iter().map(|n| n.2))
+            .collect(),
+    );
+    let imp = ncu::import_str(&format!("{header}\n{units}\n{row}\n"), "mix.csv", None).unwrap();
+    let d = imp.runs.runs[0].details();
+    assert_eq!(
+        (
+            d.inst_thread_fp32,
+            d.inst_thread_fp64,
+            d.inst_thread_int,
+            d.inst_thread_ldst
+        ),
+        (Some(640.0), Some(32.0), Some(1280.0), Some(320.0))
+    );
+    assert_eq!(d.inst_warp_tensor, Some(4.0));
+    assert_eq!(
+        (
+            d.l1_sectors,
+            d.shared_wavefronts,
+            d.l2_sectors,
+            d.dram_sectors
+        ),
+        (Some(48.0), Some(15.0), Some(30.0), Some(25.0))
+    );
+    assert!(!imp
+        .report
+        .missing
+        .iter()
+        .any(|m| m.contains("sectors") || m.contains("mix")));
 }
 
 #[test]
@@ -780,6 +898,33 @@ fn own_hopper_exports_import_one_row_per_configuration() {
         r.achieved_occupancy.unwrap(),
         (67.59 + 66.98 + 67.40) / 300.0,
     );
+    // The instruction roofline's counts of the same launches: thread instructions,
+    // and transactions per level from the byte counters (sectors x 32) and the shared
+    // wavefronts; the export has no instruction mix, which stays empty.
+    let d = r.details();
+    assert_eq!(d.inst_thread, Some(5_242_880.0));
+    assert_eq!(d.l1_sectors, Some(3_145_728.0 / 32.0));
+    assert_close(
+        d.l2_sectors.unwrap(),
+        (6_133_728.0 + 6_173_824.0 + 6_141_312.0) / 3.0 / 32.0,
+    );
+    assert_eq!(d.dram_sectors, Some(2_099_968.0 / 32.0));
+    assert_eq!(d.shared_wavefronts, Some(8_192.0));
+    assert_eq!(
+        (
+            d.inst_thread_fp32,
+            d.inst_thread_fp64,
+            d.inst_thread_int,
+            d.inst_thread_ldst,
+            d.inst_warp_tensor
+        ),
+        (None, None, None, None, None)
+    );
+    assert!(imp
+        .report
+        .missing
+        .iter()
+        .any(|m| m.starts_with("instruction mix")));
 }
 
 /// An export that does not name its GPU is an error that says how to name it, with

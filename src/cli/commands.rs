@@ -31,6 +31,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Explain(a) => explain(a, &catalog),
         Command::Evaluate(a) => evaluate(a, &catalog),
         Command::Train(a) => train(a, &catalog),
+        Command::Roofline(a) => roofline(a, &catalog),
         Command::Reproduce(a) => reproduce(a, &catalog),
         Command::Bench(a) => bench(a, &catalog),
     }
@@ -594,7 +595,7 @@ fn explain(a: ExplainArgs, catalog: &Catalog) -> Result<()> {
             }
         }
     }
-    out(&report::explain_text(
+    let mut text = report::explain_text(
         &q,
         &target,
         cal.name(),
@@ -602,7 +603,48 @@ fn explain(a: ExplainArgs, catalog: &Catalog) -> Result<()> {
         &fitted,
         combined.as_ref(),
         &roofs_of,
-    ))
+    );
+    if let Some(line) = report::issue_floor_line(&q, catalog.resolve_or_err(&target)?) {
+        text += &line;
+    }
+    out(&text)
+}
+
+/// `roofline`: a chart per GPU of the runs into `--out`, each path printed.
+fn roofline(a: RooflineArgs, catalog: &Catalog) -> Result<()> {
+    if a.out.exists() && !a.out.is_dir() {
+        return Err(Error::usage(format!(
+            "--out {}: a file of that name exists; give a directory",
+            a.out.display()
+        )));
+    }
+    let opts = pipeline::import_options(a.gpu.as_deref(), catalog)?;
+    let runs = experiments::load_profiles(&a.paths, &opts, catalog)?;
+    let mut gpus: Vec<&str> = runs.iter().map(|r| r.gpu.as_str()).collect();
+    gpus.sort();
+    gpus.dedup();
+    for g in gpus {
+        claim_output(
+            &a.out.join(experiments::roofline_file(g, a.instruction)),
+            &[&a.paths],
+        )?;
+    }
+    std::fs::create_dir_all(&a.out).map_err(|e| Error::io(a.out.display(), e.to_string()))?;
+    let written = if a.instruction {
+        experiments::instruction_roofline_plots(&runs, catalog, &a.out)?
+    } else {
+        experiments::roofline_plots(&runs, catalog, &a.out)?
+    };
+    if written.is_empty() {
+        return Err(Error::usage(
+            "no run carries warp instructions (inst_warp) and transactions (l1_sectors, shared_wavefronts, l2_sectors or dram_sectors): the instruction roofline needs Nsight Compute counts",
+        ));
+    }
+    let lines: String = written
+        .iter()
+        .map(|p| format!("wrote {}\n", p.display()))
+        .collect();
+    out(&lines)
 }
 
 /// The row `explain --kernel --config` names: one that measured that work (any GPU's:

@@ -70,6 +70,9 @@ pub enum Command {
     Evaluate(EvaluateArgs),
     /// Fit a model and save it as JSON
     Train(TrainArgs),
+    /// Roofline charts per GPU (SVG): GFLOP/s against FLOP per DRAM byte, or with
+    /// --instruction warp GIPS against warp instructions per 32-byte transaction
+    Roofline(RooflineArgs),
     /// Run the experiments of experiments/*.toml and write tables and plots
     Reproduce(ReproduceArgs),
     /// Time the pipeline's stages on real data (min of repeats) and report peak memory
@@ -388,6 +391,26 @@ pub struct BenchArgs {
     pub format: Format,
     #[command(flatten)]
     pub figures: FiguresArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct RooflineArgs {
+    /// Runs files, Nsight Compute exports, or directories (searched for both)
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+    /// Directory to write the charts into, one SVG per GPU (made if missing)
+    #[arg(long, short)]
+    pub out: PathBuf,
+    /// The instruction roofline: one point per kernel and memory level (L1, shared,
+    /// L2, DRAM) from warp instruction and transaction counts (Nsight Compute
+    /// exports), under the issue and bandwidth ceilings, with the access-pattern
+    /// walls and thread predication
+    #[arg(long)]
+    pub instruction: bool,
+    /// The GPU a profile was taken on, when the file does not name it (Nsight
+    /// Compute exports of --page details)
+    #[arg(long)]
+    pub gpu: Option<String>,
 }
 
 #[derive(Args, Debug)]

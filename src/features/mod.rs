@@ -3,6 +3,7 @@
 //! [`roofline`] / [`crate::occupancy`].
 
 pub mod figures;
+pub mod instruction;
 pub mod roofline;
 pub mod vectors;
 

@@ -101,6 +101,8 @@ const POINT_LABEL_SIZE: u32 = 14;
 const MAX_POINT_LABEL: usize = 32;
 /// A roofline label that finds no room at full length is tried again this short.
 const SHORT_POINT_LABEL: usize = 12;
+/// Width of the key right of each instruction roofline panel, pixels.
+const INSTRUCTION_KEY_WIDTH: i32 = 330;
 /// Rows of the bandwidth panel (one per kernel); further kernels are counted in a note.
 const MAX_BANDWIDTH_ROWS: usize = 60;
 /// Above this many values an error CDF is drawn through this many quantiles.
@@ -723,7 +725,7 @@ fn roof_panel(
         let style = series_style(i, 0.9);
         chart.draw_series(pts.iter().map(|p| Circle::new(*p, 4, style)))?;
     }
-    let dropped = draw_point_labels(&mut chart, &placed_pts, &legend_texts)?;
+    let dropped = draw_point_labels(&mut chart, &placed_pts, &legend_texts, &|i| i)?;
     if kernels.is_empty() {
         draw_no_data(&mut chart, geo_mid(x_lo, x_hi), geo_mid(y_lo, y_hi))?;
     }
@@ -743,15 +745,7 @@ fn draw_roofs(
     (peak, dram, l2): (Option<f64>, Option<f64>, Option<f64>),
     ((x_lo, x_hi), (y_lo, y_hi)): ((f64, f64), (f64, f64)),
 ) -> std::result::Result<Vec<String>, DrawingAreaErrorKind<std::io::Error>> {
-    // A bandwidth roof: y = AI * bw up to the ridge (or the right edge), clipped to the axes.
-    let roof = |bw: f64| -> Vec<(f64, f64)> {
-        let x_end = peak.map_or(x_hi, |p| (p / bw).min(x_hi));
-        let x_start = x_lo.max(y_lo / bw);
-        if x_start >= x_end {
-            return Vec::new();
-        }
-        vec![(x_start, x_start * bw), (x_end, (x_end * bw).min(y_hi))]
-    };
+    let roof = |bw: f64| roof_line(bw, peak, ((x_lo, x_hi), (y_lo, y_hi)));
     let mut legend_texts = Vec::new();
     if let Some(p) = peak {
         let style = COMPUTE_COLOR.stroke_width(2);
@@ -783,6 +777,278 @@ fn draw_roofs(
     Ok(legend_texts)
 }
 
+/// A bandwidth roof on log-log axes: y = intensity x `bw` up to the ridge with `peak`
+/// (or the right edge), clipped to the axes; empty when it lies outside them.
+fn roof_line(
+    bw: f64,
+    peak: Option<f64>,
+    ((x_lo, x_hi), (y_lo, y_hi)): ((f64, f64), (f64, f64)),
+) -> Vec<(f64, f64)> {
+    let x_end = peak.map_or(x_hi, |p| (p / bw).min(x_hi));
+    let x_start = x_lo.max(y_lo / bw);
+    if x_start >= x_end {
+        return Vec::new();
+    }
+    vec![(x_start, x_start * bw), (x_end, (x_end * bw).min(y_hi))]
+}
+
+/// Instruction roofline chart of one GPU ([`crate::features::instruction`]), in two
+/// panels: global memory (L1, L2 and DRAM points and ceilings, with the global access
+/// walls) above, shared memory (with the bank-conflict walls) below. x = warp
+/// instructions per 32-byte transaction, y = warp GIPS (log-log); the issue ceiling
+/// (peak GIPS) is horizontal, each level's ceiling is its transactions per second times
+/// the intensity. A kernel has one colour and one label, a marker per level (circle
+/// L1 and shared, triangle L2, square DRAM) and, where it has thread instructions, a
+/// cross at thread instructions / warp size joined to its marker by a line (thread
+/// predication: the two meet when no lane is ever predicated off). A note names the
+/// kernels whose label found no room.
+pub fn instruction_roofline(
+    path: &Path,
+    title: &str,
+    ceilings: &crate::features::instruction::Ceilings,
+    points: &[crate::features::instruction::Point],
+) -> Result<()> {
+    use crate::features::instruction::{Level, GLOBAL_WALLS, SHARED_WALLS};
+    let mut kernels: Vec<&str> = points.iter().map(|p| p.kernel.as_str()).collect();
+    kernels.sort();
+    kernels.dedup();
+    let clock = if ceilings.clock_measured {
+        "measured clock"
+    } else {
+        "boost clock"
+    };
+    let mut notes = vec![
+        format!(
+            "peak {} GIPS = {} SMs x 4 schedulers x 1 warp instruction per clock x {:.3} GHz ({clock})",
+            number(ceilings.gips),
+            ceilings.sm_count,
+            ceilings.clock_mhz / 1e3
+        ),
+        "ceilings: GB/s / 32 = G transactions/s; measured: the catalog's measured figure".to_string(),
+        "one point per kernel and level: the kernel's profiled run with the most warp instructions".to_string(),
+    ];
+    let footer = 10 + (notes.len() as u32 + 1) * (NOTE_SIZE + 8);
+    let size = (SIZE.0 + INSTRUCTION_KEY_WIDTH as u32, 2 * SIZE.1 + footer);
+    let global: Vec<&crate::features::instruction::Point> =
+        points.iter().filter(|p| p.level != Level::Shared).collect();
+    let shared: Vec<&crate::features::instruction::Point> =
+        points.iter().filter(|p| p.level == Level::Shared).collect();
+    let svg = render(path, size, |root| {
+        let (top, rest) = root.split_vertically(SIZE.1);
+        let (bottom, foot) = rest.split_vertically(SIZE.1);
+        let mut unlabelled = instruction_panel(
+            &top,
+            &format!("{title}: global memory"),
+            ceilings,
+            (&[Level::L1, Level::L2, Level::Dram], &GLOBAL_WALLS),
+            &kernels,
+            &global,
+        )?;
+        unlabelled.extend(instruction_panel(
+            &bottom,
+            &format!("{title}: shared memory"),
+            ceilings,
+            (&[Level::Shared], &SHARED_WALLS),
+            &kernels,
+            &shared,
+        )?);
+        unlabelled.sort();
+        unlabelled.dedup();
+        notes.push(if unlabelled.is_empty() {
+            "every kernel is labelled".to_string()
+        } else {
+            format!("unlabelled (no room): {}", unlabelled.join(", "))
+        });
+        draw_notes(&foot, &notes, HPos::Left)
+    })?;
+    write_atomic(path, &svg)
+}
+
+/// One panel of [`instruction_roofline`]: the ceilings of `levels`, the `walls`, the
+/// points; `kernels` (sorted, all panels') gives each kernel its colour. Returns the
+/// kernels whose label found no room.
+fn instruction_panel(
+    area: &Area<'_>,
+    title: &str,
+    ceilings: &crate::features::instruction::Ceilings,
+    (levels, walls): (
+        &[crate::features::instruction::Level],
+        &[crate::features::instruction::Wall],
+    ),
+    kernels: &[&str],
+    points: &[&crate::features::instruction::Point],
+) -> std::result::Result<Vec<String>, DrawingAreaErrorKind<std::io::Error>> {
+    use crate::features::instruction::Level;
+    let peak = Some(ceilings.gips).filter(|v| positive(*v));
+    let bws: Vec<&crate::features::instruction::Ceiling> = levels
+        .iter()
+        .filter_map(|l| ceilings.of(*l))
+        .filter(|c| positive(c.gtxn_per_s))
+        .collect();
+    let usable = |x: f64, y: f64| positive(x) && positive(y);
+    let pts: Vec<&&crate::features::instruction::Point> = points
+        .iter()
+        .filter(|p| usable(p.intensity, p.gips))
+        .collect();
+    let threads = || {
+        pts.iter()
+            .filter_map(|p| p.thread)
+            .filter(|t| usable(t.0, t.1))
+    };
+    let (x_lo, x_hi) = decade_range(
+        pts.iter()
+            .map(|p| p.intensity)
+            .chain(threads().map(|t| t.0))
+            .chain(walls.iter().map(|w| w.intensity() / 2.0))
+            .chain(
+                bws.iter()
+                    .filter_map(|c| peak.map(|p| p / c.gtxn_per_s * 10.0)),
+            ),
+    )
+    .unwrap_or((0.01, 100.0));
+    let (y_lo, y_hi) = decade_range(
+        pts.iter()
+            .map(|p| p.gips)
+            .chain(threads().map(|t| t.1))
+            .chain(peak.map(|p| p * 2.0))
+            .chain(bws.iter().map(|c| c.gtxn_per_s * x_lo)),
+    )
+    .unwrap_or((0.01, 1e4));
+    let axes = ((x_lo, x_hi), (y_lo, y_hi));
+    // The key sits right of the plot: inside, it would cover points.
+    let (w, _) = area.dim_in_pixel();
+    let (plot_area, key_area) = area.split_horizontally(w as i32 - INSTRUCTION_KEY_WIDTH);
+    let mut chart = ChartBuilder::on(&plot_area)
+        .caption(title, (FONT, PANEL_TITLE_SIZE))
+        .margin(20)
+        .margin_right(40)
+        .x_label_area_size(55)
+        .y_label_area_size(95)
+        .build_cartesian_2d(log_axis(x_lo, x_hi), log_axis(y_lo, y_hi))?;
+    draw_log_mesh(
+        &mut chart,
+        "instruction intensity (warp instructions per 32-byte transaction)",
+        "warp GIPS (10^9 warp instructions / s)",
+        (TICK_SIZE, AXIS_DESC_SIZE),
+    )?;
+    // Walls: dashed verticals, named at the bottom, each name a line higher than the
+    // last (walls a factor of 4 apart would overlap).
+    for (i, w) in walls.iter().enumerate() {
+        let x = w.intensity();
+        if !(x_lo..=x_hi).contains(&x) {
+            continue;
+        }
+        chart.draw_series(DashedLineSeries::new(
+            [(x, y_lo), (x, y_hi)],
+            4,
+            4,
+            GUIDE.mix(0.6).stroke_width(1),
+        ))?;
+        let style = text_style(POINT_LABEL_SIZE, &GUIDE, HPos::Left, VPos::Bottom);
+        chart.draw_series(std::iter::once(
+            EmptyElement::at((x, y_lo))
+                + Text::new(
+                    format!("{} wall", w.name),
+                    (4, -6 - (POINT_LABEL_SIZE as i32 + 4) * i as i32),
+                    style,
+                ),
+        ))?;
+    }
+    let mut key: Vec<(Key, String)> = Vec::new();
+    if let Some(p) = peak {
+        chart.draw_series(LineSeries::new(
+            [(x_lo, p), (x_hi, p)],
+            COMPUTE_COLOR.stroke_width(2),
+        ))?;
+        key.push((
+            Key::Line(COMPUTE_COLOR, false),
+            format!("peak issue ({} GIPS)", number(p)),
+        ));
+    }
+    for c in &bws {
+        let color = match c.level {
+            Level::Dram => DRAM_COLOR,
+            Level::L2 => L2_COLOR,
+            Level::L1 | Level::Shared => MEMORY_ONLY_COLOR,
+        };
+        chart.draw_series(LineSeries::new(
+            roof_line(c.gtxn_per_s, peak, axes),
+            color.stroke_width(2),
+        ))?;
+        key.push((
+            Key::Line(color, false),
+            format!(
+                "{} ceiling ({} GTXN/s, {})",
+                c.level.name(),
+                number(c.gtxn_per_s),
+                if c.measured { "measured" } else { "catalog" }
+            ),
+        ));
+    }
+    let clamp = |(x, y): (f64, f64)| (x.clamp(x_lo, x_hi), y.clamp(y_lo, y_hi));
+    let colour = |k: &str| kernels.iter().position(|x| *x == k).unwrap_or(0);
+    for p in &pts {
+        let i = colour(&p.kernel);
+        let at = clamp((p.intensity, p.gips));
+        let style = PALETTE[i % PALETTE.len()].mix(0.9);
+        if let Some(t) = p.thread.filter(|t| usable(t.0, t.1)) {
+            let to = clamp(t);
+            chart.draw_series(std::iter::once(PathElement::new(
+                [at, to],
+                style.stroke_width(1),
+            )))?;
+            chart.draw_series(std::iter::once(Cross::new(to, 4, style.stroke_width(2))))?;
+        }
+        match p.level {
+            Level::L2 => {
+                chart.draw_series(std::iter::once(TriangleMarker::new(at, 6, style.filled())))?;
+            }
+            Level::Dram => {
+                chart.draw_series(std::iter::once(
+                    EmptyElement::at(at) + Rectangle::new([(-4, -4), (4, 4)], style.filled()),
+                ))?;
+            }
+            Level::L1 | Level::Shared => {
+                chart.draw_series(std::iter::once(Circle::new(at, 4, style.filled())))?;
+            }
+        }
+    }
+    for l in levels.iter().filter(|l| pts.iter().any(|p| p.level == **l)) {
+        let mark = match l {
+            Level::L2 => Key::Triangle,
+            Level::Dram => Key::Square,
+            Level::L1 | Level::Shared => Key::Dot(INK.filled()),
+        };
+        key.push((mark, format!("{} point", l.name())));
+    }
+    if pts.iter().any(|p| p.thread.is_some()) {
+        key.push((Key::Cross, "thread instructions / 32".to_string()));
+    }
+    // One label per kernel, anchored at its points (highest GIPS first).
+    let mut by_kernel: BTreeMap<&str, Vec<(f64, f64)>> = BTreeMap::new();
+    for p in &pts {
+        by_kernel
+            .entry(&p.kernel)
+            .or_default()
+            .push(clamp((p.intensity, p.gips)));
+    }
+    let placed_pts: Vec<(&str, Vec<(f64, f64)>)> = kernels
+        .iter()
+        .filter_map(|k| by_kernel.remove(k).map(|v| (*k, v)))
+        .collect();
+    // (labels take the kernel's colour: index by the kernel, not by the row)
+    let dropped = draw_point_labels(&mut chart, &placed_pts, &[], &|i| colour(placed_pts[i].0))?;
+    if pts.is_empty() {
+        draw_no_data(&mut chart, geo_mid(x_lo, x_hi), geo_mid(y_lo, y_hi))?;
+    }
+    let (_, y_range) = chart.plotting_area().get_pixel_range();
+    draw_key(&key_area, y_range.start - area.get_base_pixel().1 + 4, &key)?;
+    Ok(dropped
+        .into_iter()
+        .map(|i| placed_pts[i].0.to_string())
+        .collect())
+}
+
 /// Label each kernel's points (`placed_pts`, in axis units) where the label is clear
 /// of every point, other labels and the legend; returns the indices of the kernels
 /// whose label found no room.
@@ -790,6 +1056,7 @@ fn draw_point_labels(
     chart: &mut LogLogChart<'_>,
     placed_pts: &[(&str, Vec<(f64, f64)>)],
     legend_texts: &[String],
+    colour_of: &dyn Fn(usize) -> usize,
 ) -> std::result::Result<Vec<usize>, DrawingAreaErrorKind<std::io::Error>> {
     let (xr, yr) = chart.plotting_area().get_pixel_range();
     let area_px = (xr.start, yr.start, xr.end, yr.end);
@@ -815,7 +1082,8 @@ fn draw_point_labels(
     for l in &labels {
         let kernel = l.spec;
         let at = placed_pts[kernel].1[l.anchor];
-        let leader = PALETTE[kernel % PALETTE.len()].stroke_width(1);
+        let colour = colour_of(kernel);
+        let leader = PALETTE[colour % PALETTE.len()].stroke_width(1);
         if l.offset.1 != 0 {
             chart.draw_series(std::iter::once(
                 EmptyElement::at(at) + PathElement::new([(0, 0), l.offset], leader),
@@ -826,7 +1094,7 @@ fn draw_point_labels(
         } else {
             HPos::Left
         };
-        let style = text_style(POINT_LABEL_SIZE, &darker(kernel), h, VPos::Center);
+        let style = text_style(POINT_LABEL_SIZE, &darker(colour), h, VPos::Center);
         chart.draw_series(std::iter::once(
             EmptyElement::at(at) + Text::new(l.text.clone(), l.offset, style),
         ))?;
@@ -954,10 +1222,14 @@ fn bandwidth_panel(
     draw_key(&key_area, top, &key)
 }
 
-/// A mark in a hand-drawn key: a line (dashed or not) or a dot.
+/// A mark in a hand-drawn key: a line (dashed or not), a dot, or the instruction
+/// roofline's triangle, square and cross (in ink).
 enum Key {
     Line(RGBColor, bool),
     Dot(ShapeStyle),
+    Triangle,
+    Square,
+    Cross,
 }
 
 /// Draws a key: one entry per line from `top` (pixels from the area's top edge).
@@ -976,6 +1248,9 @@ fn draw_key(area: &Area<'_>, top: i32, entries: &[(Key, String)]) -> DrawResult 
                 color.stroke_width(2),
             ))?,
             Key::Dot(style) => area.draw(&Circle::new((16, y), 4, *style))?,
+            Key::Triangle => area.draw(&TriangleMarker::new((16, y), 6, INK.filled()))?,
+            Key::Square => area.draw(&Rectangle::new([(12, y - 4), (20, y + 4)], INK.filled()))?,
+            Key::Cross => area.draw(&Cross::new((16, y), 4, INK.stroke_width(2)))?,
         }
         let style = text_style(LEGEND_SIZE, &BLACK, HPos::Left, VPos::Center);
         area.draw(&Text::new(text.clone(), (36, y), style))?;
@@ -1684,6 +1959,73 @@ mod tests {
             dram_bytes,
             time_ms,
         }
+    }
+
+    #[test]
+    fn instruction_roofline_draws_ceilings_walls_points_and_predication() {
+        use crate::features::instruction::{Ceiling, Ceilings, Level, Point};
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("iroof.svg");
+        let ceiling = |level, gbs: f64, measured| Ceiling {
+            level,
+            gbs,
+            gtxn_per_s: gbs / 32.0,
+            measured,
+        };
+        let ceilings = Ceilings {
+            gips: 1045.44,
+            clock_mhz: 1980.0,
+            clock_measured: false,
+            sm_count: 132,
+            levels: vec![
+                ceiling(Level::L1, 33_454.08, false),
+                ceiling(Level::Shared, 22_356.6, true),
+                ceiling(Level::L2, 10_120.2, true),
+                ceiling(Level::Dram, 3352.0, false),
+            ],
+        };
+        let point = |kernel: &str, level, intensity, gips, thread| Point {
+            kernel: kernel.into(),
+            level,
+            intensity,
+            gips,
+            thread,
+        };
+        let points = [
+            point("stream", Level::Dram, 0.5, 50.0, Some((0.5, 50.0))),
+            point("stream", Level::L2, 0.2, 50.0, None),
+            point("divergent", Level::L1, 4.0, 400.0, Some((2.0, 200.0))),
+            point("conflicts", Level::Shared, 0.05, 3.0, None),
+            point("bad", Level::Dram, f64::NAN, 1.0, None),
+        ];
+        instruction_roofline(&path, "H100", &ceilings, &points).unwrap();
+        let svg = read(&path);
+        assert!(has_text(&svg, "H100: global memory") && has_text(&svg, "H100: shared memory"));
+        assert!(has_text(&svg, "peak issue (1,045 GIPS)"));
+        assert!(has_text(&svg, "DRAM ceiling (105 GTXN/s, catalog)"));
+        assert!(has_text(&svg, "L2 ceiling (316 GTXN/s, measured)"));
+        assert!(has_text(&svg, "shared ceiling (699 GTXN/s, measured)"));
+        for wall in [
+            "stride-0 wall",
+            "unit stride wall",
+            "stride-8 / random wall",
+            "no bank conflict wall",
+            "32-way bank conflict wall",
+        ] {
+            assert!(has_text(&svg, wall), "{wall}");
+        }
+        assert!(svg.contains(
+            "peak 1,045 GIPS = 132 SMs x 4 schedulers x 1 warp instruction per clock x 1.980 GHz (boost clock)"
+        ));
+        // One label per kernel and panel it has points on; the unusable point is not drawn.
+        assert_eq!(count_text(&svg, "stream"), 1);
+        assert_eq!(count_text(&svg, "divergent"), 1);
+        assert_eq!(count_text(&svg, "conflicts"), 1);
+        assert_eq!(count_text(&svg, "bad"), 0);
+        assert!(has_text(&svg, "thread instructions / 32"));
+        // No points at all still renders, with "no data" in both panels.
+        instruction_roofline(&path, "none", &ceilings, &[]).unwrap();
+        assert_eq!(count_text(&read(&path), "no data"), 2);
     }
 
     #[test]

@@ -331,6 +331,22 @@ pub fn explain_text(
     s
 }
 
+/// `explain`'s line on the instruction-issue floor of a query that carries its warp
+/// instruction count ([`crate::features::instruction::issue_floor_ms`]): the time its
+/// warp instructions take to issue at the target's peak GIPS. `None` without a count.
+pub fn issue_floor_line(query: &Run, gpu: &crate::catalog::Gpu) -> Option<String> {
+    use crate::features::instruction;
+    let floor_ms = instruction::run_issue_floor_ms(query, gpu)?;
+    Some(format!(
+        "instruction issue floor: {floor_ms:.6} ms  ({:.0} warp instructions at the peak {:.1} GIPS of {}: {} SMs x 4 schedulers x 1 per clock x {:.0} MHz; not in the prediction)\n",
+        query.details().inst_warp.unwrap_or(0.0),
+        instruction::peak_gips(gpu),
+        gpu.name,
+        gpu.sm_count,
+        instruction::sm_clock_mhz(gpu)
+    ))
+}
+
 /// Counts by reason as `reason=n reason=n`.
 /// What loading the data did not read as runs ([`ValidationReport::not_imported`]:
 /// failed runner rows, failed configurations and rows an importer could not use), in

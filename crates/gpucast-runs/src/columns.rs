@@ -127,7 +127,7 @@ macro_rules! contract {
         /// The optional numbers of a run that only some producers write: a runner's
         /// trial statistics, a profiler's instruction counters and the SMs a kernel
         /// was confined to. Boxed apart from [`Run`] so that a row without them costs
-        /// one pointer, not 11 optional numbers. No public corpus has them: a run went
+        /// one pointer, not 20 optional numbers. No public corpus has them: a run went
         /// from 704 to 536 bytes, and `predict` on the 980k-row GEMM corpus from a
         /// 1,220 to a 1,041 MiB peak (`data validate` of every corpus 1,446 -> 1,236).
         #[derive(Debug, Default, Clone, PartialEq)]
@@ -243,6 +243,15 @@ contract! {
     details: [
         inst_warp = "warp-level instructions executed",
         inst_thread = "thread-level instructions executed",
+        inst_thread_fp32 = "thread-level FP32 instructions executed, predicate on (instruction mix)",
+        inst_thread_fp64 = "thread-level FP64 instructions executed, predicate on (instruction mix)",
+        inst_thread_int = "thread-level integer instructions executed, predicate on (instruction mix)",
+        inst_thread_ldst = "thread-level load/store (memory) instructions executed, predicate on (instruction mix)",
+        inst_warp_tensor = "warp-level tensor-pipe instructions executed (instruction mix)",
+        l1_sectors = "32-byte sectors of global loads and stores at L1 (instruction roofline)",
+        shared_wavefronts = "shared-memory wavefronts of loads and stores (instruction roofline)",
+        l2_sectors = "32-byte sectors at L2 (instruction roofline)",
+        dram_sectors = "32-byte sectors read from and written to DRAM (instruction roofline)",
         flops_fma = "FMA floating-point instructions executed",
         flops_add = "add floating-point instructions executed",
         flops_mul = "multiply floating-point instructions executed",
@@ -283,7 +292,8 @@ pub fn column(name: &str) -> Option<&'static ColumnSpec> {
 
 /// Largest plausible value of a numeric column; a larger one is a typo, not data.
 /// Times: 1e7 ms (about 3 hours). Counts of FLOPs, bytes or instructions: 1e21
-/// (a zettaop: beyond any kernel launch). Fractions: 1.
+/// (a zettaop: beyond any kernel launch), and of sectors or wavefronts alike.
+/// Fractions: 1.
 pub fn upper_bound(name: &str) -> Option<f64> {
     let spec = column(name)?;
     if !spec.numeric {
@@ -293,7 +303,12 @@ pub fn upper_bound(name: &str) -> Option<f64> {
         Some(1.0)
     } else if name.ends_with("_ms") {
         Some(1e7)
-    } else if name.starts_with("flops") || name.ends_with("_bytes") || name.starts_with("inst_") {
+    } else if name.starts_with("flops")
+        || name.ends_with("_bytes")
+        || name.starts_with("inst_")
+        || name.ends_with("_sectors")
+        || name.ends_with("_wavefronts")
+    {
         Some(1e21)
     } else {
         None
@@ -437,6 +452,9 @@ mod tests {
         assert_eq!(upper_bound("flops_fma"), Some(1e21));
         assert_eq!(upper_bound("dram_bytes"), Some(1e21));
         assert_eq!(upper_bound("l2_bytes"), Some(1e21));
+        assert_eq!(upper_bound("l2_sectors"), Some(1e21));
+        assert_eq!(upper_bound("shared_wavefronts"), Some(1e21));
+        assert_eq!(upper_bound("inst_warp_tensor"), Some(1e21));
         assert_eq!(upper_bound("achieved_occupancy"), Some(1.0));
         assert_eq!(upper_bound("block_threads"), None);
         assert_eq!(upper_bound("gpu"), None);

@@ -3,7 +3,7 @@
 //! ones); the first the launch has wins and its name is recorded.
 
 use super::launch::{CellError, Launch};
-use super::units::Kind;
+use super::units::{Kind, SECTOR_BYTES};
 
 /// Kernel duration. Section metric "Duration" is the details page's copy of
 /// `gpu__time_duration.sum`.
@@ -74,6 +74,39 @@ const INST_THREAD: [&str; 3] = [
     "sm__thread_inst_executed.sum",
     "thread_inst_executed",
 ];
+/// 32-byte transactions per memory level for the instruction roofline. Each level's
+/// pairs are summed (loads + stores, reads + writes); the first spelling the launch has
+/// wins. Byte counters that ncu defines as sectors x 32 (`lts__t_bytes`,
+/// `l1tex__t_bytes`, `dram__bytes_*`) give sectors / 32: the same counter in
+/// another unit, not an estimate.
+const L1_SECTOR_PAIRS: [(&str, &str); 1] = [(
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
+)];
+/// Without the global load/store split: every L1TEX tag-stage sector (global, local
+/// and texture accesses; shared memory does not pass the tag stage).
+const L1_SECTORS: [&str; 2] = ["l1tex__t_sectors.sum", "l1tex__t_sectors"];
+const L1_SECTOR_BYTES: [&str; 2] = ["l1tex__t_bytes.sum", "l1tex__t_bytes"];
+const SHARED_WAVEFRONT_PAIRS: [(&str, &str); 1] = [(
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
+)];
+const SHARED_WAVEFRONTS: [&str; 1] = ["l1tex__data_pipe_lsu_wavefronts_mem_shared.sum"];
+const L2_SECTORS: [&str; 2] = ["lts__t_sectors.sum", "lts__t_sectors"];
+const L2_SECTOR_BYTES: [&str; 2] = ["lts__t_bytes.sum", "lts__t_bytes"];
+const DRAM_SECTOR_PAIRS: [(&str, &str); 2] = [
+    ("dram__sectors_read.sum", "dram__sectors_write.sum"),
+    ("dram__read_sectors", "dram__write_sectors"), // Pascal-era names
+];
+const DRAM_SECTOR_BYTE_PAIRS: [(&str, &str); 1] =
+    [("dram__bytes_read.sum", "dram__bytes_write.sum")];
+const DRAM_SECTOR_BYTES: [&str; 1] = ["dram__bytes.sum"];
+/// The instruction mix: thread-level SASS instructions by type, predicate on (the
+/// stems of `{smsp,sm}__<stem>.sum`, read as the FLOP counters are).
+const MIX_FP32: &str = "sass_thread_inst_executed_op_fp32_pred_on";
+const MIX_FP64: &str = "sass_thread_inst_executed_op_fp64_pred_on";
+const MIX_INT: &str = "sass_thread_inst_executed_op_integer_pred_on";
+const MIX_LDST: &str = "sass_thread_inst_executed_op_memory_pred_on";
 const OCCUPANCY_PCT: [&str; 2] = [
     "sm__warps_active.avg.pct_of_peak_sustained_active",
     "Occupancy/Achieved Occupancy",
@@ -135,6 +168,17 @@ pub(super) struct Measured {
     pub smem_per_block: Option<f64>,
     pub inst_warp: Option<f64>,
     pub inst_thread: Option<f64>,
+    /// Thread instructions by type: FP32, FP64, integer, load/store.
+    pub inst_thread_fp32: Option<f64>,
+    pub inst_thread_fp64: Option<f64>,
+    pub inst_thread_int: Option<f64>,
+    pub inst_thread_ldst: Option<f64>,
+    /// 32-byte transactions per level: L1 (global loads + stores), shared-memory
+    /// wavefronts, L2, DRAM.
+    pub l1_sectors: Option<f64>,
+    pub shared_wavefronts: Option<f64>,
+    pub l2_sectors: Option<f64>,
+    pub dram_sectors: Option<f64>,
     pub achieved_occupancy: Option<f64>,
     pub sm_count: Option<f64>,
     pub flops: Flops,
@@ -151,6 +195,48 @@ impl Measured {
             v
         })
     }
+
+    /// The sum of the first pair of `pairs` the launch has both of (recorded as used).
+    fn take_pair(
+        &mut self,
+        l: &Launch,
+        pairs: &[(&'static str, &'static str)],
+        kind: Kind,
+    ) -> Result<Option<f64>, CellError> {
+        for (a, b) in pairs {
+            if let (Some(x), Some(y)) = (l.get(a, kind)?, l.get(b, kind)?) {
+                self.used.extend([a.to_string(), b.to_string()]);
+                return Ok(Some(x + y));
+            }
+        }
+        Ok(None)
+    }
+
+    /// A thread-instruction count of the mix (`stem` as [`thread_inst`] reads it).
+    fn take_mix(&mut self, l: &Launch, stem: &str) -> Result<Option<f64>, CellError> {
+        thread_inst(l, stem, &mut self.used, &mut false)
+    }
+}
+
+/// A level's transactions: the summed pairs of sector counters, else a total sector
+/// counter, else byte counters (pairs, then totals) / 32.
+fn sectors(
+    l: &Launch,
+    m: &mut Measured,
+    (pairs, totals): (&[(&'static str, &'static str)], &[&'static str]),
+    (byte_pairs, byte_totals): (&[(&'static str, &'static str)], &[&'static str]),
+) -> Result<Option<f64>, CellError> {
+    if let Some(v) = m.take_pair(l, pairs, Kind::Count)? {
+        return Ok(Some(v));
+    }
+    if let Some(v) = m.take(l.first(totals, Kind::Count)?) {
+        return Ok(Some(v));
+    }
+    if let Some(v) = m.take_pair(l, byte_pairs, Kind::Bytes)? {
+        return Ok(Some(v / SECTOR_BYTES));
+    }
+    Ok(m.take(l.first(byte_totals, Kind::Bytes)?)
+        .map(|b| b / SECTOR_BYTES))
 }
 
 pub(super) fn measure(l: &Launch) -> Result<Measured, CellError> {
@@ -208,6 +294,29 @@ pub(super) fn measure(l: &Launch) -> Result<Measured, CellError> {
 
     m.inst_warp = m.take(l.first(&INST_WARP, Kind::Count)?);
     m.inst_thread = m.take(l.first(&INST_THREAD, Kind::Count)?);
+    m.inst_thread_fp32 = m.take_mix(l, MIX_FP32)?;
+    m.inst_thread_fp64 = m.take_mix(l, MIX_FP64)?;
+    m.inst_thread_int = m.take_mix(l, MIX_INT)?;
+    m.inst_thread_ldst = m.take_mix(l, MIX_LDST)?;
+    m.l1_sectors = sectors(
+        l,
+        &mut m,
+        (&L1_SECTOR_PAIRS, &L1_SECTORS),
+        (&[], &L1_SECTOR_BYTES),
+    )?;
+    m.shared_wavefronts = sectors(
+        l,
+        &mut m,
+        (&SHARED_WAVEFRONT_PAIRS, &SHARED_WAVEFRONTS),
+        (&[], &[]),
+    )?;
+    m.l2_sectors = sectors(l, &mut m, (&[], &L2_SECTORS), (&[], &L2_SECTOR_BYTES))?;
+    m.dram_sectors = sectors(
+        l,
+        &mut m,
+        (&DRAM_SECTOR_PAIRS, &[]),
+        (&DRAM_SECTOR_BYTE_PAIRS, &DRAM_SECTOR_BYTES),
+    )?;
     m.achieved_occupancy = m
         .take(l.first(&OCCUPANCY_PCT, Kind::Percent)?)
         .map(|p| p / 100.0);

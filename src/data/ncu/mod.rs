@@ -37,6 +37,17 @@
 //!   `regs_per_thread`; `smem_per_block` = static + dynamic; `inst_warp` <-
 //!   `smsp__inst_executed.sum`; `inst_thread` <- `smsp__thread_inst_executed.sum`;
 //!   `sm_count` <- `device__attribute_multiprocessor_count`.
+//! - The instruction roofline's counts (`features::instruction`): 32-byte transactions
+//!   per level, `l1_sectors` <- `l1tex__t_sectors_pipe_lsu_mem_global_op_{ld,st}.sum`
+//!   (else every L1TEX tag-stage sector, `l1tex__t_sectors.sum` or
+//!   `l1tex__t_bytes.sum` / 32), `shared_wavefronts` <-
+//!   `l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{ld,st}.sum` (else
+//!   `..._mem_shared.sum`), `l2_sectors` <- `lts__t_sectors.sum` (else
+//!   `lts__t_bytes.sum` / 32), `dram_sectors` <- `dram__sectors_{read,write}.sum` (else
+//!   the DRAM byte counters / 32); the instruction mix, `inst_thread_{fp32,fp64,int,ldst}`
+//!   <- `smsp__sass_thread_inst_executed_op_{fp32,fp64,integer,memory}_pred_on.sum`
+//!   and `inst_warp_tensor` <- `smsp__inst_executed_pipe_tensor.sum`. A count the
+//!   export lacks stays empty.
 //! - `config` = canonical key `block=<threads>,grid=<blocks>`, plus `block_dims` /
 //!   `grid_dims` (`32x32x1`) when a launch is not one-dimensional, plus `variant=<k>`
 //!   when launches of one kernel and geometry did different work (FLOP or instruction
@@ -44,8 +55,7 @@
 //! - `gpu` <- `device__attribute_display_name` (raw page only; the `Device` column is an
 //!   index), else the caller's name; neither is an error, never a guess.
 //! - Extra columns: `ncu_ids`, `time_source`,
-//!   `flops_source`, `dram_bytes_source`, `tensor_flops`, `tensor_inst`,
-//!   `compute_capability`.
+//!   `flops_source`, `dram_bytes_source`, `tensor_flops`, `compute_capability`.
 
 mod launch;
 mod measure;
@@ -473,7 +483,6 @@ fn group(
     let mut flops_source = Vec::with_capacity(n);
     let mut dram_source = Vec::with_capacity(n);
     let mut tensor_flops = Vec::with_capacity(n);
-    let mut tensor_inst = Vec::with_capacity(n);
     let mut cc = Vec::with_capacity(n);
     for (row, ((gpu, kernel, config), idx)) in keys.into_iter().zip(&members).enumerate() {
         let ms: Vec<&Measured> = idx.iter().map(|&i| &measured[i].1).collect();
@@ -508,6 +517,15 @@ fn group(
             details: RunDetails {
                 inst_warp: mean(&|m| m.inst_warp),
                 inst_thread: mean(&|m| m.inst_thread),
+                inst_thread_fp32: mean(&|m| m.inst_thread_fp32),
+                inst_thread_fp64: mean(&|m| m.inst_thread_fp64),
+                inst_thread_int: mean(&|m| m.inst_thread_int),
+                inst_thread_ldst: mean(&|m| m.inst_thread_ldst),
+                inst_warp_tensor: mean(&|m| m.flops.tensor_inst),
+                l1_sectors: mean(&|m| m.l1_sectors),
+                shared_wavefronts: mean(&|m| m.shared_wavefronts),
+                l2_sectors: mean(&|m| m.l2_sectors),
+                dram_sectors: mean(&|m| m.dram_sectors),
                 flops_fma: mean(&|m| m.flops.cuda_core.then_some(m.flops.fma)),
                 flops_add: mean(&|m| m.flops.cuda_core.then_some(m.flops.add)),
                 flops_mul: mean(&|m| m.flops.cuda_core.then_some(m.flops.mul)),
@@ -541,7 +559,6 @@ fn group(
             }
         })));
         tensor_flops.push(mean(&|m| m.flops.tensor));
-        tensor_inst.push(mean(&|m| m.flops.tensor_inst));
         cc.push(first.compute_capability.clone());
     }
     let columns = vec![
@@ -550,7 +567,6 @@ fn group(
         Column::new("flops_source".into(), flops_source),
         Column::new("dram_bytes_source".into(), dram_source),
         Column::new("tensor_flops".into(), tensor_flops),
-        Column::new("tensor_inst".into(), tensor_inst),
         Column::new("compute_capability".into(), cc),
     ];
     let extra = DataFrame::new(n, columns).map_err(|e| Error::data(file, e))?;
@@ -626,6 +642,27 @@ fn report(
         ("smem_per_block", none(&|r| r.smem_per_block)),
         ("inst_warp", none(&|r| r.details().inst_warp)),
         ("inst_thread", none(&|r| r.details().inst_thread)),
+        ("l1_sectors", none(&|r| r.details().l1_sectors)),
+        (
+            "shared_wavefronts",
+            none(&|r| r.details().shared_wavefronts),
+        ),
+        ("l2_sectors", none(&|r| r.details().l2_sectors)),
+        ("dram_sectors", none(&|r| r.details().dram_sectors)),
+        (
+            "instruction mix (inst_thread_fp32/fp64/int/ldst)",
+            runs.iter().all(|r| {
+                let d = r.details();
+                [
+                    d.inst_thread_fp32,
+                    d.inst_thread_fp64,
+                    d.inst_thread_int,
+                    d.inst_thread_ldst,
+                ]
+                .iter()
+                .all(Option::is_none)
+            }),
+        ),
         ("sm_count", none(&|r| r.details().sm_count)),
         (
             "achieved_occupancy",
@@ -645,7 +682,7 @@ fn report(
     if unconverted > 0 {
         notes.push(format!(
             "{unconverted} launches executed tensor-pipe instructions that are not in flops \
-             (FLOPs per instruction depend on the MMA shape; only Volta's 512 is applied): see extra column tensor_inst"
+             (FLOPs per instruction depend on the MMA shape; only Volta's 512 is applied): see column inst_warp_tensor"
         ));
     }
     if measured
