@@ -296,7 +296,7 @@ pub fn rank(
         .map(|(g, t)| (g.clone(), *t))
         .ok_or_else(|| {
             Error::usage(
-                "no source GPU measured every problem of the runs (a kernel doing one work) with a row validation kept: nothing to compare with",
+                "no source GPU measured every problem of the runs (a kernel doing one work) with a row validation kept, so there is no measured time to compare with: choose what one GPU measured with --kernel or --source",
             )
         })?;
     let mut kernels: Vec<String> = problems.iter().map(|(k, _)| k.clone()).collect();

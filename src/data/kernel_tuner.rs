@@ -392,14 +392,13 @@ fn cache_runs(
     Ok((runs, work_from, tally))
 }
 
+/// A cache entry as an object, its parameters and its configuration key.
+type EntryConfig<'e> = (&'e Map<String, Value>, Vec<(String, ParamValue)>, String);
+
 /// One cache entry as an object, its parameters and its configuration key (the
 /// canonical key of the parameters, with the problem size where no workload describes
 /// the cache); an error when the entry is malformed.
-fn entry_config<'e>(
-    cx: &EntryContext,
-    key: &str,
-    entry: &'e Value,
-) -> Result<(&'e Map<String, Value>, Vec<(String, ParamValue)>, String)> {
+fn entry_config<'e>(cx: &EntryContext, key: &str, entry: &'e Value) -> Result<EntryConfig<'e>> {
     let (text, file, cache_at) = (cx.text, cx.file, cx.header.cache_at);
     let entry = entry.as_object().ok_or_else(|| {
         let (line, col) = key_position(text, key, cache_at);
