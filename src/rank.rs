@@ -49,7 +49,8 @@ impl Prices {
 
     /// [`Prices::load`] of `text`; `file` names it in errors.
     pub fn parse(text: &str, file: &str, catalog: &Catalog) -> Result<Prices> {
-        use toml::de::{DeTable, DeValue};
+        use serde::Deserialize;
+        use toml::de::{DeTable, ValueDeserializer};
         let doc = DeTable::parse(text).map_err(|e| {
             Error::file(
                 crate::error::toml_place(file, text, &e),
@@ -57,7 +58,7 @@ impl Prices {
             )
         })?;
         let mut prices = Prices::default();
-        for (key, value) in doc.get_ref().iter() {
+        for (key, value) in doc.into_inner() {
             let at = |offset: usize| text_place(file, text, offset);
             let name = key.get_ref();
             let gpu = catalog.resolve(name).ok_or_else(|| {
@@ -66,18 +67,16 @@ impl Prices {
                     format!("unknown GPU '{name}': {}", catalog.unresolved_hint(name)),
                 )
             })?;
-            let usd = match value.get_ref() {
-                DeValue::Float(f) => f.to_string().parse::<f64>().ok(),
-                DeValue::Integer(i) => i.to_string().parse::<f64>().ok(),
-                _ => None,
-            }
-            .filter(|x| x.is_finite() && *x >= 0.0)
-            .ok_or_else(|| {
-                Error::file(
-                    at(value.span().start),
-                    format!("'{name}': the price must be a number of dollars per hour (>= 0)"),
-                )
-            })?;
+            let value_at = value.span().start;
+            let usd = f64::deserialize(ValueDeserializer::from(value))
+                .ok()
+                .filter(|x| x.is_finite() && *x >= 0.0)
+                .ok_or_else(|| {
+                    Error::file(
+                        at(value_at),
+                        format!("'{name}': the price must be a number of dollars per hour (>= 0)"),
+                    )
+                })?;
             if prices.usd_per_hour.insert(gpu.name.clone(), usd).is_some() {
                 return Err(Error::file(
                     at(key.span().start),
@@ -115,8 +114,8 @@ pub struct Ranked {
     pub interval: String,
     /// The best source GPU's measured time over this GPU's time.
     pub speedup: f64,
-    /// time (s) x the catalog's TDP (W): an energy proxy in joules, an upper bound
-    /// of the board's draw rather than a measurement (None without a TDP).
+    /// time (s) x the catalog's TDP (W): an energy proxy in joules, the energy at the
+    /// board's rated power, not a measurement (None without a TDP).
     pub energy_proxy_j: Option<f64>,
     /// time (h) x the price file's dollars per hour (None without a price).
     pub cost_per_run_usd: Option<f64>,

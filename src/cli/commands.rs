@@ -585,7 +585,7 @@ fn rank(a: RankArgs, catalog: &Catalog) -> Result<()> {
             }
             out(&t.to_text())?;
             out(&format!(
-                "\n{} ranked, {} not ranked; time_ms sums each problem's fastest configuration; energy_proxy_j = time x TDP (J, an upper bound of the board's draw)\n",
+                "\n{} ranked, {} not ranked; time_ms sums each problem's fastest configuration; energy_proxy_j = time x TDP (J at the board's rated power, not measured)\n",
                 ranking.ranked.len(),
                 ranking.not_ranked.len()
             ))
