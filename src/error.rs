@@ -82,6 +82,8 @@ pub enum Input {
     ImportFormat,
     /// Where a target's launch floor comes from.
     LaunchFloor,
+    /// GPUs a ranking is limited to.
+    Targets,
 }
 
 impl Input {
@@ -97,6 +99,7 @@ impl Input {
             Input::TargetCalibration => "target calibration",
             Input::ImportFormat => "input format",
             Input::LaunchFloor => "launch floors",
+            Input::Targets => "GPUs to rank",
         }
     }
 }

@@ -420,6 +420,51 @@ pub fn write_atomic(path: &Path, text: &str) -> Result<()> {
     })
 }
 
+/// Check before any work that `path` can be written as a new file: nothing (not even
+/// a dangling link) is there, and it is no input ([`check_output`]).
+pub fn check_new_output(path: &Path, inputs: &[PathBuf]) -> Result<()> {
+    if std::fs::symlink_metadata(path).is_ok() {
+        return Err(Error::file(
+            path.display(),
+            "exists: this output is never written over an existing file; give a new name",
+        ));
+    }
+    check_output(path, inputs)
+}
+
+/// Write `text` to `path` as a new file, atomically (temporary file + rename that
+/// refuses to replace): an existing file is never touched.
+pub fn write_new(path: &Path, text: &str) -> Result<()> {
+    check_new_output(path, &[])?;
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    std::fs::create_dir_all(dir)
+        .map_err(|e| Error::file(path.display(), format!("cannot create directory: {e}")))?;
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".gpucast-tmp-")
+        .tempfile_in(dir)
+        .map_err(|e| Error::file(path.display(), format!("cannot create temporary file: {e}")))?;
+    let _registered = Temporary::register(tmp.path());
+    let write_err = |e: std::io::Error| Error::file(path.display(), format!("cannot write: {e}"));
+    tmp.write_all(text.as_bytes()).map_err(write_err)?;
+    tmp.flush().map_err(write_err)?;
+    {
+        use std::os::unix::fs::PermissionsExt;
+        tmp.as_file()
+            .set_permissions(std::fs::Permissions::from_mode(0o644))
+            .map_err(|e| Error::file(path.display(), format!("cannot set permissions: {e}")))?;
+    }
+    tmp.persist_noclobber(path).map_err(|e| {
+        Error::file(
+            path.display(),
+            format!("cannot write (it may have appeared meanwhile): {}", e.error),
+        )
+    })?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -457,6 +502,17 @@ mod tests {
         let e = write_atomic(&dangling, "x").unwrap_err().to_string();
         assert!(e.contains("does not exist"), "{e}");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 3);
+    }
+
+    #[test]
+    fn write_new_never_replaces_a_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("cache.json");
+        write_new(&path, "first").unwrap();
+        let e = write_new(&path, "second").unwrap_err().to_string();
+        assert!(e.contains("exists"), "{e}");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "first");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
     }
 
     #[test]

@@ -50,6 +50,7 @@ pub mod occupancy;
 pub mod parallel;
 pub mod pipeline;
 pub mod predict;
+pub mod rank;
 pub mod report;
 
 pub use error::{Error, Result};

@@ -214,7 +214,11 @@ pub fn launch_floors_name(f: LaunchFloors) -> &'static str {
 /// The model to use: as asked, except that `hybrid` with no training data of its own
 /// (no `data`, runs of fewer than 3 GPUs besides the target) becomes the pre-trained
 /// hybrid, which learned from every corpus (with a note saying so).
-fn model_for(opts: &PredictOptions, table: &RunsTable, target: &str) -> (String, Option<String>) {
+pub(crate) fn model_for(
+    opts: &PredictOptions,
+    table: &RunsTable,
+    target: &str,
+) -> (String, Option<String>) {
     let source_gpus = table.gpus().iter().filter(|g| *g != target).count();
     if opts.model == "hybrid" && opts.data.is_empty() && source_gpus < 3 {
         let from = predict::pretrained_path()
@@ -230,7 +234,10 @@ fn model_for(opts: &PredictOptions, table: &RunsTable, target: &str) -> (String,
 
 /// The launch floors to project with: a saved model's own (a different floor asked
 /// for would be silently ignored: an error), else those asked for or the default.
-fn launch_floors_for(model: &ModelChoice, asked: Option<LaunchFloors>) -> Result<LaunchFloors> {
+pub(crate) fn launch_floors_for(
+    model: &ModelChoice,
+    asked: Option<LaunchFloors>,
+) -> Result<LaunchFloors> {
     let ModelChoice::Saved(saved) = model else {
         return Ok(asked.unwrap_or_default());
     };

@@ -28,6 +28,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Gpus { command } => gpus_cmd(command, &catalog),
         Command::Predict(a) => predict(a, &catalog),
         Command::Tune(a) => tune(a, &catalog),
+        Command::Rank(a) => rank(a, &catalog),
         Command::Explain(a) => explain(a, &catalog),
         Command::Evaluate(a) => evaluate(a, &catalog),
         Command::Train(a) => train(a, &catalog),
@@ -49,6 +50,7 @@ fn flag_of(input: Input) -> &'static str {
         Input::TargetCalibration => "--target-calibration",
         Input::ImportFormat => "--from",
         Input::LaunchFloor => "--launch-floor",
+        Input::Targets => "--targets",
     }
 }
 
@@ -436,6 +438,14 @@ fn tune(a: TuneArgs, catalog: &Catalog) -> Result<()> {
     if let Some(path) = &a.predict.out {
         claim_output(path, &[&a.predict.options().inputs()])?;
     }
+    if let Some(path) = &a.write_cache {
+        if a.predict.runs.len() != 1 || !a.predict.runs[0].is_file() {
+            return Err(Error::usage(
+                "--write-cache: give one --runs file, the Kernel Tuner cache to predict",
+            ));
+        }
+        gpucast::files::check_new_output(path, &a.predict.options().inputs())?;
+    }
     let check = if a.no_check {
         PickCheck::No
     } else {
@@ -484,6 +494,9 @@ fn tune(a: TuneArgs, catalog: &Catalog) -> Result<()> {
             .best_configs(kernel, a.top)
             .render(a.predict.format.into()))?;
     }
+    if let Some(path) = &a.write_cache {
+        write_cache(path, &a.predict.runs[0], &preds)?;
+    }
     note_target_rows(&preds);
     for (_, note) in unranked.iter().filter(|(k, _)| ranked.contains(k)) {
         eprintln!("note: {note}");
@@ -496,6 +509,110 @@ fn tune(a: TuneArgs, catalog: &Catalog) -> Result<()> {
     for check in &preds.source_checks {
         eprintln!("note: {}", check.text());
     }
+    Ok(())
+}
+
+fn rank(a: RankArgs, catalog: &Catalog) -> Result<()> {
+    use gpucast::rank::{self, Filters, Prices, RankOptions};
+    if a.min_memory_gb
+        .is_some_and(|m| !(m.is_finite() && m >= 0.0))
+    {
+        return Err(Error::usage(
+            "--min-memory-gb: give a number of GB, 0 or more",
+        ));
+    }
+    let prices = a
+        .prices
+        .as_deref()
+        .map(|p| Prices::load(p, catalog))
+        .transpose()?;
+    let opts = RankOptions {
+        predict: PredictOptions {
+            runs: a.runs.clone(),
+            gpu: a.gpu.clone(),
+            source: a.source.clone(),
+            model: a.model.clone(),
+            data: a.data.clone(),
+            seed: a.seed,
+            figures: a.figures.options(),
+        },
+        kernel: a.kernel.clone(),
+        filters: Filters {
+            vendor: a.vendor.clone(),
+            arch: a.arch.clone(),
+            min_memory_gb: a.min_memory_gb,
+            gpus: a.targets.clone(),
+        },
+        prices: prices.as_ref(),
+    };
+    // A bar on a terminal once ranking has taken a second.
+    let bar = indicatif::ProgressBar::hidden();
+    let started = std::time::Instant::now();
+    let progress = |done: usize, total: usize| {
+        if bar.is_hidden() && started.elapsed().as_secs_f64() > 1.0 && done < total {
+            bar.set_length(total as u64);
+            bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+            bar.set_message("GPUs predicted");
+        }
+        bar.set_position(done as u64);
+    };
+    let ranking = rank::rank(&opts, catalog, &progress);
+    bar.finish_and_clear();
+    let ranking = ranking?;
+    for note in &ranking.notes {
+        eprintln!("{note}");
+    }
+    match a.format {
+        Format::Json => out(&json(&ranking)?),
+        Format::Csv => out(&ranking.to_table(prices.is_some()).to_csv()),
+        Format::Table => {
+            out(&format!(
+                "{} for {} ({} problem(s)), fastest first; speedup over {} (measured, {:.6} ms):\n",
+                ranking.model,
+                ranking.kernels.join(", "),
+                ranking.problems,
+                ranking.best_source,
+                ranking.best_source_ms
+            ))?;
+            let mut t = ranking.to_table(prices.is_some());
+            if ranking.not_ranked.is_empty() {
+                let shown: Vec<String> = t
+                    .headers
+                    .iter()
+                    .filter(|h| *h != "not_ranked_reason")
+                    .cloned()
+                    .collect();
+                t = t.select(&shown.iter().map(String::as_str).collect::<Vec<_>>());
+            }
+            out(&t.to_text())?;
+            out(&format!(
+                "\n{} ranked, {} not ranked; time_ms sums each problem's fastest configuration; energy_proxy_j = time x TDP (J at the board's rated power, not measured)\n",
+                ranking.ranked.len(),
+                ranking.not_ranked.len()
+            ))
+        }
+    }
+}
+
+/// `tune --write-cache`: the Kernel Tuner cache at `measured` with the target's
+/// predicted times, written to the new file `path`.
+fn write_cache(path: &Path, measured: &Path, preds: &Predictions) -> Result<()> {
+    let workloads = data::workload::Workloads::builtin();
+    let written =
+        data::kernel_tuner_write::predicted_cache(measured, &workloads, &preds.target, preds)?;
+    gpucast::files::write_new(path, &written.text)?;
+    eprintln!(
+        "wrote a Kernel Tuner cache for {} to {}: {} configurations predicted, {} failed on the source (kept as marked), {} without a prediction (InvalidConfig{})",
+        preds.target,
+        path.display(),
+        written.predicted,
+        written.failed,
+        written.not_predicted,
+        written
+            .first_reason
+            .map(|r| format!("; the first: {r}"))
+            .unwrap_or_default()
+    );
     Ok(())
 }
 

@@ -64,6 +64,9 @@ pub enum Command {
     Predict(PredictArgs),
     /// The configurations of a tuning space predicted fastest on a target GPU
     Tune(TuneArgs),
+    /// Every catalog GPU (or those the filters keep) ranked fastest first for a kernel
+    /// or a whole runs file
+    Rank(RankArgs),
     /// Show every term of one analytical projection
     Explain(ExplainArgs),
     /// Score models under a protocol (logo, new-size, new-kernel, new-family)
@@ -242,6 +245,64 @@ pub struct TuneArgs {
     /// where that is known)
     #[arg(long)]
     pub no_check: bool,
+    /// Write a Kernel Tuner cache of the target's predicted times (ms) to this new
+    /// file (never over an existing one): the --runs cache's keys, parameters and
+    /// structure, `device_name` the target's, each configuration's interval in
+    /// `time_lo` / `time_hi`, `predicted_by` naming this gpucast. Kernel Tuner's
+    /// simulation mode replays it. Needs one --runs file, a Kernel Tuner cache
+    #[arg(long, value_name = "OUT.json")]
+    pub write_cache: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct RankArgs {
+    /// Runs measured on the GPUs you have (as for `predict --runs`)
+    #[arg(long, required = true)]
+    pub runs: Vec<PathBuf>,
+    /// The GPU the runs were measured on, for files that do not name it
+    #[arg(long, value_name = "NAME")]
+    pub gpu: Option<String>,
+    /// Only this kernel's runs. Without it every kernel of the runs counts: a GPU's
+    /// time is the sum over the problems (a kernel doing one work) of each one's
+    /// fastest configuration, and its bounds the sums of those configurations' bounds
+    #[arg(long)]
+    pub kernel: Option<String>,
+    /// Use only this source GPU's runs (the others still train the model, as in
+    /// `predict --source`)
+    #[arg(long)]
+    pub source: Option<String>,
+    /// Only GPUs of this vendor (as `gpus list` writes it; any case)
+    #[arg(long)]
+    pub vendor: Option<String>,
+    /// Only GPUs of this architecture (as `gpus list` writes it; any case)
+    #[arg(long)]
+    pub arch: Option<String>,
+    /// Only GPUs with at least this much memory (GB); GPUs the catalog gives no
+    /// memory size are listed as not ranked
+    #[arg(long, value_name = "N")]
+    pub min_memory_gb: Option<f64>,
+    /// Only these GPUs, comma-separated, each matched in the catalog (`--gpus` is the
+    /// catalog file)
+    #[arg(long, value_delimiter = ',', value_name = "A,B,C")]
+    pub targets: Option<Vec<String>>,
+    /// Prices: a TOML file of `"GPU name" = dollars per hour` (names matched in the
+    /// catalog); adds the cost of one run (time x price)
+    #[arg(long, value_name = "FILE")]
+    pub prices: Option<PathBuf>,
+    /// The model (as for `predict --model`)
+    #[arg(long, default_value = "analytical")]
+    pub model: String,
+    /// Training data for learned models given by name (default: the --runs data)
+    #[arg(long)]
+    pub data: Vec<PathBuf>,
+    /// Output format
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+    /// Seed of the learned models (the same seed gives the same output)
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+    #[command(flatten)]
+    pub figures: FiguresArgs,
 }
 
 #[derive(Args, Debug)]

@@ -46,6 +46,10 @@ use std::sync::Arc;
 /// huge sentinels for failed runs.
 pub const ABSURD_TIME_MS: f64 = 1e6;
 
+/// The top-level field of a cache of predicted times (`gpucast tune --write-cache`):
+/// who predicted them. Such a cache is never imported as runs.
+pub const PREDICTED_BY: &str = "predicted_by";
+
 /// Format name used by reports and the CLI.
 pub const FORMAT: &str = "kernel-tuner";
 
@@ -168,6 +172,16 @@ pub fn import_text(
     source: &str,
 ) -> Result<Imported> {
     let (doc, notes) = parse_cache(text, file)?;
+    if let Some(by) = doc.get(PREDICTED_BY) {
+        let (line, col) = key_position(text, PREDICTED_BY, 0);
+        return Err(Error::file(
+            file,
+            format!(
+                "line {line}, column {col}: a cache of times predicted by {} ('{PREDICTED_BY}'), not measurements: runs are measured",
+                by.as_str().unwrap_or("gpucast")
+            ),
+        ));
+    }
     let header = CacheHeader::read(&doc, text, file)?;
     let matched = workloads.find(
         header.kernel_name,
@@ -378,17 +392,13 @@ fn cache_runs(
     Ok((runs, work_from, tally))
 }
 
-/// The row of one cache entry (row number `row`) and where its work comes from,
-/// or why it gives none; an error when the entry is malformed.
-fn entry_run(
-    cx: &EntryContext,
-    key: &str,
-    entry: &Value,
-    row: usize,
-    seen: &mut HashSet<String>,
-    names: &mut super::SharedNames,
-    tally: &mut Tally,
-) -> Result<std::result::Result<(Run, String), Skip>> {
+/// A cache entry as an object, its parameters and its configuration key.
+type EntryConfig<'e> = (&'e Map<String, Value>, Vec<(String, ParamValue)>, String);
+
+/// One cache entry as an object, its parameters and its configuration key (the
+/// canonical key of the parameters, with the problem size where no workload describes
+/// the cache); an error when the entry is malformed.
+fn entry_config<'e>(cx: &EntryContext, key: &str, entry: &'e Value) -> Result<EntryConfig<'e>> {
     let (text, file, cache_at) = (cx.text, cx.file, cx.header.cache_at);
     let entry = entry.as_object().ok_or_else(|| {
         let (line, col) = key_position(text, key, cache_at);
@@ -408,10 +418,6 @@ fn entry_run(
             format!("line {line}, column {col}: cache entry '{key}': {msg}"),
         )
     })?;
-    let time_ms = match time_of(entry) {
-        Ok(t) => t,
-        Err(reason) => return Ok(Err(Skip::Failed(reason))),
-    };
     let mut all_params = params.clone();
     if cx.workload.is_none() {
         if let Some(size) = &cx.header.problem_size {
@@ -423,6 +429,76 @@ fn entry_run(
         }
     }
     let config = canonical_key(&all_params);
+    Ok((entry, params, config))
+}
+
+/// A cache as written, with the configuration key the import gives each entry: what
+/// a cache of predictions is written from ([`super::kernel_tuner_write`]).
+pub struct CacheEntries {
+    /// The whole document.
+    pub doc: Value,
+    /// `device_name` and `tune_params_keys` as written.
+    pub device: String,
+    pub keys: Vec<String>,
+    /// Each entry's key in the cache and its configuration key, in the cache's order.
+    pub entries: Vec<(String, String)>,
+}
+
+/// Read the cache at `path` ([`CacheEntries`]), its work matched in `workloads` as
+/// the import matches it.
+pub fn read_entries(path: &Path, workloads: &Workloads) -> Result<CacheEntries> {
+    let text = read_text(path)?;
+    let file = path.display().to_string();
+    let (doc, _) = parse_cache(&text, &file)?;
+    let (device, keys, entries) = {
+        let header = CacheHeader::read(&doc, &text, &file)?;
+        let workload = match &workloads.find(
+            header.kernel_name,
+            &header.keys,
+            header.problem_size.as_deref(),
+        )? {
+            Matched::Found(w) => Some(checked_workload(w, &header.keys, &file)?),
+            Matched::NotFound(_) => None,
+        };
+        let cx = EntryContext {
+            text: &text,
+            file: &file,
+            file_arc: Arc::from(file.as_str()),
+            source: "",
+            header: &header,
+            workload,
+        };
+        let entries = header
+            .cache
+            .iter()
+            .map(|(key, entry)| entry_config(&cx, key, entry).map(|(_, _, c)| (key.clone(), c)))
+            .collect::<Result<Vec<_>>>()?;
+        (header.device.to_string(), header.keys.clone(), entries)
+    };
+    Ok(CacheEntries {
+        doc,
+        device,
+        keys,
+        entries,
+    })
+}
+
+/// The row of one cache entry (row number `row`) and where its work comes from,
+/// or why it gives none; an error when the entry is malformed.
+fn entry_run(
+    cx: &EntryContext,
+    key: &str,
+    entry: &Value,
+    row: usize,
+    seen: &mut HashSet<String>,
+    names: &mut super::SharedNames,
+    tally: &mut Tally,
+) -> Result<std::result::Result<(Run, String), Skip>> {
+    let (entry, params, config) = entry_config(cx, key, entry)?;
+    let time_ms = match time_of(entry) {
+        Ok(t) => t,
+        Err(reason) => return Ok(Err(Skip::Failed(reason))),
+    };
     if !seen.insert(config.clone()) {
         return Ok(Err(Skip::LeftOut("duplicate_config".into())));
     }

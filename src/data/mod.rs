@@ -9,6 +9,7 @@ pub mod gemm_table;
 pub mod import;
 pub mod importers;
 pub mod kernel_tuner;
+pub mod kernel_tuner_write;
 pub mod ncu;
 pub mod neusight;
 mod table_io;
