@@ -111,7 +111,7 @@ fn an_unmeasured_partition_size_is_predicted_alone() {
 }
 
 #[test]
-fn bad_choices_exit_1_with_one_line_naming_what_is_wrong() {
+fn bad_choices_exit_2_with_one_line_naming_what_is_wrong() {
     let w = format!("{WRITE}:64");
     for (extra, want) in [
         (vec!["--kernel", "no_such_kernel:64"], "no_such_kernel"),
@@ -134,7 +134,7 @@ fn bad_choices_exit_1_with_one_line_naming_what_is_wrong() {
         ),
     ] {
         let o = corun_h100(&extra);
-        assert_eq!(o.status.code(), Some(1), "{extra:?}: {}", stdout(&o));
+        assert_eq!(o.status.code(), Some(2), "{extra:?}: {}", stdout(&o));
         let e = stderr(&o);
         assert!(e.contains(want), "{extra:?}: {e}");
         assert_eq!(e.trim().lines().count(), 1, "{e}");
@@ -149,7 +149,7 @@ fn bad_choices_exit_1_with_one_line_naming_what_is_wrong() {
         "--kernel",
         "stream_write:64",
     ]);
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("H900"), "{}", stderr(&o));
 }
 
