@@ -343,7 +343,7 @@ pub fn check(o: &Outcome) -> Vec<Check> {
             bound,
             vs: None,
             min_rows: None,
-            value: worst.map_or(f64::NAN, |r| value(r)),
+            value: worst.map_or(f64::NAN, value),
             at: worst.map(|r| r.target.clone()),
             breaches: rows
                 .iter()

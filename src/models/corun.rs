@@ -360,6 +360,9 @@ fn split_csv_line(line: &str) -> Vec<String> {
     fields
 }
 
+/// A set's key in a co-run file: GPU, date, commit and its kernels, sorted.
+type SetKey = (String, String, String, Vec<String>);
+
 /// The columns a co-run file has.
 pub const CORUN_COLUMNS: [&str; 11] = [
     "gpu",
@@ -413,10 +416,7 @@ pub fn read_sets(
         .iter()
         .map(|c| col(c))
         .collect::<Result<_>>()?;
-    let mut groups: BTreeMap<
-        (String, String, String, Vec<String>),
-        Vec<(usize, CorunKernel, f64)>,
-    > = BTreeMap::new();
+    let mut groups: BTreeMap<SetKey, Vec<(usize, CorunKernel, f64)>> = BTreeMap::new();
     for (i, line) in lines {
         if line.trim().is_empty() {
             continue;
@@ -578,7 +578,7 @@ pub fn kernel_on(
     use crate::error::Input;
     table.require_kernel(Input::Kernel, kernel)?;
     let timed =
-        |r: &&Run| &*r.gpu == gpu.name && &*r.kernel == kernel && r.numeric("l2_bytes").is_none();
+        |r: &&Run| *r.gpu == gpu.name && &*r.kernel == kernel && r.numeric("l2_bytes").is_none();
     let mut configs: Vec<&str> = table
         .runs
         .iter()
