@@ -79,8 +79,8 @@ pub struct GpuData {
     pub gpu: String,
     pub roofs: Roofs,
     pub sets: Vec<CorunSet>,
-    /// Its runs on the whole GPU that validation kept (what alone times are
-    /// predicted from).
+    /// Its runs on the whole GPU that validation kept, profiles left out (they time
+    /// one launch under the profiler): what alone times are predicted from.
     pub whole_runs: Vec<Run>,
     /// Its runs and profiles (what bytes come from).
     pub runs: Vec<Run>,
