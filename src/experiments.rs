@@ -44,6 +44,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+pub mod corun;
 pub mod gate;
 pub mod page;
 
@@ -920,6 +921,9 @@ pub fn summary_wide_table(outcomes: &[Outcome]) -> Table {
 /// written and the wall time of each stage.
 pub struct Reproduction {
     pub outcomes: Vec<Outcome>,
+    /// The co-run study ([`corun::STUDY`]), run with the built-in experiments on the
+    /// shipped data.
+    pub corun: Option<corun::Outcome>,
     pub summary: Table,
     pub files: Vec<PathBuf>,
     pub load_seconds: f64,
@@ -1006,11 +1010,20 @@ pub fn reproduce(
             why.join("; ")
         )));
     }
+    let corun = match (&opts.experiments, opts.data.is_empty()) {
+        (ExperimentFiles::Builtin(data_dir), true) => {
+            progress(corun::STUDY.0, exps.len(), exps.len());
+            Some(corun::run(corun::Study::builtin(data_dir)?, catalog)?)
+        }
+        _ => None,
+    };
     progress("writing", exps.len(), exps.len());
     let t_write = Instant::now();
-    let (summary, files) = write_reproduction(&mut outcomes, &notes, opts, catalog)?;
+    let (summary, files) =
+        write_reproduction(&mut outcomes, corun.as_ref(), &notes, opts, catalog)?;
     Ok(Reproduction {
         outcomes,
+        corun,
         summary,
         files,
         load_seconds,
@@ -1188,6 +1201,7 @@ fn data_note(e: &Experiment, l: &Loaded, runs: &[Run]) -> String {
 /// move them into `opts.out`: the summary table and the files written there.
 fn write_reproduction(
     outcomes: &mut [Outcome],
+    corun: Option<&corun::Outcome>,
     notes: &[String],
     opts: &ReproduceOptions,
     catalog: &Catalog,
@@ -1205,6 +1219,20 @@ fn write_reproduction(
             let runs = load_profiles(profiles, &Default::default(), catalog)?;
             files.extend(instruction_roofline_plots(&runs, catalog, &staging)?);
         }
+    }
+    if let Some(c) = corun {
+        let t = corun::table(&c.rows);
+        let md = format!("# {}\n\n{}", c.study.title, t.to_markdown());
+        write(
+            &staging.join(format!("{}.md", c.study.name)),
+            &md,
+            &mut files,
+        )?;
+        write(
+            &staging.join(format!("{}.csv", c.study.name)),
+            &t.to_csv(),
+            &mut files,
+        )?;
     }
     let summary = summary_table(outcomes);
     let mut md = String::from("# Every experiment: pooled MAPE (ours beside published; at known level: with each kernel's level on each target known, the rest is the level's), worst target, interval coverage, tuning-space ranking\n\n");

@@ -78,6 +78,9 @@ pub enum Command {
     Roofline(RooflineArgs),
     /// Run the experiments of experiments/*.toml and write tables and plots
     Reproduce(ReproduceArgs),
+    /// Predict each kernel's time when several run at once on disjoint SM partitions
+    /// of one GPU (shared L2 and DRAM)
+    Corun(CorunArgs),
     /// Time the pipeline's stages on real data (min of repeats) and report peak memory
     Bench(BenchArgs),
 }
@@ -413,6 +416,32 @@ pub struct DataDirArgs {
     /// $GPUCAST_DATA, else the current directory when it has datasets/)
     #[arg(long, value_name = "DIR")]
     pub data_dir: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct CorunArgs {
+    /// Runs of the kernels on the target GPU: runs tables (alone times, on the whole GPU
+    /// or on SM partitions) and Nsight Compute exports (DRAM and L2 bytes); a directory
+    /// means its runs tables; several may follow one --runs
+    #[arg(long, required = true, num_args = 1..)]
+    pub runs: Vec<PathBuf>,
+    /// The GPU the kernels share (a catalog name; `--gpus FILE` adds its measured roofs)
+    #[arg(long)]
+    pub target: String,
+    /// A kernel and the SMs of its partition: NAME:SMS, or NAME@CONFIG:SMS when it has
+    /// several configurations; once per co-running kernel
+    #[arg(long = "kernel", required = true, value_name = "KERNEL:SMS")]
+    pub kernels: Vec<String>,
+    /// Measured co-runs to fit the model on: directories holding corun.csv, runs.csv,
+    /// runs_partitions.csv, ncu/ and calibration.toml (default: the shipped H100 and
+    /// H200 ones under --data-dir)
+    #[arg(long, value_name = "DIR")]
+    pub coruns: Vec<PathBuf>,
+    #[command(flatten)]
+    pub data_dir: DataDirArgs,
+    /// Output format
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
 }
 
 #[derive(Args, Debug)]

@@ -6,6 +6,7 @@
 //! new-kernel protocol, the query kernel's runs on other GPUs.
 
 pub mod analytical;
+pub mod corun;
 pub mod hybrid;
 pub mod interval;
 pub mod learned;
