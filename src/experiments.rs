@@ -276,6 +276,18 @@ pub const BUILTIN: &[(&str, &str)] = &[
         include_str!("../experiments/kt_convolution_paper_logo.toml"),
     ),
     (
+        "kt_cross_vendor_amd_from_nvidia.toml",
+        include_str!("../experiments/kt_cross_vendor_amd_from_nvidia.toml"),
+    ),
+    (
+        "kt_cross_vendor_amd_targets.toml",
+        include_str!("../experiments/kt_cross_vendor_amd_targets.toml"),
+    ),
+    (
+        "kt_cross_vendor_nvidia_targets.toml",
+        include_str!("../experiments/kt_cross_vendor_nvidia_targets.toml"),
+    ),
+    (
         "kt_gemm_logo.toml",
         include_str!("../experiments/kt_gemm_logo.toml"),
     ),

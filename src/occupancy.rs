@@ -647,7 +647,10 @@ mod tests {
                         assert!(o.occupancy > 0.0 && o.occupancy <= 1.0);
                         assert!(o.blocks_per_sm * wpb <= c.max_warps_per_sm);
                         assert_eq!(o.warps_per_sm, o.blocks_per_sm * wpb);
-                        assert!(o.blocks_per_sm <= c.max_blocks_per_sm);
+                        assert!(
+                            o.blocks_per_sm <= c.max_blocks_per_sm
+                                || (wpb == 1 && c.one_warp_blocks_unbounded)
+                        );
                         let regs_used =
                             u64::from(allocated_regs_per_warp(c, r)) * u64::from(o.warps_per_sm);
                         assert!(regs_used <= u64::from(c.regs_per_sm));

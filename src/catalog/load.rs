@@ -669,7 +669,7 @@ fn check_ccs_known(
             at,
             format!(
                 "GPU '{}': compute capability '{}' is not in the compute capability table \
-                 (known: {}); add a [[cc]] entry with its limits from cuda_occupancy.h",
+                 (known: {}); add a [[cc]] entry with its limits (cuda_occupancy.h; LLVM AMDGPU for gfx targets)",
                 g.name,
                 g.compute_capability,
                 known.join(", ")

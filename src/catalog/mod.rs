@@ -918,7 +918,8 @@ mod tests {
         }
         assert_eq!(cc_key("gfx90a"), Some(CcKey::Amd("gfx90a".into())));
         assert_eq!(cc_key("9.0"), Some(CcKey::Nvidia(9, 0)));
-        let (mi250x, h100) = (gpu("AMD Instinct MI250X"), gpu("H100 SXM5"));
+        let mi250x = &gpu("AMD Instinct MI250X");
+        let h100 = &gpu("H100 SXM5");
         assert_eq!(
             (mi250x.sm_arch(), mi250x.cc_number()),
             ("gfx90a".into(), 9.0)
@@ -1010,7 +1011,12 @@ mod tests {
                 g.name
             );
             if let (Some(a), Some(b)) = (g.tensor_fp16_gflops, g.tensor_bf16_gflops) {
-                assert_eq!(a, b, "{}", g.name);
+                // Equal on NVIDIA; the MI100's BF16 matrix rate is half its FP16 one.
+                if g.vendor == "NVIDIA" {
+                    assert_eq!(a, b, "{}", g.name);
+                } else {
+                    assert!(b <= a, "{}", g.name);
+                }
             }
             if let Some(f) = g.fp64_gflops {
                 assert!(f <= g.fp32_gflops * 1.001, "{}", g.name);

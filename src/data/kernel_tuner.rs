@@ -972,7 +972,8 @@ mod tests {
     #[test]
     fn an_empty_device_name_takes_the_gpu_given_and_is_an_error_without_one() {
         // SYNTHETIC cache text (made up for the test, not a measurement).
-        let text = synthetic("k", "\"1,2\": {\"time\": 1.0}").replace("Test GPU", " ");
+        let text =
+            synthetic("k", "\"1,2\": {\"time\": 1.0, \"GFLOP/s\": 10.0}").replace("Test GPU", " ");
         let e = import_text(&text, "t.json", &Workloads::default(), "s", None)
             .unwrap_err()
             .to_string();
@@ -984,7 +985,7 @@ mod tests {
         assert_eq!(imp.table.runs.len(), 1);
         assert_eq!(imp.table.runs[0].gpu, "MI250X");
         // A cache that names its device keeps its name.
-        let named = synthetic("k", "\"1,2\": {\"time\": 1.0}");
+        let named = synthetic("k", "\"1,2\": {\"time\": 1.0, \"GFLOP/s\": 10.0}");
         let imp =
             import_text(&named, "t.json", &Workloads::default(), "s", Some("MI250X")).unwrap();
         assert_eq!(imp.table.runs[0].gpu, "Test GPU");
