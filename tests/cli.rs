@@ -1564,7 +1564,7 @@ fn tune_checks_its_picks_on_the_sources() {
     assert!(o.status.success(), "{}", stderr(&o));
     let note = stderr(&o)
         .lines()
-        .find(|l| l.starts_with("note: convolution_milo: on the data's 3 other GPU(s), each predicted from the rest (leave-one-GPU-out), the first pick took "))
+        .find(|l| l.starts_with("note: convolution_milo: on the data's 6 other GPU(s), each predicted from the rest (leave-one-GPU-out), the first pick took "))
         .unwrap_or_else(|| panic!("{}", stderr(&o)))
         .to_string();
     let scored = gpucast_ok(&[
