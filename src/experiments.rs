@@ -11,6 +11,7 @@
 //! study_calibration = "study"          # analytical-study: study (gpu_metrics.json beside the data) | spec
 //! resources = "shipped"               # per-arch registers: "shipped" (built in) or a CSV relative to this file
 //! sm_partitions = "exclude"            # runs on SM partitions: exclude | as-gpus
+//! vendors = ["NVIDIA"]                 # only runs on these vendors' GPUs (default: all)
 //! plots = true
 //! instruction_roofline = ["../datasets/own/h200/ncu"]  # Nsight Compute exports: a chart per GPU
 //! sample = 0.05                        # a share of the configurations, the same on every GPU
@@ -77,6 +78,11 @@ pub struct Experiment {
     /// Only these kernels of the data (default: all).
     #[serde(default)]
     pub kernels: Option<Vec<String>>,
+    /// Only runs on GPUs of these vendors (the catalog's `vendor`, case-insensitive;
+    /// default: all): keeps an experiment on the GPUs it was set up for when a corpus
+    /// it reads gains another vendor's runs.
+    #[serde(default)]
+    pub vendors: Option<Vec<String>>,
     /// Evaluate a deterministic share of the configurations (0..1], the same ones on
     /// every GPU (chosen by a hash of kernel and config): keeps large corpora quick.
     #[serde(default)]
@@ -193,6 +199,11 @@ impl Experiment {
                 "kernels = []: name at least one kernel, or leave `kernels` out for all".into(),
             ));
         }
+        if e.vendors.as_ref().is_some_and(|v| v.is_empty()) {
+            return Err(bad(
+                "vendors = []: name at least one vendor, or leave `vendors` out for all".into(),
+            ));
+        }
         gate::validate(&e.gate, &e.models).map_err(bad)?;
         if let Some(r) = &e.resources {
             if r != Path::new(SHIPPED_RESOURCES) {
@@ -271,6 +282,18 @@ pub const BUILTIN: &[(&str, &str)] = &[
     (
         "kt_convolution_paper_logo.toml",
         include_str!("../experiments/kt_convolution_paper_logo.toml"),
+    ),
+    (
+        "kt_cross_vendor_amd_from_nvidia.toml",
+        include_str!("../experiments/kt_cross_vendor_amd_from_nvidia.toml"),
+    ),
+    (
+        "kt_cross_vendor_amd_targets.toml",
+        include_str!("../experiments/kt_cross_vendor_amd_targets.toml"),
+    ),
+    (
+        "kt_cross_vendor_nvidia_targets.toml",
+        include_str!("../experiments/kt_cross_vendor_nvidia_targets.toml"),
     ),
     (
         "kt_gemm_logo.toml",
@@ -1101,8 +1124,8 @@ fn run_experiment(
         }
     }
     let selected: Vec<Run>;
-    let runs = if e.is_sampled() || e.kernels.is_some() {
-        selected = selected_runs(e, &l.table.runs);
+    let runs = if e.is_sampled() || e.kernels.is_some() || e.vendors.is_some() {
+        selected = selected_runs(e, &l.table.runs, exp_catalog);
         if selected.is_empty() {
             if opts.data.is_empty() {
                 return Err(Error::usage(format!(
@@ -1150,13 +1173,21 @@ fn run_experiment(
     Ok(Ok((o, note)))
 }
 
-/// The runs of `all` that experiment `e` evaluates: its kernels, its sample.
-fn selected_runs(e: &Experiment, all: &[Run]) -> Vec<Run> {
+/// The runs of `all` that experiment `e` evaluates: its kernels, its vendors' GPUs
+/// (as `catalog` names them), its sample.
+fn selected_runs(e: &Experiment, all: &[Run], catalog: &Catalog) -> Vec<Run> {
     all.iter()
         .filter(|r| {
             e.kernels
                 .as_ref()
                 .is_none_or(|k| k.iter().any(|k| r.kernel == *k))
+        })
+        .filter(|r| {
+            e.vendors.as_ref().is_none_or(|vs| {
+                catalog
+                    .resolve(&r.gpu)
+                    .is_some_and(|g| vs.iter().any(|v| g.vendor.eq_ignore_ascii_case(v.trim())))
+            })
         })
         .filter(|r| e.sample_of(r).is_none_or(|f| in_sample(r, f)))
         .cloned()

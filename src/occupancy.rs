@@ -18,7 +18,17 @@
 //!   (the 1 KB reserve exists from sm_80 on, so even `S = 0` costs 1 KB there;
 //!   before sm_80 `S = 0` means no shared-memory limit). The shared memory
 //!   per SM is the carveout: see [`occupancy_with_carveout`].
-//! * block limit `= max_blocks_per_sm`.
+//! * block limit `= max_blocks_per_sm` (on AMD GPUs, whose workgroup limit counts
+//!   barriers, a one-wavefront block is bounded by the warp limit alone).
+//!
+//! The same rules give AMD's occupancy (LLVM `AMDGPU::IsaInfo`,
+//! `getNumWavesPerEUWithNumVGPRs` and `getMaxWorkGroupsPerCU`) when a compute unit is
+//! described as an SM: warps are wavefronts, the `P` partitions its SIMDs (4 on
+//! CDNA, 2 per CU on RDNA), `regs_per_sm` its VGPR file (VGPRs per lane per SIMD x
+//! wavefront size x SIMDs) and `reg_alloc_unit` the VGPR allocation granule x
+//! wavefront size, so waves per SIMD = VGPRs per SIMD / VGPRs rounded up to the
+//! granule, capped by the wave slots (`max_warps_per_sm` / P); shared memory is the
+//! LDS, allocated in the target's LDS granule.
 //!
 //! Resident blocks are the minimum of the four limits. The limiter reported is
 //! the first limit equal to that minimum in the order warps, registers, shared
@@ -263,7 +273,11 @@ pub fn occupancy_with_carveout(
         smem_sm.checked_div(smem_alloc).unwrap_or(u32::MAX)
     };
 
-    let limit_by_blocks = limits.max_blocks_per_sm;
+    let limit_by_blocks = if wpb == 1 && limits.one_warp_blocks_unbounded {
+        limits.max_warps_per_sm
+    } else {
+        limits.max_blocks_per_sm
+    };
 
     let blocks = limit_by_warps
         .min(limit_by_regs)
@@ -633,7 +647,10 @@ mod tests {
                         assert!(o.occupancy > 0.0 && o.occupancy <= 1.0);
                         assert!(o.blocks_per_sm * wpb <= c.max_warps_per_sm);
                         assert_eq!(o.warps_per_sm, o.blocks_per_sm * wpb);
-                        assert!(o.blocks_per_sm <= c.max_blocks_per_sm);
+                        assert!(
+                            o.blocks_per_sm <= c.max_blocks_per_sm
+                                || (wpb == 1 && c.one_warp_blocks_unbounded)
+                        );
                         let regs_used =
                             u64::from(allocated_regs_per_warp(c, r)) * u64::from(o.warps_per_sm);
                         assert!(regs_used <= u64::from(c.regs_per_sm));

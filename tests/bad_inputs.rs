@@ -833,7 +833,7 @@ fn gpu_name_cases() -> Vec<Case> {
         target("target of a word short", "3060 laptop", 2, "unknown GPU '3060 laptop'"),
         target("target with an extra word", "RTX 4090 Ti", 2, "unknown GPU 'RTX 4090 Ti'"),
         target("target one digit off", "RTX 4075", 2, "close names: 'NVIDIA GeForce RTX 4070'"),
-        target("target of another vendor", "Radeon RX 7900 XTX", 2, "unknown GPU 'Radeon RX 7900 XTX'"),
+        target("target of a vendor the catalog lacks", "Intel Arc A770", 2, "unknown GPU 'Intel Arc A770'"),
         target("target of a partition of an ambiguous name", "H100 [16 SMs]", 2, "ambiguous"),
         target("target of a partition of an unknown GPU", "Quadro RTX 5000 [16 SMs]", 2, "unknown GPU 'Quadro RTX 5000'"),
         resolves("target by its short name", "rtx 4090", "on NVIDIA GeForce RTX 4090"),

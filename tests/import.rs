@@ -254,7 +254,7 @@ fn auto_detects_each_format_and_names_the_formats_when_it_cannot() {
         other => other.plain_name(),
     });
     // Asked for explicitly, the Kernel Tuner importer says why the file is not a cache.
-    let e = kernel_tuner::import(&json, &Workloads::builtin(), "x")
+    let e = kernel_tuner::import(&json, &Workloads::builtin(), "x", None)
         .unwrap_err()
         .to_string();
     assert_eq!(

@@ -37,7 +37,7 @@ pub const OTHER_INSTRUCTION_SET: usize = 7;
 /// instruction set ([`Catalog::same_instruction_set`]).
 pub fn gpu_distances(a: &Gpu, b: &Gpu, same_instruction_set: bool) -> [f64; GPU_DISTANCES] {
     [
-        if a.cc_major_minor() == b.cc_major_minor() {
+        if a.same_compute_capability(b) {
             0.0
         } else {
             1.0
@@ -100,8 +100,7 @@ impl Catalog {
 /// Whether GPUs `a` and `b`, of instruction sets `set_a` and `set_b`, share one: the
 /// same compute capability always does.
 fn same_set(a: &Gpu, set_a: Option<&str>, b: &Gpu, set_b: Option<&str>) -> bool {
-    a.cc_major_minor() == b.cc_major_minor()
-        || matches!((set_a, set_b), (Some(x), Some(y)) if x == y)
+    a.same_compute_capability(b) || matches!((set_a, set_b), (Some(x), Some(y)) if x == y)
 }
 
 #[cfg(test)]

@@ -1,12 +1,19 @@
 //! The occupancy limits of a GPU: its compute capability's entry in the table, with
 //! the GPU's own per-SM fields laid over it.
 
-use super::{parse_cc, Catalog, ComputeCapability, Gpu};
+use super::{cc_key, parse_cc, Catalog, CcKey, ComputeCapability, Gpu};
 use crate::error::{Error, Result};
 
 impl Catalog {
-    /// The compute capability table entry for "8.9" (also accepts "89", "sm_89").
+    /// The compute capability table entry for "8.9" (also accepts "89", "sm_89"), or
+    /// for an AMD LLVM target ("gfx90a").
     pub fn compute_capability(&self, cc: &str) -> Option<&ComputeCapability> {
+        if let Some(amd @ CcKey::Amd(_)) = cc_key(cc) {
+            return self
+                .ccs
+                .iter()
+                .find(|c| cc_key(&c.cc).as_ref() == Some(&amd));
+        }
         let key = parse_cc(cc).or_else(|| {
             let digits = cc.trim().trim_start_matches("sm_").trim_start_matches("sm");
             if digits.len() >= 2 && digits.chars().all(|c| c.is_ascii_digit()) {
@@ -101,6 +108,86 @@ mod tests {
             let measured = g.sustained_bandwidth_gbs.is_some() || !g.measured.is_empty();
             assert_eq!(measured, g.measured_source.is_some(), "{}", g.name);
         }
+    }
+
+    /// Waves per SIMD of a one-wavefront block using `vgprs` VGPRs on `cc`.
+    fn waves_per_simd(c: &Catalog, cc: &str, vgprs: u32) -> u32 {
+        let l = c.compute_capability(cc).unwrap();
+        let res = LaunchResources {
+            block_threads: l.warp_size,
+            regs_per_thread: vgprs,
+            smem_per_block: 0,
+        };
+        occupancy(l, &res).unwrap().warps_per_sm / l.warp_alloc_granularity
+    }
+
+    #[test]
+    fn amd_occupancy_follows_amds_rules() {
+        let c = cat();
+        // LLVM's AMDGPU CodeGen test agpr-register-count.ll, kernel_40_vgprs:
+        // "GFX908: Occupancy: 6" with 40 VGPRs, "GFX90A: Occupancy: 8" with 56 VGPRs
+        // (VGPRs and AGPRs of one file), and kernel_32_agprs: 44 -> 8 on gfx90a.
+        assert_eq!(waves_per_simd(&c, "gfx908", 40), 6);
+        assert_eq!(waves_per_simd(&c, "gfx90a", 56), 8);
+        assert_eq!(waves_per_simd(&c, "gfx90a", 44), 8);
+        // AMDGPUBaseInfo getNumWavesPerEUWithNumVGPRs: min(total / roundup(VGPRs,
+        // granule), wave slots): gfx90a 512 / 72 = 7, 512 / 128 = 4, 512 / 512 = 1;
+        // gfx1030 (granule 16 in wave32) 1024 / 96 = 10; gfx1100 (granule 24)
+        // 100 -> 120 VGPRs, 1536 / 120 = 12; few VGPRs hit the 16 wave slots.
+        assert_eq!(waves_per_simd(&c, "gfx90a", 72), 7);
+        assert_eq!(waves_per_simd(&c, "gfx90a", 128), 4);
+        assert_eq!(waves_per_simd(&c, "gfx90a", 512), 1);
+        assert_eq!(waves_per_simd(&c, "gfx906", 24), 10);
+        assert_eq!(waves_per_simd(&c, "gfx1030", 96), 10);
+        assert_eq!(waves_per_simd(&c, "gfx1030", 32), 16);
+        assert_eq!(waves_per_simd(&c, "gfx1100", 100), 12);
+        assert_eq!(waves_per_simd(&c, "gfx1100", 96), 16);
+
+        // getMaxWorkGroupsPerCU: a one-wave workgroup holds no barrier (32 of them fit
+        // a gfx90a CU's 32 wave slots); two waves are bounded by 16 barriers.
+        let l = c.compute_capability("gfx90a").unwrap();
+        let blocks = |threads, smem| {
+            occupancy(
+                l,
+                &LaunchResources {
+                    block_threads: threads,
+                    regs_per_thread: 32,
+                    smem_per_block: smem,
+                },
+            )
+            .unwrap()
+            .blocks_per_sm
+        };
+        assert_eq!(blocks(64, 0), 32);
+        assert_eq!(blocks(128, 0), 16);
+        // LDS in 512-byte blocks: 20000 bytes take 20480, three per 64 KiB CU.
+        assert_eq!(blocks(256, 20000), 3);
+        // The 160 KiB LDS of a gfx950 CU, in 1280-byte blocks: 40000 -> 40960, four.
+        let l950 = c.compute_capability("gfx950").unwrap();
+        let o = occupancy(
+            l950,
+            &LaunchResources {
+                block_threads: 256,
+                regs_per_thread: 32,
+                smem_per_block: 40000,
+            },
+        )
+        .unwrap();
+        assert_eq!(
+            (o.blocks_per_sm, o.limiter),
+            (4, crate::occupancy::Limiter::SharedMemory)
+        );
+        // A 1024-thread workgroup of 512-VGPR waves needs 16 x 512 VGPRs per lane on
+        // 4 SIMDs of 512: it cannot be resident.
+        assert!(occupancy(
+            l,
+            &LaunchResources {
+                block_threads: 1024,
+                regs_per_thread: 512,
+                smem_per_block: 0,
+            }
+        )
+        .is_err());
     }
 
     #[test]

@@ -7,7 +7,7 @@
 //! values (not a `toml::Table`, which drops positions), so every error keeps its
 //! place in the file.
 
-use super::{parse_cc, Catalog, ComputeCapability, Gpu};
+use super::{cc_key, Catalog, ComputeCapability, Gpu};
 use crate::error::{text_place, toml_message, Error, Result};
 use serde::Deserialize;
 use std::ops::Range;
@@ -219,7 +219,7 @@ fn parse_table(mut doc: DeTable, pos: &Positions) -> Result<(Vec<Gpu>, Vec<Compu
         })?;
         if let Some(j) = ccs
             .iter()
-            .position(|c: &ComputeCapability| parse_cc(&c.cc) == parse_cc(&cc.cc))
+            .position(|c: &ComputeCapability| cc_key(&c.cc) == cc_key(&cc.cc))
         {
             return Err(Error::file(
                 pos.at("cc", i, Some("cc")),
@@ -269,11 +269,11 @@ fn validate_gpu(g: &Gpu) -> std::result::Result<(), Invalid> {
     if g.name.trim().is_empty() {
         return Err(invalid("name", "name is empty"));
     }
-    if parse_cc(&g.compute_capability).is_none() {
+    if cc_key(&g.compute_capability).is_none() {
         return Err(invalid(
             "compute_capability",
             format!(
-                "compute_capability '{}' is not of the form MAJOR.MINOR (e.g. \"8.9\")",
+                "compute_capability '{}' is not of the form MAJOR.MINOR (e.g. \"8.9\") or an AMD LLVM target (e.g. \"gfx90a\")",
                 g.compute_capability
             ),
         ));
@@ -293,6 +293,9 @@ fn validate_gpu(g: &Gpu) -> std::result::Result<(), Invalid> {
     }
     if g.l2_bytes == 0 {
         return Err(invalid("l2_bytes", "l2_bytes must be positive"));
+    }
+    if g.llc_bytes == Some(0) {
+        return Err(invalid("llc_bytes", "llc_bytes must be positive"));
     }
     let floats = [
         ("boost_clock_mhz", Some(g.boost_clock_mhz)),
@@ -531,10 +534,13 @@ fn check_sustained(g: &Gpu) -> std::result::Result<(), Invalid> {
 }
 
 fn validate_cc(c: &ComputeCapability) -> std::result::Result<(), Invalid> {
-    if parse_cc(&c.cc).is_none() {
+    if cc_key(&c.cc).is_none() {
         return Err(invalid(
             "cc",
-            format!("cc '{}' is not of the form MAJOR.MINOR", c.cc),
+            format!(
+                "cc '{}' is not of the form MAJOR.MINOR or an AMD LLVM target (gfx...)",
+                c.cc
+            ),
         ));
     }
     let ints = [
@@ -651,8 +657,8 @@ fn check_ccs_known(
     entry_of: impl Fn(&Gpu) -> Option<usize>,
 ) -> Result<()> {
     for g in gpus {
-        let key = parse_cc(&g.compute_capability);
-        if let Some(c) = ccs.iter().find(|c| parse_cc(&c.cc) == key) {
+        let key = cc_key(&g.compute_capability);
+        if let Some(c) = ccs.iter().find(|c| cc_key(&c.cc) == key) {
             check_arch(g, c, ccs, pos, &entry_of)?;
             continue;
         }
@@ -667,7 +673,7 @@ fn check_ccs_known(
             at,
             format!(
                 "GPU '{}': compute capability '{}' is not in the compute capability table \
-                 (known: {}); add a [[cc]] entry with its limits from cuda_occupancy.h",
+                 (known: {}); add a [[cc]] entry with its limits (cuda_occupancy.h; LLVM AMDGPU for gfx targets)",
                 g.name,
                 g.compute_capability,
                 known.join(", ")
@@ -732,8 +738,8 @@ fn builtin_ccs() -> Vec<ComputeCapability> {
 /// replaced, others added).
 fn merge_ccs(base: &mut Vec<ComputeCapability>, extra: Vec<ComputeCapability>) {
     for c in extra {
-        let key = parse_cc(&c.cc);
-        match base.iter().position(|e| parse_cc(&e.cc) == key) {
+        let key = cc_key(&c.cc);
+        match base.iter().position(|e| cc_key(&e.cc) == key) {
             Some(i) => base[i] = c,
             None => base.push(c),
         }

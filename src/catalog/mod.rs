@@ -24,6 +24,11 @@ use serde::{Deserialize, Serialize};
 
 /// One GPU: vendor facts, per-SM limits and (optionally) measured figures.
 ///
+/// An AMD GPU is described in the same terms: an SM is a compute unit (CU),
+/// `compute_capability` its LLVM target ("gfx90a", [`gfx_version`]), `warp_size` its
+/// wavefront size (64 on CDNA, 32 on RDNA), `regs_per_sm` the CU's vector register
+/// file in 32-bit registers, `smem_per_sm` its local data share (LDS).
+///
 /// Peak rates are dense (no structured sparsity), at the boost clock, in GFLOP/s
 /// (10^9 operations per second; integer rates in GOP/s).
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
@@ -41,6 +46,10 @@ pub struct Gpu {
     /// Peak DRAM bandwidth, GB/s (10^9 bytes/s).
     pub mem_bandwidth_gbs: f64,
     pub l2_bytes: u64,
+    /// A last-level cache between the L2 and DRAM, bytes: AMD's Infinity Cache /
+    /// MALL (the "L3" of ROCm's tables for Instinct GPUs). Absent: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub llc_bytes: Option<u64>,
     pub regs_per_sm: u32,
     pub max_threads_per_sm: u32,
     pub max_blocks_per_sm: u32,
@@ -162,6 +171,12 @@ pub struct ComputeCapability {
     pub reg_alloc_granularity: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub arch: Option<String>,
+    /// Whether a block of one warp is bounded by warps alone, not by
+    /// `max_blocks_per_sm`: on AMD GPUs the workgroups per CU are bounded by their
+    /// barriers, which a one-wavefront workgroup does not hold (LLVM
+    /// `AMDGPU::IsaInfo::getMaxWorkGroupsPerCU`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub one_warp_blocks_unbounded: bool,
     /// The machine instruction set (SASS) its code compiles to, as NVIDIA's CUDA
     /// Binary Utilities group them ("Maxwell and Pascal", "Ampere and Ada"); absent:
     /// one of its own.
@@ -174,14 +189,14 @@ impl ComputeCapability {
     pub fn instruction_set(&self) -> &str {
         self.instruction_set.as_deref().unwrap_or(&self.cc)
     }
-    /// (major, minor) of `cc`; (0, 0) when it does not parse (load-time
-    /// validation rejects that for table entries).
+    /// (major, minor) of an NVIDIA `cc`; (0, 0) for an AMD target or one that does
+    /// not parse (load-time validation rejects that for table entries).
     pub fn major_minor(&self) -> (u32, u32) {
         parse_cc(&self.cc).unwrap_or((0, 0))
     }
-    /// "sm_89" for 8.9 (see [`sm_label`]).
+    /// "sm_89" for 8.9 (see [`sm_label`]); an AMD target as it is ("gfx90a").
     pub fn sm_label(&self) -> String {
-        sm_label(self.major_minor())
+        arch_label(&self.cc)
     }
     /// The configurable shared-memory sizes per SM in bytes, ascending.
     pub fn carveouts_bytes(&self) -> Vec<u32> {
@@ -193,14 +208,21 @@ impl ComputeCapability {
 }
 
 impl Gpu {
-    /// (major, minor) of the compute capability; (0, 0) if it does not parse
-    /// (load-time validation rejects that for catalog GPUs).
+    /// (major, minor) of an NVIDIA compute capability; (0, 0) for an AMD target or
+    /// one that does not parse (load-time validation rejects that for catalog GPUs).
     pub fn cc_major_minor(&self) -> (u32, u32) {
         parse_cc(&self.compute_capability).unwrap_or((0, 0))
     }
-    /// The compute capability as a number: 8.9 for "8.9", 10.0 for "10.0".
+    /// The compute capability as a number: 8.9 for "8.9", 10.0 for "10.0"; for an
+    /// AMD target its GFX IP version ([`gfx_version`]: 9.0 for gfx90a).
     pub fn cc_number(&self) -> f64 {
-        cc_number(self.cc_major_minor())
+        cc_number(gfx_version(&self.compute_capability).unwrap_or(self.cc_major_minor()))
+    }
+    /// Whether `self` and `other` have one compute capability (NVIDIA) or one LLVM
+    /// target (AMD); never across vendors' labels.
+    pub fn same_compute_capability(&self, other: &Gpu) -> bool {
+        cc_key(&self.compute_capability).is_some()
+            && cc_key(&self.compute_capability) == cc_key(&other.compute_capability)
     }
     /// Whether its tensor cores take asynchronous, shared-memory-fed matrix
     /// instructions: warpgroup MMA (`wgmma`, compute capability 9.0) or `tcgen05`
@@ -210,9 +232,10 @@ impl Gpu {
     pub fn async_tensor_mma(&self) -> bool {
         matches!(self.cc_major_minor(), (9, 0) | (10, _) | (11, _))
     }
-    /// "sm_89" for compute capability 8.9, "sm_100" for 10.0.
+    /// "sm_89" for compute capability 8.9, "sm_100" for 10.0; an AMD target as it
+    /// is ("gfx90a").
     pub fn sm_arch(&self) -> String {
-        sm_label(self.cc_major_minor())
+        arch_label(&self.compute_capability)
     }
     /// The share of the memory system this GPU's SMs are: 1 for a whole GPU, the SM
     /// share for a partition. The catalog's bandwidth stays the physical peak; the
@@ -442,6 +465,51 @@ pub fn parse_cc(s: &str) -> Option<(u32, u32)> {
     Some((ma, mi))
 }
 
+/// A compute-capability label as a key: NVIDIA's (major, minor) or an AMD LLVM
+/// target, lower case. None when it is neither.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CcKey {
+    Nvidia(u32, u32),
+    Amd(String),
+}
+
+/// The key of a compute-capability label: "8.9" or an AMD LLVM target ("gfx90a",
+/// "gfx1100"; [`gfx_version`] must read it).
+pub fn cc_key(s: &str) -> Option<CcKey> {
+    if let Some((ma, mi)) = parse_cc(s) {
+        return Some(CcKey::Nvidia(ma, mi));
+    }
+    gfx_version(s).map(|_| CcKey::Amd(s.trim().to_ascii_lowercase()))
+}
+
+/// The GFX IP version (major, minor) of an AMD LLVM target, as ROCm reports it
+/// (`gcnArchName` / "GFXIP major, minor" in ROCm's GPU specification tables): the
+/// target is `gfx` + major + one minor digit + one stepping digit (hexadecimal), so
+/// gfx90a is 9.0, gfx942 9.4, gfx1030 10.3, gfx1100 11.0. None for anything else.
+pub fn gfx_version(s: &str) -> Option<(u32, u32)> {
+    let t = s.trim();
+    let digits = t
+        .get(..3)
+        .filter(|p| p.eq_ignore_ascii_case("gfx"))
+        .map(|_| &t[3..])?;
+    if !(3..=4).contains(&digits.len()) || !digits.chars().all(|c| c.is_ascii_hexdigit()) {
+        return None;
+    }
+    let n = digits.len();
+    let major = digits[..n - 2].parse::<u32>().ok()?;
+    let minor = digits[n - 2..n - 1].parse::<u32>().ok()?;
+    Some((major, minor))
+}
+
+/// The architecture label of a compute-capability label: "sm_89" for "8.9", an AMD
+/// target lower case.
+fn arch_label(cc: &str) -> String {
+    match cc_key(cc) {
+        Some(CcKey::Amd(t)) => t,
+        _ => sm_label(parse_cc(cc).unwrap_or((0, 0))),
+    }
+}
+
 /// The label nvcc and ptxas use for a compute capability: "sm_89" for (8, 9),
 /// "sm_100" for (10, 0).
 pub fn sm_label((major, minor): (u32, u32)) -> String {
@@ -581,6 +649,23 @@ impl Catalog {
 
     pub fn gpus(&self) -> &[Gpu] {
         &self.gpus
+    }
+
+    /// The GPUs whose `vendor` is `vendor` (case-insensitive), in catalog order.
+    pub fn gpus_of_vendor(&self, vendor: &str) -> Vec<&Gpu> {
+        let v = vendor.trim();
+        self.gpus
+            .iter()
+            .filter(|g| g.vendor.eq_ignore_ascii_case(v))
+            .collect()
+    }
+
+    /// The vendors of the catalog's GPUs, sorted, each once.
+    pub fn vendors(&self) -> Vec<&str> {
+        let mut v: Vec<&str> = self.gpus.iter().map(|g| g.vendor.as_str()).collect();
+        v.sort_unstable();
+        v.dedup();
+        v
     }
 
     pub fn compute_capabilities(&self) -> &[ComputeCapability] {
@@ -825,6 +910,68 @@ mod tests {
     }
 
     #[test]
+    fn amd_targets_are_their_own_compute_capabilities() {
+        assert_eq!(gfx_version("gfx90a"), Some((9, 0)));
+        assert_eq!(gfx_version("gfx942"), Some((9, 4)));
+        assert_eq!(gfx_version("GFX1032"), Some((10, 3)));
+        assert_eq!(gfx_version("gfx1100"), Some((11, 0)));
+        for bad in ["gfx", "gfx9", "gfx90g", "gfx12345", "sm_90", "9.0"] {
+            assert_eq!(gfx_version(bad), None, "{bad}");
+        }
+        assert_eq!(cc_key("gfx90a"), Some(CcKey::Amd("gfx90a".into())));
+        assert_eq!(cc_key("9.0"), Some(CcKey::Nvidia(9, 0)));
+        let mi250x = &gpu("AMD Instinct MI250X");
+        let h100 = &gpu("H100 SXM5");
+        assert_eq!(
+            (mi250x.sm_arch(), mi250x.cc_number()),
+            ("gfx90a".into(), 9.0)
+        );
+        // gfx90a is GFX IP 9.0 and the H100 compute capability 9.0: not one.
+        assert!(!mi250x.same_compute_capability(h100));
+        assert!(mi250x.same_compute_capability(&gpu("MI210")));
+        assert!(!mi250x.same_compute_capability(&gpu("MI300X")));
+        assert!(!mi250x.async_tensor_mma());
+        let c = cat();
+        assert_eq!(c.distances(mi250x, h100)[0], 1.0);
+        assert_eq!(c.distances(mi250x, &gpu("MI210"))[0], 0.0);
+        assert!(!c.same_instruction_set(&gpu("W6600"), h100));
+        assert!(c.same_instruction_set(&gpu("W6600"), &gpu("W6800")));
+    }
+
+    #[test]
+    fn gpus_of_a_vendor() {
+        let c = cat();
+        let amd = c.gpus_of_vendor("amd");
+        assert_eq!(amd.len(), 15);
+        assert!(amd.iter().all(|g| g.vendor == "AMD"));
+        assert_eq!(c.gpus_of_vendor("NVIDIA").len() + amd.len(), c.gpus().len());
+        assert!(c.gpus_of_vendor("Intel").is_empty());
+        assert_eq!(c.vendors(), vec!["AMD", "NVIDIA"]);
+    }
+
+    #[test]
+    fn amd_names_as_hip_reports_them_resolve() {
+        let c = cat();
+        for (name, want) in [
+            ("AMD Instinct MI250X", "AMD Instinct MI250X"),
+            ("MI250X", "AMD Instinct MI250X"),
+            ("MI250X module", "AMD Instinct MI250X module"),
+            ("AMD Radeon PRO W6600", "AMD Radeon PRO W6600"),
+            ("AMD Radeon Pro W7800", "AMD Radeon PRO W7800"),
+            ("Radeon RX 7900 XTX", "AMD Radeon RX 7900 XTX"),
+        ] {
+            assert_eq!(
+                c.resolve(name).map(|g| g.name.as_str()),
+                Some(want),
+                "{name}"
+            );
+        }
+        // A board the catalog lacks is not taken for its neighbour.
+        assert!(c.resolve("AMD Radeon Pro W7800 48GB").is_none());
+        assert!(c.resolve("W7700").is_none());
+    }
+
+    #[test]
     fn asynchronous_tensor_mma_only_on_hopper_and_datacenter_blackwell() {
         for (name, async_mma) in [
             ("NVIDIA H100 SXM5 80GB", true),
@@ -866,7 +1013,12 @@ mod tests {
                 g.name
             );
             if let (Some(a), Some(b)) = (g.tensor_fp16_gflops, g.tensor_bf16_gflops) {
-                assert_eq!(a, b, "{}", g.name);
+                // Equal on NVIDIA; the MI100's BF16 matrix rate is half its FP16 one.
+                if g.vendor == "NVIDIA" {
+                    assert_eq!(a, b, "{}", g.name);
+                } else {
+                    assert!(b <= a, "{}", g.name);
+                }
             }
             if let Some(f) = g.fp64_gflops {
                 assert!(f <= g.fp32_gflops * 1.001, "{}", g.name);

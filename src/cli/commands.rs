@@ -246,12 +246,25 @@ fn data_show(
 
 fn gpus_cmd(cmd: GpusCommand, catalog: &Catalog) -> Result<()> {
     match cmd {
-        GpusCommand::List { format } => {
+        GpusCommand::List { format, vendor } => {
+            let gpus: Vec<&Gpu> = match &vendor {
+                Some(v) => {
+                    let of = catalog.gpus_of_vendor(v);
+                    if of.is_empty() {
+                        return Err(Error::usage(format!(
+                            "--vendor {v}: no GPU of this vendor in the catalog (vendors: {})",
+                            catalog.vendors().join(", ")
+                        )));
+                    }
+                    of
+                }
+                None => catalog.gpus().iter().collect(),
+            };
             if format == Format::Json {
-                return out(&json(&catalog.gpus())?);
+                return out(&json(&gpus)?);
             }
-            let footer = format!("{} GPUs", catalog.gpus().len());
-            out_table(&report::gpus_table(catalog), format, &footer)
+            let footer = format!("{} GPUs", gpus.len());
+            out_table(&report::gpus_table(&gpus), format, &footer)
         }
         GpusCommand::Show { name } => {
             let with_partition = catalog.for_partition_name(&name)?;

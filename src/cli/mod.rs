@@ -105,8 +105,8 @@ pub enum DataCommand {
         /// The `source` column: where the data comes from (e.g. the repository name)
         #[arg(long)]
         source: Option<String>,
-        /// The GPU a profile was taken on, when the file does not name it (Nsight
-        /// Compute exports of --page details)
+        /// The GPU a file was measured on, when it does not name it (Nsight Compute
+        /// exports of --page details, a Kernel Tuner cache with an empty device_name)
         #[arg(long)]
         gpu: Option<String>,
         /// Extra workload description files or directories (*.toml) for Kernel Tuner
@@ -129,8 +129,8 @@ pub enum DataCommand {
         /// each reason) instead of the per-GPU summary
         #[arg(long)]
         list: bool,
-        /// The GPU a profile was taken on, when the file does not name it (Nsight
-        /// Compute exports of --page details)
+        /// The GPU a file was measured on, when it does not name it (Nsight Compute
+        /// exports of --page details, a Kernel Tuner cache with an empty device_name)
         #[arg(long)]
         gpu: Option<String>,
     },
@@ -161,6 +161,9 @@ pub enum GpusCommand {
         /// Output format
         #[arg(long, value_enum, default_value_t = Format::Table)]
         format: Format,
+        /// Only GPUs of this vendor (the catalog's `vendor`, case-insensitive: nvidia, amd)
+        #[arg(long)]
+        vendor: Option<String>,
     },
     /// Every field of one GPU, with its compute capability's occupancy limits
     Show {

@@ -69,7 +69,8 @@ pub struct ImportOptions {
     /// The `source` column (where the data comes from); None: a per-format default
     /// (`aiconfigurator` for GEMM tables, `kernel-tuner:<file name>` for caches).
     pub source: Option<String>,
-    /// The GPU of a profile that does not name its device (Nsight Compute exports).
+    /// The GPU of a file that does not name its device (Nsight Compute exports, a
+    /// Kernel Tuner cache with an empty `device_name`).
     pub gpu: Option<String>,
 }
 
@@ -256,7 +257,7 @@ pub fn import_file(path: &Path, format: Format, opts: &ImportOptions) -> Result<
                     .unwrap_or_default();
                 format!("kernel-tuner:{name}")
             });
-            kernel_tuner::import(path, &opts.workloads, &source)
+            kernel_tuner::import(path, &opts.workloads, &source, opts.gpu.as_deref())
         }
         Format::GemmTable => {
             let source = opts.source.as_deref().unwrap_or(gemm_table::DEFAULT_SOURCE);

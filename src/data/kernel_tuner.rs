@@ -6,7 +6,7 @@
 //! values joined with commas in `tune_params_keys` order. Newer entries repeat the
 //! parameter values; older ones hold only `time` (and `times`): their values come from
 //! the key. Mapping:
-//! - `gpu` = `device_name` as written; `source` = the name the caller gives (the
+//! - `gpu` = `device_name` as written (the GPU the caller names when it is empty); `source` = the name the caller gives (the
 //!   repository the cache comes from), so one GPU measured by two sources stays two
 //!   measurements.
 //! - `config` = the canonical key of the parameter names and values (sorted by name,
@@ -158,18 +158,27 @@ pub fn is_cache(doc: &Value) -> bool {
     doc.get("cache").is_some_and(Value::is_object)
 }
 
-/// Import one cache. `source` names where it comes from (e.g. the repository).
-pub fn import(path: &Path, workloads: &Workloads, source: &str) -> Result<Imported> {
+/// Import one cache. `source` names where it comes from (e.g. the repository);
+/// `gpu` names the GPU of a cache whose `device_name` is empty (some HIP versions
+/// wrote none).
+pub fn import(
+    path: &Path,
+    workloads: &Workloads,
+    source: &str,
+    gpu: Option<&str>,
+) -> Result<Imported> {
     let text = read_text(path)?;
-    import_text(&text, &path.display().to_string(), workloads, source)
+    import_text(&text, &path.display().to_string(), workloads, source, gpu)
 }
 
-/// Import a cache from its (decompressed) text; `file` names it in messages.
+/// Import a cache from its (decompressed) text; `file` names it in messages. An
+/// empty `device_name` takes `gpu`, and is an error without it.
 pub fn import_text(
     text: &str,
     file: &str,
     workloads: &Workloads,
     source: &str,
+    gpu: Option<&str>,
 ) -> Result<Imported> {
     let (doc, notes) = parse_cache(text, file)?;
     if let Some(by) = doc.get(PREDICTED_BY) {
@@ -182,7 +191,16 @@ pub fn import_text(
             ),
         ));
     }
-    let header = CacheHeader::read(&doc, text, file)?;
+    let mut header = CacheHeader::read(&doc, text, file)?;
+    if header.device.trim().is_empty() {
+        header.device = gpu.map(str::trim).filter(|g| !g.is_empty()).ok_or_else(|| {
+            let (line, col) = key_position(text, "device_name", 0);
+            Error::file(
+                file,
+                format!("line {line}, column {col}: 'device_name' is empty: name the GPU with --gpu"),
+            )
+        })?;
+    }
     let matched = workloads.find(
         header.kernel_name,
         &header.keys,
@@ -1027,6 +1045,28 @@ mod tests {
         assert_eq!(time_of(&Map::new()), Err("no_time".into()));
     }
 
+    #[test]
+    fn an_empty_device_name_takes_the_gpu_given_and_is_an_error_without_one() {
+        // SYNTHETIC cache text (made up for the test, not a measurement).
+        let text =
+            synthetic("k", "\"1,2\": {\"time\": 1.0, \"GFLOP/s\": 10.0}").replace("Test GPU", " ");
+        let e = import_text(&text, "t.json", &Workloads::default(), "s", None)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "t.json: line 1, column 2: 'device_name' is empty: name the GPU with --gpu"
+        );
+        let imp = import_text(&text, "t.json", &Workloads::default(), "s", Some("MI250X")).unwrap();
+        assert_eq!(imp.table.runs.len(), 1);
+        assert_eq!(imp.table.runs[0].gpu, "MI250X");
+        // A cache that names its device keeps its name.
+        let named = synthetic("k", "\"1,2\": {\"time\": 1.0, \"GFLOP/s\": 10.0}");
+        let imp =
+            import_text(&named, "t.json", &Workloads::default(), "s", Some("MI250X")).unwrap();
+        assert_eq!(imp.table.runs[0].gpu, "Test GPU");
+    }
+
     /// SYNTHETIC cache text (made up for the test, not a measurement).
     fn synthetic(kernel: &str, entries: &str) -> String {
         format!(
@@ -1042,7 +1082,7 @@ mod tests {
              \"3,4\": {\"b\": 3, \"a\": 4, \"time\": 4.0},\n\
              \"5,6\": {\"b\": 5, \"a\": 6, \"time\": \"InvalidConfig\"}",
         );
-        let imp = import_text(&text, "t.json", &Workloads::default(), "test").unwrap();
+        let imp = import_text(&text, "t.json", &Workloads::default(), "test", None).unwrap();
         let r = &imp.report.files[0];
         assert_eq!(r.rows, 1);
         assert_eq!(r.failed.get("InvalidConfig"), Some(&1));
@@ -1064,7 +1104,7 @@ mod tests {
     #[test]
     fn entry_errors_name_line_and_column() {
         let text = synthetic("k", "\"1,2\": {\"time\": 1.0},\n  \"3\": {\"time\": 1.0}");
-        let e = import_text(&text, "t.json", &Workloads::default(), "s")
+        let e = import_text(&text, "t.json", &Workloads::default(), "s", None)
             .unwrap_err()
             .to_string();
         assert_eq!(
@@ -1076,6 +1116,7 @@ mod tests {
             "t.json",
             &Workloads::default(),
             "s",
+            None,
         )
         .unwrap_err()
         .to_string();
@@ -1083,9 +1124,15 @@ mod tests {
             e,
             "t.json: line 1, column 15: 'device_name' is missing or not a string"
         );
-        let e = import_text("{\"cache\": [1,}", "t.json", &Workloads::default(), "s")
-            .unwrap_err()
-            .to_string();
+        let e = import_text(
+            "{\"cache\": [1,}",
+            "t.json",
+            &Workloads::default(),
+            "s",
+            None,
+        )
+        .unwrap_err()
+        .to_string();
         assert!(
             e.starts_with("t.json: line 1, column 14: not valid JSON"),
             "{e}"
@@ -1099,7 +1146,7 @@ mod tests {
             "\"1,2\": {\"time\": 1.0, \"GB/s\": 1.0},\n\"3,4\": {\"time\": 2.0, \"GB/s\": 1.0},",
         );
         let cut = full.trim_end_matches('}');
-        let imp = import_text(cut, "t.json", &Workloads::default(), "s").unwrap();
+        let imp = import_text(cut, "t.json", &Workloads::default(), "s", None).unwrap();
         assert_eq!(imp.report.files[0].rows, 2);
         assert!(imp.report.files[0].notes[0].contains("not closed"));
     }

@@ -2,7 +2,7 @@
 //! catalog, and every term of one analytical projection.
 
 use super::Table;
-use crate::catalog::Catalog;
+use crate::catalog::Gpu;
 use crate::data::importers::ImportReport;
 use crate::data::{Run, ValidationReport};
 use crate::features::RunFeatures;
@@ -157,8 +157,8 @@ pub fn timings_table(timings: &[crate::bench::Timing]) -> Table {
     t
 }
 
-/// One line per GPU of the catalog.
-pub fn gpus_table(catalog: &Catalog) -> Table {
+/// One line per GPU.
+pub fn gpus_table(gpus: &[&Gpu]) -> Table {
     let mut t = Table::new(&[
         "name",
         "arch",
@@ -169,7 +169,7 @@ pub fn gpus_table(catalog: &Catalog) -> Table {
         "DRAM GB/s",
         "L2 MiB",
     ]);
-    for g in catalog.gpus() {
+    for g in gpus {
         t.push(vec![
             g.name.clone(),
             g.arch.clone(),
