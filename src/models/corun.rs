@@ -15,9 +15,9 @@
 //! absolute error of the together-time. The 90 % interval comes from errors held out
 //! set by set on the training sets (conformal style).
 //!
-//! Forms tried on the measured co-runs while choosing it (`datasets/own/*/corun.csv`,
+//! The evidence for this form, on the measured co-runs (`datasets/own/*/corun.csv`,
 //! mean absolute error of the together-time, the constant fitted on all sets of the
-//! GPU): this sharing form 7.7 % (H100) and 6.3 % (H200); a queueing form (memory
+//! GPU, the DRAM roofs the vendor figures'): this sharing form 7.7 % (H100) and 6.3 % (H200); a queueing form (memory
 //! share stretched by (1 - own load) / (1 - total load)) 7.3 % and 6.3 %, as good but
 //! needing the load capped below 1; slowing only above the roof 9.5 % and 8.4 %; no
 //! interference 12.0 % and 9.8 %.
