@@ -16,7 +16,7 @@ use crate::error::{text_place, toml_message, Error, Input, Result};
 use crate::models::Context;
 use crate::pipeline::{self, PredictOptions};
 use crate::predict::{predict_table, ModelChoice};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 /// Which catalog GPUs to rank (every one when all are None).
@@ -382,6 +382,7 @@ pub fn rank(
         progress(done + 1, gpus.len());
     }
     ranked.sort_by(|a, b| a.time_ms.total_cmp(&b.time_ms));
+    notes.extend(cross_vendor_note(&ranked, &source_runs, catalog));
     if model_name.is_empty() {
         model_name = first_model;
     }
@@ -447,6 +448,30 @@ fn summed(
         "mixed".into()
     };
     Ok((sums, interval))
+}
+
+/// A note naming the predicted GPUs of a vendor no source GPU is of: across vendors
+/// the same kernel is a different build (HIP vs CUDA), which the model does not see,
+/// and `reproduce`'s cross-vendor experiments measure how far off that makes it.
+fn cross_vendor_note(ranked: &[Ranked], source_runs: &[Run], catalog: &Catalog) -> Option<String> {
+    let source_vendors: BTreeSet<&str> = source_runs
+        .iter()
+        .filter_map(|r| catalog.resolve_exact(&r.gpu))
+        .map(|g| g.vendor.as_str())
+        .collect();
+    let mut other: BTreeMap<&str, usize> = BTreeMap::new();
+    for r in ranked.iter().filter(|r| r.basis == Basis::Predicted) {
+        if !source_vendors.contains(r.vendor.as_str()) {
+            *other.entry(r.vendor.as_str()).or_default() += 1;
+        }
+    }
+    (!other.is_empty()).then(|| {
+        let counts: Vec<String> = other.iter().map(|(v, n)| format!("{n} {v}")).collect();
+        format!(
+            "note: {} GPU(s) predicted from sources of another vendor only: the model does not see how a kernel's build differs across vendors, and `gpucast reproduce`'s kt-cross-vendor-* experiments measure how far off that leaves it",
+            counts.join(", ")
+        )
+    })
 }
 
 fn row(

@@ -107,6 +107,34 @@ fn rank_orders_gpus_fastest_first_with_the_source_measured() {
         .position(|g| g["gpu"] == "NVIDIA RTX A4000")
         .unwrap();
     assert!(h100 < a4000, "{r}");
+    // every target is of the source's vendor: no cross-vendor note
+    let notes = r["notes"].as_array().unwrap();
+    assert!(
+        !notes
+            .iter()
+            .any(|n| n.as_str().unwrap().contains("another vendor")),
+        "{r}"
+    );
+}
+
+/// AMD targets from an NVIDIA source only are ranked, with a note saying so.
+#[test]
+fn rank_notes_gpus_predicted_across_vendors() {
+    let r = rank_json(&["--targets", "RTX A6000,MI210,W7800"]);
+    assert_eq!(r["ranked"].as_array().unwrap().len(), 3, "{r}");
+    let notes: Vec<&str> = r["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap())
+        .collect();
+    assert!(
+        notes
+            .iter()
+            .any(|n| n
+                .starts_with("note: 2 AMD GPU(s) predicted from sources of another vendor only")),
+        "{notes:?}"
+    );
 }
 
 #[test]
