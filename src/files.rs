@@ -387,29 +387,39 @@ pub fn write_atomic_with(
             .map_err(|e| Error::file(path.display(), format!("cannot write: {e}")))?;
         return fill(&mut f);
     }
+    let mut tmp = temporary_beside(path, &target)?;
+    let _registered = Temporary::register(tmp.path());
+    fill(tmp.as_file_mut())?;
+    tmp.flush()
+        .map_err(|e| Error::file(path.display(), format!("cannot write: {e}")))?;
+    readable(&tmp, path)?;
+    tmp.persist(&target)
+        .map_err(|e| Error::file(path.display(), format!("cannot write: {}", e.error)))?;
+    Ok(())
+}
+
+/// A temporary file in `target`'s directory (created if missing), to be renamed onto
+/// `target`; errors name `path`, the file the user named.
+fn temporary_beside(path: &Path, target: &Path) -> Result<tempfile::NamedTempFile> {
     let dir = match target.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
     std::fs::create_dir_all(dir)
         .map_err(|e| Error::file(path.display(), format!("cannot create directory: {e}")))?;
-    let mut tmp = tempfile::Builder::new()
+    tempfile::Builder::new()
         .prefix(".gpucast-tmp-")
         .tempfile_in(dir)
-        .map_err(|e| Error::file(path.display(), format!("cannot create temporary file: {e}")))?;
-    let _registered = Temporary::register(tmp.path());
-    fill(tmp.as_file_mut())?;
-    tmp.flush()
-        .map_err(|e| Error::file(path.display(), format!("cannot write: {e}")))?;
-    {
-        use std::os::unix::fs::PermissionsExt;
-        tmp.as_file()
-            .set_permissions(std::fs::Permissions::from_mode(0o644))
-            .map_err(|e| Error::file(path.display(), format!("cannot set permissions: {e}")))?;
-    }
-    tmp.persist(&target)
-        .map_err(|e| Error::file(path.display(), format!("cannot write: {}", e.error)))?;
-    Ok(())
+        .map_err(|e| Error::file(path.display(), format!("cannot create temporary file: {e}")))
+}
+
+/// Gives a finished temporary file an ordinary file's permissions (tempfile makes it
+/// private to its owner).
+fn readable(tmp: &tempfile::NamedTempFile, path: &Path) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    tmp.as_file()
+        .set_permissions(std::fs::Permissions::from_mode(0o644))
+        .map_err(|e| Error::file(path.display(), format!("cannot set permissions: {e}")))
 }
 
 /// Write text to `path` atomically.
@@ -436,26 +446,12 @@ pub fn check_new_output(path: &Path, inputs: &[PathBuf]) -> Result<()> {
 /// refuses to replace): an existing file is never touched.
 pub fn write_new(path: &Path, text: &str) -> Result<()> {
     check_new_output(path, &[])?;
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    std::fs::create_dir_all(dir)
-        .map_err(|e| Error::file(path.display(), format!("cannot create directory: {e}")))?;
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".gpucast-tmp-")
-        .tempfile_in(dir)
-        .map_err(|e| Error::file(path.display(), format!("cannot create temporary file: {e}")))?;
+    let mut tmp = temporary_beside(path, path)?;
     let _registered = Temporary::register(tmp.path());
     let write_err = |e: std::io::Error| Error::file(path.display(), format!("cannot write: {e}"));
     tmp.write_all(text.as_bytes()).map_err(write_err)?;
     tmp.flush().map_err(write_err)?;
-    {
-        use std::os::unix::fs::PermissionsExt;
-        tmp.as_file()
-            .set_permissions(std::fs::Permissions::from_mode(0o644))
-            .map_err(|e| Error::file(path.display(), format!("cannot set permissions: {e}")))?;
-    }
+    readable(&tmp, path)?;
     tmp.persist_noclobber(path).map_err(|e| {
         Error::file(
             path.display(),

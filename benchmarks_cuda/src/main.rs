@@ -16,7 +16,7 @@ mod verify;
 
 // The evaluator lives in the shared contract crate (gpucast uses it for workload
 // formulas); `crate::expr` keeps naming it here.
-use gpucast_runs::expr;
+use gpucast_runs::{expr, CORUN_COLUMNS};
 
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
@@ -562,21 +562,6 @@ fn write_corun(out: Option<&std::path::Path>, header: String, lines: &str) -> Re
         None => write_stdout(&(header + lines)),
     }
 }
-
-/// Columns of the co-run table, one row per kernel of a set.
-const CORUN_COLUMNS: [&str; 11] = [
-    "gpu",
-    "kernel",
-    "config",
-    "sm_count",
-    "corun_with",
-    "reps",
-    "time_alone_ms",
-    "time_together_ms",
-    "slowdown",
-    "date",
-    "commit",
-];
 
 /// The header of an existing, non-empty CSV file.
 fn csv_header(path: &std::path::Path) -> Result<Option<Vec<String>>> {

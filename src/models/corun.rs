@@ -27,6 +27,7 @@ use crate::catalog::Gpu;
 use crate::data::Run;
 use crate::error::{Error, Result};
 use crate::features::Figures;
+pub use gpucast_runs::CORUN_COLUMNS;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -362,21 +363,6 @@ fn split_csv_line(line: &str) -> Vec<String> {
 
 /// A set's key in a co-run file: GPU, date, commit and its kernels, sorted.
 type SetKey = (String, String, String, Vec<String>);
-
-/// The columns a co-run file has.
-pub const CORUN_COLUMNS: [&str; 11] = [
-    "gpu",
-    "kernel",
-    "config",
-    "sm_count",
-    "corun_with",
-    "reps",
-    "time_alone_ms",
-    "time_together_ms",
-    "slowdown",
-    "date",
-    "commit",
-];
 
 /// Read a co-run file (`gpucast-bench corun`: one row per kernel of a set, columns
 /// [`CORUN_COLUMNS`]) into sets, the bytes of each kernel from `runs` (the same GPU's

@@ -16,3 +16,20 @@ pub use columns::{
 pub use key::{canonical_config, config_key, KeyError, ParamValue};
 pub use name::Name;
 pub use run::{Exclusion, Origin, Warning, VALIDATION_FLAGS};
+
+/// The columns of a co-run table (`corun.csv`: one row per kernel of a set of
+/// kernels run together on disjoint SM partitions), which gpucast-bench writes and
+/// the co-run model reads.
+pub const CORUN_COLUMNS: [&str; 11] = [
+    "gpu",
+    "kernel",
+    "config",
+    "sm_count",
+    "corun_with",
+    "reps",
+    "time_alone_ms",
+    "time_together_ms",
+    "slowdown",
+    "date",
+    "commit",
+];
