@@ -468,7 +468,7 @@ fn cross_vendor_note(ranked: &[Ranked], source_runs: &[Run], catalog: &Catalog) 
     (!other.is_empty()).then(|| {
         let counts: Vec<String> = other.iter().map(|(v, n)| format!("{n} {v}")).collect();
         format!(
-            "note: {} GPU(s) predicted from sources of another vendor only: the model does not see how a kernel's build differs across vendors, and `gpucast reproduce`'s kt-cross-vendor-* experiments measure how far off that leaves it",
+            "note: {} GPU(s) predicted from sources of another vendor only: `gpucast reproduce`'s kt-cross-vendor-* experiments measure such predictions",
             counts.join(", ")
         )
     })
