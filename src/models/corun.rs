@@ -342,25 +342,6 @@ pub fn launch_bytes(
     })
 }
 
-/// A field of a CSV line, split with quotes (`"a,b"` is one field).
-fn split_csv_line(line: &str) -> Vec<String> {
-    let mut fields = vec![String::new()];
-    let mut quoted = false;
-    let mut chars = line.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '"' if quoted && chars.peek() == Some(&'"') => {
-                chars.next();
-                fields.last_mut().expect("one field").push('"');
-            }
-            '"' => quoted = !quoted,
-            ',' if !quoted => fields.push(String::new()),
-            _ => fields.last_mut().expect("one field").push(c),
-        }
-    }
-    fields
-}
-
 /// A set's key in a co-run file: GPU, date, commit and its kernels, sorted.
 type SetKey = (String, String, String, Vec<String>);
 
@@ -377,18 +358,23 @@ pub fn read_sets(
     let file = path.display().to_string();
     let text =
         crate::files::read_to_string(path).map_err(|e| Error::io_error(&file, "reading", e))?;
-    let mut lines = text.lines().enumerate();
-    let header = lines
-        .next()
-        .map(|(_, l)| split_csv_line(l))
-        .ok_or_else(|| {
-            Error::file(
-                &file,
-                "empty file: expected a header naming the co-run columns",
-            )
-        })?;
+    let mut reader = csv::ReaderBuilder::new()
+        .trim(csv::Trim::All)
+        .flexible(true)
+        .from_reader(text.as_bytes());
+    let malformed = |e: csv::Error| {
+        let line = e.position().map_or(0, |p| p.line());
+        Error::file(&file, format!("line {line}: not a CSV row: {e}"))
+    };
+    let header = reader.headers().map_err(malformed)?.clone();
+    if header.is_empty() {
+        return Err(Error::file(
+            &file,
+            "empty file: expected a header naming the co-run columns",
+        ));
+    }
     let col = |name: &str| {
-        header.iter().position(|h| h.trim() == name).ok_or_else(|| {
+        header.iter().position(|h| h == name).ok_or_else(|| {
             Error::file(
                 &file,
                 format!(
@@ -403,14 +389,14 @@ pub fn read_sets(
         .map(|c| col(c))
         .collect::<Result<_>>()?;
     let mut groups: BTreeMap<SetKey, Vec<(usize, CorunKernel, f64)>> = BTreeMap::new();
-    for (i, line) in lines {
-        if line.trim().is_empty() {
+    for record in reader.records() {
+        let f = record.map_err(malformed)?;
+        if f.iter().all(str::is_empty) {
             continue;
         }
-        let n = i + 1;
-        let f = split_csv_line(line);
+        let n = f.position().map_or(0, |p| p.line() as usize);
         let field = |c: usize| -> Result<&str> {
-            f.get(idx[c]).map(|s| s.trim()).ok_or_else(|| {
+            f.get(idx[c]).ok_or_else(|| {
                 Error::file(
                     &file,
                     format!("line {n}: no value in column '{}'", CORUN_COLUMNS[c]),
