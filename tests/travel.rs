@@ -17,15 +17,26 @@ fn copied_binary() -> (tempfile::TempDir, PathBuf) {
     (dir, bin)
 }
 
-/// Run `bin` in `cwd` with an environment of PATH alone.
+/// Run `bin` in `cwd` with an environment of PATH alone. A copy just written can be
+/// briefly busy ("Text file busy"): a process another test forked meanwhile inherits
+/// the copy's open handle until it execs, so the run is retried for a while.
 fn run_bare(bin: &Path, cwd: &Path, args: &[&str]) -> Output {
-    Command::new(bin)
-        .args(args)
-        .current_dir(cwd)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .output()
-        .unwrap()
+    let mut tries = 0;
+    loop {
+        let run = Command::new(bin)
+            .args(args)
+            .current_dir(cwd)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .output();
+        match run {
+            Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy && tries < 100 => {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            other => return other.unwrap(),
+        }
+    }
 }
 
 /// The pre-trained model and the suite's kernel resources travel with the binary: a
