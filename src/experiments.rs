@@ -708,13 +708,19 @@ pub fn write_outputs(o: &Outcome, out: &Path, with_plots: bool) -> Result<Vec<Pa
     Ok(written)
 }
 
+/// The distinct GPUs of `runs`, sorted: one chart each.
+pub fn gpus_of(runs: &[Run]) -> Vec<&str> {
+    let mut gpus: Vec<&str> = runs.iter().map(|r| r.gpu.as_str()).collect();
+    gpus.sort();
+    gpus.dedup();
+    gpus
+}
+
 /// A roofline chart per GPU: every run with FLOPs at its achieved GFLOP/s, and every run
 /// that moves DRAM bytes (pure memory kernels included) at its achieved GB/s.
 pub fn roofline_plots(runs: &[Run], catalog: &Catalog, out: &Path) -> Result<Vec<PathBuf>> {
     let mut written = Vec::new();
-    let mut gpus: Vec<&str> = runs.iter().map(|r| r.gpu.as_str()).collect();
-    gpus.sort();
-    gpus.dedup();
+    let gpus = gpus_of(runs);
     for g in gpus {
         let gpu = catalog.resolve_or_err(g)?;
         let figs = Calibration::Spec.figures(gpu)?;
@@ -792,9 +798,7 @@ pub fn instruction_roofline_plots(
     out: &Path,
 ) -> Result<Vec<PathBuf>> {
     let mut written = Vec::new();
-    let mut gpus: Vec<&str> = runs.iter().map(|r| r.gpu.as_str()).collect();
-    gpus.sort();
-    gpus.dedup();
+    let gpus = gpus_of(runs);
     for g in gpus {
         let gpu = catalog.resolve_or_err(g)?;
         let points = instruction::points(

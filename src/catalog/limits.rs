@@ -126,14 +126,14 @@ mod tests {
         let c = cat();
         // LLVM's AMDGPU CodeGen test agpr-register-count.ll, kernel_40_vgprs:
         // "GFX908: Occupancy: 6" with 40 VGPRs, "GFX90A: Occupancy: 8" with 56 VGPRs
-        // (VGPRs and AGPRs of one file), and kernel_32_agprs: 44 -> 8 on gfx90a.
+        // (VGPRs and AGPRs of one file), and kernel_32_agprs: 44 registers give 8 on gfx90a.
         assert_eq!(waves_per_simd(&c, "gfx908", 40), 6);
         assert_eq!(waves_per_simd(&c, "gfx90a", 56), 8);
         assert_eq!(waves_per_simd(&c, "gfx90a", 44), 8);
         // AMDGPUBaseInfo getNumWavesPerEUWithNumVGPRs: min(total / roundup(VGPRs,
         // granule), wave slots): gfx90a 512 / 72 = 7, 512 / 128 = 4, 512 / 512 = 1;
         // gfx1030 (granule 16 in wave32) 1024 / 96 = 10; gfx1100 (granule 24)
-        // 100 -> 120 VGPRs, 1536 / 120 = 12; few VGPRs hit the 16 wave slots.
+        // rounds 100 VGPRs up to 120, 1536 / 120 = 12; few VGPRs hit the 16 wave slots.
         assert_eq!(waves_per_simd(&c, "gfx90a", 72), 7);
         assert_eq!(waves_per_simd(&c, "gfx90a", 128), 4);
         assert_eq!(waves_per_simd(&c, "gfx90a", 512), 1);
@@ -162,7 +162,7 @@ mod tests {
         assert_eq!(blocks(128, 0), 16);
         // LDS in 512-byte blocks: 20000 bytes take 20480, three per 64 KiB CU.
         assert_eq!(blocks(256, 20000), 3);
-        // The 160 KiB LDS of a gfx950 CU, in 1280-byte blocks: 40000 -> 40960, four.
+        // The 160 KiB LDS of a gfx950 CU, in 1280-byte blocks: 40000 bytes take 40960, four.
         let l950 = c.compute_capability("gfx950").unwrap();
         let o = occupancy(
             l950,

@@ -751,9 +751,7 @@ fn roofline(a: RooflineArgs, catalog: &Catalog) -> Result<()> {
     }
     let opts = pipeline::import_options(a.gpu.as_deref(), catalog)?;
     let runs = experiments::load_profiles(&a.paths, &opts, catalog)?;
-    let mut gpus: Vec<&str> = runs.iter().map(|r| r.gpu.as_str()).collect();
-    gpus.sort();
-    gpus.dedup();
+    let gpus = experiments::gpus_of(&runs);
     for g in gpus {
         claim_output(
             &a.out.join(experiments::roofline_file(g, a.instruction)),
