@@ -960,3 +960,76 @@ fn loco_never_shows_the_corpus_or_the_target_to_the_model() {
     let err = Protocol::Loco.check(&one).unwrap_err().to_string();
     assert!(err.contains("protocol loco holds one corpus"), "{err}");
 }
+
+/// SYNTHETIC runs of one corpus: six memory-bound kernels at four sizes on `gpus`,
+/// each timed at its bytes over `gbs(gpu)` times a factor `noise(i)` (i counts rows).
+fn corpus_runs(source: &str, gpus: &[(&str, f64)], noise: impl Fn(usize) -> f64) -> Vec<Run> {
+    let mut text = String::from("gpu,kernel,config,time_ms,flops,dram_bytes,source\n");
+    let mut i = 0;
+    for &(g, gbs) in gpus {
+        for k in 0..6 {
+            for n in 1..=4u32 {
+                let bytes = f64::from(n) * 2e8 * (1.0 + k as f64);
+                let ms = bytes / (gbs * 1e9) * 1e3 * noise(i);
+                text += &format!("{g},k{k},N={n},{ms},0,{bytes},{source}\n");
+                i += 1;
+            }
+        }
+    }
+    synthetic_runs(&text)
+}
+
+/// Sources of a corpus the fit never saw take their interval from themselves, each of
+/// their GPUs projected from the others: runs that agree with the roofline get a
+/// narrow interval from a fit whose own corpus scatters, and the fit's own interval
+/// stays for sources of its corpus.
+#[test]
+fn sources_of_another_corpus_calibrate_their_own_interval() {
+    let catalog = Catalog::builtin();
+    let ctx = spec_context(&catalog);
+    // (vendor peak bandwidths: the three project one another exactly)
+    let tight = corpus_runs(
+        "tight",
+        &[
+            ("NVIDIA TITAN V", 652.8),
+            ("NVIDIA GeForce RTX 2080 Ti", 616.0),
+            ("NVIDIA GeForce RTX 4070", 504.2),
+        ],
+        |_| 1.0,
+    );
+    // the same GPUs timed with a factor 0.5..2 from row to row
+    let loose = corpus_runs(
+        "loose",
+        &[
+            ("NVIDIA TITAN V", 652.8),
+            ("NVIDIA GeForce RTX 2080 Ti", 616.0),
+            ("NVIDIA RTX A4000", 448.0),
+        ],
+        |i| 2f64.powf(((i * 7919) % 97) as f64 / 48.0 - 1.0),
+    );
+    let fit_on: Vec<&Run> = loose.iter().collect();
+    let model = ModelSpec::parse("analytical", 0)
+        .unwrap()
+        .fit(&fit_on, &ctx)
+        .unwrap();
+    let width = |p: Prediction| p.hi_ms / p.lo_ms;
+    let query = tight
+        .iter()
+        .find(|r| r.gpu == "NVIDIA GeForce RTX 4070" && r.kernel == "k2")
+        .unwrap();
+    let on_4070 = |evidence: &[Run]| {
+        let e = Evidence::new(evidence.iter().filter(|r| r.gpu != query.gpu));
+        model.predict(&query_of(query), &e, &ctx).unwrap().unwrap()
+    };
+    let own = on_4070(&tight);
+    assert!(width(own) < 1.1, "{own:?}");
+    assert!((own.pred_ms / query.time_ms - 1.0).abs() < 0.01, "{own:?}");
+    // the loose corpus's own sources: the fit's interval, as wide as its scatter
+    let mut as_loose = tight.clone();
+    for r in &mut as_loose {
+        r.source = Some("loose".into());
+    }
+    let fitted = on_4070(&as_loose);
+    assert_eq!(fitted.pred_ms, own.pred_ms);
+    assert!(width(fitted) > 1.5, "{fitted:?}");
+}

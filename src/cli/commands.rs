@@ -713,7 +713,7 @@ fn explain(a: ExplainArgs, catalog: &Catalog) -> Result<()> {
     let train: Vec<&data::Run> = table.runs.iter().filter(|r| r.gpu != target).collect();
     let fitted = analytical::Analytical.fit_analytical(&train, &ctx)?;
     let ps = fitted.projections(&q, &evidence, &ctx)?;
-    let combined = fitted.combined(&ps, &target, &ctx)?;
+    let combined = fitted.combined(&ps, &target, &evidence, &ctx)?;
     // (the roofs' origins are those of the spec figures; other calibrations say theirs)
     let mut roofs_of: Vec<&Gpu> = Vec::new();
     if matches!(cal, Calibration::Spec) {

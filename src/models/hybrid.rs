@@ -839,13 +839,7 @@ impl HybridParams {
             distinct(&mut train.iter().filter_map(|r| r.category.as_deref()).collect());
         let gpus = distinct(&mut train.iter().map(|r| r.gpu.as_str()).collect());
         let index = |g: &str| gpus.binary_search_by(|x| x.as_str().cmp(g)).unwrap_or(0);
-        let corpora: Vec<String> = train
-            .iter()
-            .map(|r| super::corpus(r))
-            .collect::<std::collections::BTreeSet<_>>()
-            .into_iter()
-            .map(str::to_string)
-            .collect();
+        let corpora = super::corpora_of(train);
         let families: Vec<String> = train
             .iter()
             .map(|r| r.family())
@@ -1092,13 +1086,16 @@ impl Predict for FittedHybrid {
         }
         let combination = Combination::of(ps.iter().map(|(_, p)| p));
         let floor_ms = combination.floor_ms();
-        let bounds = super::interval::bounds_log_for(
-            state.interval_log,
-            state.local_interval.as_ref(),
-            state
-                .launch_interval_log
-                .filter(|_| combination.launch_bound()),
+        let bounds = analytical::bounds_log(
+            analytical::FittedBounds {
+                pooled_log: state.interval_log,
+                local: state.local_interval.as_ref(),
+                launch_log: state.launch_interval_log,
+                corpora: &state.corpora,
+            },
+            combination.launch_bound(),
             &query.gpu,
+            evidence,
             ctx,
         )?;
         let shift = match shape {

@@ -21,6 +21,7 @@ use crate::error::{Error, Result};
 use crate::features::{Bound, Calibration, Figures};
 pub use interval::{interval_log, HeldOutError, INTERVAL_LEVEL, MIN_INTERVAL_ERRORS};
 use rustc_hash::FxHashMap;
+use std::sync::Arc;
 
 /// What a model needs besides data: the GPU catalog and where figures come from, and
 /// how a projection weighs its sources.
@@ -51,6 +52,14 @@ pub const NO_SOURCE: &str = "(no source)";
 /// The corpus of a run (see [`NO_SOURCE`]).
 pub fn corpus(run: &Run) -> &str {
     run.source.as_deref().unwrap_or(NO_SOURCE)
+}
+
+/// The distinct corpora of `runs`, sorted.
+pub fn corpora_of(runs: &[&Run]) -> Vec<String> {
+    let mut c: Vec<&str> = runs.iter().map(|r| corpus(r)).collect();
+    c.sort_unstable();
+    c.dedup();
+    c.into_iter().map(str::to_string).collect()
 }
 
 /// A run is launch-bound when its measured time is below this many times its harness's
@@ -374,6 +383,9 @@ pub struct Evidence<'a> {
     /// [`analytical::kernel_log_ratio`]s computed so far, with the context they were
     /// computed in (a call with another context computes afresh).
     kernel_ratios: std::sync::Mutex<(ContextId, KernelRatios<'a>)>,
+    /// The interval calibrated on these runs themselves
+    /// ([`analytical::evidence_interval`]), with the context it was computed in.
+    own_interval: std::sync::Mutex<Option<(ContextId, Option<Arc<interval::FittedInterval>>)>>,
 }
 
 /// A work in [`Evidence`]'s index: where its names are in `work_names` and its
@@ -740,6 +752,39 @@ impl<'a> Evidence<'a> {
     /// How many GPUs have runs.
     pub fn gpus_count(&self) -> usize {
         self.gpu_names.len()
+    }
+    /// The runs indexed as sources.
+    pub fn indexed_runs(&self) -> impl Iterator<Item = &'a Run> + '_ {
+        self.sources.iter().map(|s| s.run)
+    }
+    /// Whether a run here is of a corpus ([`corpus`]) not in `corpora` (sorted): runs
+    /// a fit on those corpora has not seen the like of.
+    pub fn has_corpus_beyond(&self, corpora: &[String]) -> bool {
+        self.timings.keys().any(|&(_, source)| {
+            let c = source.unwrap_or(NO_SOURCE);
+            corpora.binary_search_by(|x| x.as_str().cmp(c)).is_err()
+        })
+    }
+    /// The interval `compute` calibrates on these runs in `ctx`, computed once per
+    /// context (the first call computes it; concurrent callers wait for it).
+    pub(crate) fn own_interval(
+        &self,
+        ctx: &Context,
+        compute: impl FnOnce() -> Result<Option<interval::FittedInterval>>,
+    ) -> Result<Option<Arc<interval::FittedInterval>>> {
+        let id = ContextId::of(ctx);
+        let mut cached = self
+            .own_interval
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((at, interval)) = cached.as_ref() {
+            if *at == id {
+                return Ok(interval.clone());
+            }
+        }
+        let interval = compute()?.map(Arc::new);
+        *cached = Some((id, interval.clone()));
+        Ok(interval)
     }
     /// The catalog entry of the GPU a [`Source`] names by position.
     pub fn source_gpu<'c>(&self, gpu: u32, ctx: &Context<'c>) -> Result<&'c Gpu> {
