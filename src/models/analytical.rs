@@ -1087,7 +1087,10 @@ impl FittedAnalytical {
             evidence,
             ctx,
         )?;
-        Ok(Some(p.within_calibrated(bounds).at_least(c.floor_ms())))
+        Ok(Some(
+            p.calibrated(bounds, c.launch_bound())
+                .at_least(c.floor_ms()),
+        ))
     }
 }
 

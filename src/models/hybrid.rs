@@ -1111,7 +1111,8 @@ impl Predict for FittedHybrid {
             p.pred_ms *= shift;
             p.lo_ms *= shift;
             p.hi_ms *= shift;
-            p.within_calibrated(bounds).at_least(floor_ms)
+            p.calibrated(bounds, combination.launch_bound())
+                .at_least(floor_ms)
         }))
     }
 }

@@ -324,6 +324,26 @@ impl Prediction {
         self
     }
 
+    /// With the calibrated interval `bounds_log` (log units around the prediction, which
+    /// it always contains; unchanged without one): a launch-bound prediction takes it
+    /// as it is, any other is widened to it ([`Prediction::within_calibrated`]). A
+    /// launch-bound source's projection sits on that source's own floor, so the
+    /// sources' spread there is the spread of their floors, which the launch-bound
+    /// held-out errors already measure: kept as a lower bound it over-covered (leave
+    /// one corpus out, launch-bound rows: GEMM tables 98.3 %, NeuSight 95.3 %; with the
+    /// calibrated interval alone 95.7 and 94.4 %, the reference study unchanged).
+    pub fn calibrated(self, bounds_log: Option<(f64, f64)>, launch_bound: bool) -> Prediction {
+        match bounds_log {
+            Some((lo, hi)) if launch_bound => Prediction {
+                lo_ms: self.pred_ms * lo.min(0.0).exp(),
+                hi_ms: self.pred_ms * hi.max(0.0).exp(),
+                interval: Interval::Calibrated(INTERVAL_LEVEL),
+                ..self
+            },
+            _ => self.within_calibrated(bounds_log),
+        }
+    }
+
     /// Widened to the calibrated interval `bounds_log` (log units around the
     /// prediction: never narrower than it was) and labelled so; unchanged without one.
     pub fn within_calibrated(mut self, bounds_log: Option<(f64, f64)>) -> Prediction {
@@ -1025,6 +1045,34 @@ mod tests {
     }
 
     use super::*;
+
+    /// A launch-bound prediction takes the calibrated interval as it is (narrower than
+    /// its sources' spread too); any other is only ever widened to it.
+    #[test]
+    fn a_launch_bound_prediction_takes_the_calibrated_interval_as_it_is() {
+        let spread = Prediction {
+            pred_ms: 1.0,
+            lo_ms: 0.5,
+            hi_ms: 2.0,
+            interval: Interval::Spread,
+            bound: Bound::Dram,
+        };
+        let bounds = Some((-0.1, 0.2));
+        let launch = spread.calibrated(bounds, true);
+        assert_eq!(
+            (launch.lo_ms, launch.hi_ms),
+            ((-0.1f64).exp(), 0.2f64.exp())
+        );
+        assert_eq!(launch.interval, Interval::Calibrated(INTERVAL_LEVEL));
+        let work = spread.calibrated(bounds, false);
+        assert_eq!((work.lo_ms, work.hi_ms), (0.5, 2.0));
+        assert_eq!(work.interval, Interval::Calibrated(INTERVAL_LEVEL));
+        // bounds both above the prediction still contain it
+        let above = spread.calibrated(Some((0.1, 0.3)), true);
+        assert_eq!((above.lo_ms, above.hi_ms), (1.0, 0.3f64.exp()));
+        // no calibrated interval: the spread
+        assert_eq!(spread.calibrated(None, true), spread);
+    }
 
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(200))]
