@@ -1,7 +1,9 @@
 //! Every catalog GPU ranked for a kernel (or a whole runs file): what `gpucast rank`
 //! does, as a library function. Each GPU passing the filters is predicted from the
-//! runs as `predict` predicts it ([`crate::pipeline`], [`crate::predict::predict_table`]);
-//! a GPU the runs measured keeps its measured time.
+//! runs as `predict` predicts it ([`crate::pipeline`], [`crate::predict::predict_table`]),
+//! from and fitted on its own vendor's runs where they suffice ([`MIN_OWN_VENDOR_FIT_GPUS`]),
+//! and marked where that is an extrapolation ([`extrapolation`]); a GPU the runs
+//! measured keeps its measured time.
 //!
 //! A *problem* is one kernel doing one work (equal FLOPs, or bytes where a kernel
 //! counts none): a tuning space, or a single configuration. A GPU's time for a
@@ -597,7 +599,8 @@ pub const EXTRAPOLATION_FACTOR: f64 = 2.0;
 /// Why predicting `target` is an extrapolation, or None: no source GPU of its vendor
 /// (`source_vendors`), or its DRAM bandwidth or FP32 peak more than
 /// [`EXTRAPOLATION_FACTOR`] above the highest or below the lowest of `drawn_on` (the
-/// sources and the GPUs the model was fitted on). Several reasons are joined by "; ".
+/// sources and the GPUs the model was fitted on), e.g. "no AMD source; DRAM bandwidth
+/// 3.86x and FP32 peak 2.11x the highest fitted".
 pub fn extrapolation(
     target: &Gpu,
     source_vendors: &BTreeMap<String, usize>,
@@ -611,6 +614,7 @@ pub fn extrapolation(
         ("DRAM bandwidth", |g| g.mem_bandwidth_gbs),
         ("FP32 peak", |g| g.fp32_gflops),
     ];
+    let (mut above, mut below) = (Vec::new(), Vec::new());
     for (what, figure) in figures.into_iter().filter(|_| !drawn_on.is_empty()) {
         let values = drawn_on.iter().map(|g| figure(g));
         let (lo, hi) = values.fold((f64::INFINITY, 0.0_f64), |(lo, hi), v| {
@@ -618,10 +622,16 @@ pub fn extrapolation(
         });
         let t = figure(target);
         if t > EXTRAPOLATION_FACTOR * hi {
-            reasons.push(format!("{what} {:.2}x the highest fitted", t / hi));
+            above.push(format!("{what} {:.2}x", t / hi));
         } else if t * EXTRAPOLATION_FACTOR < lo {
-            reasons.push(format!("{what} 1/{:.2} of the lowest fitted", lo / t));
+            below.push(format!("{what} 1/{:.2}", lo / t));
         }
+    }
+    if !above.is_empty() {
+        reasons.push(format!("{} the highest fitted", above.join(" and ")));
+    }
+    if !below.is_empty() {
+        reasons.push(format!("{} of the lowest fitted", below.join(" and ")));
     }
     (!reasons.is_empty()).then(|| reasons.join("; "))
 }
@@ -804,9 +814,7 @@ mod tests {
         // 128 GB/s and 2.98 TFLOP/s: below half the lowest of both
         assert_eq!(
             why("GTX 1650").as_deref(),
-            Some(
-                "DRAM bandwidth 1/3.50 of the lowest fitted; FP32 peak 1/6.42 of the lowest fitted"
-            )
+            Some("DRAM bandwidth 1/3.50 and FP32 peak 1/6.42 of the lowest fitted")
         );
         // an AMD GPU from NVIDIA sources, its 1638 GB/s 2.13x the highest
         assert_eq!(
