@@ -610,7 +610,8 @@ pub fn extrapolation(
     if !source_vendors.contains_key(&target.vendor) {
         reasons.push(format!("no {} source", target.vendor));
     }
-    let figures: [(&str, fn(&Gpu) -> f64); 2] = [
+    type Figure = fn(&Gpu) -> f64;
+    let figures: [(&str, Figure); 2] = [
         ("DRAM bandwidth", |g| g.mem_bandwidth_gbs),
         ("FP32 peak", |g| g.fp32_gflops),
     ];
