@@ -1,7 +1,9 @@
 //! Every catalog GPU ranked for a kernel (or a whole runs file): what `gpucast rank`
 //! does, as a library function. Each GPU passing the filters is predicted from the
-//! runs as `predict` predicts it ([`crate::pipeline`], [`crate::predict::predict_table`]);
-//! a GPU the runs measured keeps its measured time.
+//! runs as `predict` predicts it ([`crate::pipeline`], [`crate::predict::predict_table`]),
+//! from and fitted on its own vendor's runs where they suffice ([`MIN_OWN_VENDOR_FIT_GPUS`]),
+//! and marked where that is an extrapolation ([`extrapolation`]); a GPU the runs
+//! measured keeps its measured time.
 //!
 //! A *problem* is one kernel doing one work (equal FLOPs, or bytes where a kernel
 //! counts none): a tuning space, or a single configuration. A GPU's time for a
@@ -11,7 +13,7 @@
 //! every problem is not ranked: it is listed with the reason.
 
 use crate::catalog::{Catalog, Gpu};
-use crate::data::{validate::is_excluded, Run};
+use crate::data::{validate::is_excluded, Run, RunsTable};
 use crate::error::{text_place, toml_message, Error, Input, Result};
 use crate::models::Context;
 use crate::pipeline::{self, PredictOptions};
@@ -119,6 +121,16 @@ pub struct Ranked {
     pub energy_proxy_j: Option<f64>,
     /// time (h) x the price file's dollars per hour (None without a price).
     pub cost_per_run_usd: Option<f64>,
+    /// The source GPUs the prediction came from (none when measured): its own
+    /// vendor's where the data hold enough of them (a source for every problem and
+    /// [`MIN_OWN_VENDOR_FIT_GPUS`] to fit on), and then the model was fitted on that
+    /// vendor's runs alone; else every GPU's.
+    pub sources: Vec<String>,
+    /// How many of `sources` each vendor has.
+    pub source_vendors: BTreeMap<String, usize>,
+    /// Why the prediction is an extrapolation ([`extrapolation`]); None when it is not
+    /// (or measured).
+    pub extrapolated: Option<String>,
 }
 
 /// A GPU passing the filters that is not ranked, and why.
@@ -320,13 +332,19 @@ pub fn rank(
         other_data = other.table.runs;
         &other_data
     };
-    let data_gpus = table.gpus();
-    // A fit leaves the target's rows out: every GPU the data does not hold shares one.
-    let mut shared_fit: Option<Box<dyn crate::models::Predict>> = None;
-    let fit_for = |target: &str| -> Result<Box<dyn crate::models::Predict>> {
-        let (name, _) = pipeline::model_for(p, &table, target);
-        ModelChoice::parse(&name, p.seed)?.fitted(training, target, &ctx)
-    };
+    // Each target's scope: its own vendor's runs where the data hold enough of them
+    // ([`own_vendor_suffices`]), else every GPU's; one fit per scope for the GPUs the
+    // training data lack (a fit leaves the target's rows out), one per GPU it holds.
+    let problems_of: BTreeMap<String, BTreeSet<Problem>> = measured_best(&source_runs)
+        .into_iter()
+        .map(|(g, per)| (g, per.into_keys().collect()))
+        .collect();
+    let training_gpus: BTreeSet<&str> = training.iter().map(|r| r.gpu.as_str()).collect();
+    let source_gpus: BTreeSet<&str> = source_runs.iter().map(|r| r.gpu.as_str()).collect();
+    let vendor_of = |gpu: &str| catalog.resolve_exact(gpu).map(|g| g.vendor.as_str());
+    let mut scopes: BTreeMap<String, (RunsTable, Vec<Run>)> = BTreeMap::new();
+    let mut shared_fits: BTreeMap<Option<String>, Box<dyn crate::models::Predict>> =
+        BTreeMap::new();
     let mut model_name = String::new();
     let mut ranked = Vec::new();
     for (done, g) in gpus.iter().enumerate() {
@@ -342,32 +360,80 @@ pub fn rank(
             progress(done + 1, gpus.len());
             continue;
         }
-        let in_data = data_gpus.contains(&g.name);
+        let own_sources: Vec<&BTreeSet<Problem>> = problems_of
+            .iter()
+            .filter(|(s, _)| *s != &g.name && vendor_of(s) == Some(g.vendor.as_str()))
+            .map(|(_, per)| per)
+            .collect();
+        let own_fit_gpus = training_gpus
+            .iter()
+            .filter(|t| **t != g.name && vendor_of(t) == Some(g.vendor.as_str()))
+            .count();
+        let scope = own_vendor_suffices(&own_sources, problems.len(), own_fit_gpus)
+            .then(|| g.vendor.clone());
+        let (scope_table, scope_training): (&RunsTable, &[Run]) = match &scope {
+            None => (&table, training),
+            Some(v) => {
+                let (t, r) = scopes.entry(v.clone()).or_insert_with(|| {
+                    let ours = |r: &Run| vendor_of(&r.gpu) == Some(v.as_str());
+                    let t = table.filtered(ours);
+                    (t, training.iter().filter(|r| ours(r)).cloned().collect())
+                });
+                (t, r)
+            }
+        };
+        let fit = |target: &str| -> Result<Box<dyn crate::models::Predict>> {
+            let (name, _) = pipeline::model_for(p, scope_table, target);
+            ModelChoice::parse(&name, p.seed)?.fitted(scope_training, target, &ctx)
+        };
         let predicted = (|| -> Result<_> {
             let own_fit;
-            let fitted: &dyn crate::models::Predict = if in_data {
-                own_fit = fit_for(&g.name)?;
+            let fitted: &dyn crate::models::Predict = if training_gpus.contains(g.name.as_str()) {
+                own_fit = fit(&g.name)?;
                 own_fit.as_ref()
             } else {
-                if shared_fit.is_none() {
-                    shared_fit = Some(fit_for(&g.name)?);
+                if !shared_fits.contains_key(&scope) {
+                    shared_fits.insert(scope.clone(), fit(&g.name)?);
                 }
-                shared_fit.as_deref().expect("fitted above")
+                shared_fits[&scope].as_ref()
             };
-            predict_table(&table, fitted, &g.name, source.as_deref(), &ctx)
+            predict_table(scope_table, fitted, &g.name, source.as_deref(), &ctx)
         })();
+        // The GPUs this target is predicted from and the model was fitted on.
+        let in_scope = |gpus: &BTreeSet<&str>| -> BTreeSet<String> {
+            gpus.iter()
+                .filter(|n| {
+                    **n != g.name && scope.as_deref().is_none_or(|v| vendor_of(n) == Some(v))
+                })
+                .map(|n| n.to_string())
+                .collect()
+        };
         match predicted {
             Ok(preds) => {
                 model_name.clone_from(&preds.model);
                 match summed(&preds, &problems) {
-                    Ok((sums, interval)) => ranked.push(row(
-                        g,
-                        Basis::Predicted,
-                        sums,
-                        interval,
-                        best_source_ms,
-                        opts.prices,
-                    )),
+                    Ok((sums, interval)) => {
+                        let mut r = row(
+                            g,
+                            Basis::Predicted,
+                            sums,
+                            interval,
+                            best_source_ms,
+                            opts.prices,
+                        );
+                        let sources = in_scope(&source_gpus);
+                        let figures: Vec<&Gpu> = sources
+                            .union(&in_scope(&training_gpus))
+                            .filter_map(|n| catalog.resolve_exact(n))
+                            .collect();
+                        for s in &sources {
+                            let v = vendor_of(s).unwrap_or("unknown");
+                            *r.source_vendors.entry(v.to_string()).or_default() += 1;
+                        }
+                        r.extrapolated = extrapolation(g, &r.source_vendors, &figures);
+                        r.sources = sources.into_iter().collect();
+                        ranked.push(r);
+                    }
                     Err(reason) => not_ranked.push(NotRanked {
                         gpu: g.name.clone(),
                         reason,
@@ -382,7 +448,7 @@ pub fn rank(
         progress(done + 1, gpus.len());
     }
     ranked.sort_by(|a, b| a.time_ms.total_cmp(&b.time_ms));
-    notes.extend(cross_vendor_note(&ranked, &source_runs, catalog));
+    notes.extend(vendor_notes(&ranked, &table.runs, catalog));
     if model_name.is_empty() {
         model_name = first_model;
     }
@@ -450,28 +516,125 @@ fn summed(
     Ok((sums, interval))
 }
 
-/// A note naming the predicted GPUs of a vendor no source GPU is of: across vendors
-/// the same kernel is a different build (HIP vs CUDA), which the model does not see,
-/// and `reproduce`'s cross-vendor experiments measure how far off that makes it.
-fn cross_vendor_note(ranked: &[Ranked], source_runs: &[Run], catalog: &Catalog) -> Option<String> {
-    let source_vendors: BTreeSet<&str> = source_runs
+/// Notes on the vendors of the predicted GPUs' sources ([`Ranked::source_vendors`]): where
+/// the runs are of more than one vendor, that each GPU is predicted from its own
+/// vendor's where they suffice; and the GPUs predicted from another vendor's sources
+/// only, or from several vendors' (their own vendor's too few). Across vendors the same
+/// kernel is a different build (HIP vs CUDA), which the model does not see;
+/// `reproduce`'s cross-vendor experiments measure how far off that makes it.
+fn vendor_notes(ranked: &[Ranked], runs: &[Run], catalog: &Catalog) -> Vec<String> {
+    let data_vendors: BTreeSet<&str> = runs
         .iter()
         .filter_map(|r| catalog.resolve_exact(&r.gpu))
         .map(|g| g.vendor.as_str())
         .collect();
     let mut other: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut mixed: BTreeMap<&str, usize> = BTreeMap::new();
     for r in ranked.iter().filter(|r| r.basis == Basis::Predicted) {
-        if !source_vendors.contains(r.vendor.as_str()) {
+        if !r.source_vendors.contains_key(&r.vendor) {
             *other.entry(r.vendor.as_str()).or_default() += 1;
+        } else if r.source_vendors.len() > 1 {
+            *mixed.entry(r.vendor.as_str()).or_default() += 1;
         }
     }
-    (!other.is_empty()).then(|| {
-        let counts: Vec<String> = other.iter().map(|(v, n)| format!("{n} {v}")).collect();
-        format!(
+    let counts = |by: &BTreeMap<&str, usize>| {
+        by.iter()
+            .map(|(v, n)| format!("{n} {v}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut notes = Vec::new();
+    if data_vendors.len() > 1 {
+        notes.push(format!(
+            "note: a GPU is predicted from its own vendor's sources, by a model fitted on that vendor's runs, where the data hold a source for every problem and {MIN_OWN_VENDOR_FIT_GPUS} of its GPUs to fit on; column sources names them"
+        ));
+    }
+    if !other.is_empty() {
+        notes.push(format!(
             "note: {} GPU(s) predicted from sources of another vendor only: `gpucast reproduce`'s kt-cross-vendor-* experiments measure such predictions",
-            counts.join(", ")
-        )
-    })
+            counts(&other)
+        ));
+    }
+    if !mixed.is_empty() {
+        notes.push(format!(
+            "note: {} GPU(s) predicted from every vendor's sources (their own vendor's too few): `gpucast reproduce`'s kt-cross-vendor-* experiments measure such predictions",
+            counts(&mixed)
+        ));
+    }
+    notes
+}
+
+/// Fewest GPUs of a target's vendor (the target aside) its model is fitted on when
+/// it is predicted from that vendor alone: a fit calibrates its interval on each
+/// training GPU predicted from the others, so it needs two.
+pub const MIN_OWN_VENDOR_FIT_GPUS: usize = 2;
+
+/// Whether a target is predicted from, and by a model fitted on, its own vendor's runs
+/// alone: its vendor's source GPUs (the target aside; `own_sources` holds the problems
+/// each measured) together measured all `problems`, and the training data hold at least
+/// [`MIN_OWN_VENDOR_FIT_GPUS`] of its vendor's GPUs (`own_fit_gpus`). Across vendors the
+/// same kernel is a different build (HIP vs CUDA) the model does not see: other
+/// vendors' runs as sources or training widen and bias the prediction (`reproduce`'s
+/// kt-cross-vendor-* experiments: NVIDIA targets 17.5 % MAPE from NVIDIA sources, 47 %
+/// with AMD sources added).
+fn own_vendor_suffices(
+    own_sources: &[&BTreeSet<Problem>],
+    problems: usize,
+    own_fit_gpus: usize,
+) -> bool {
+    let covered: BTreeSet<&Problem> = own_sources.iter().flat_map(|per| per.iter()).collect();
+    !own_sources.is_empty() && covered.len() == problems && own_fit_gpus >= MIN_OWN_VENDOR_FIT_GPUS
+}
+
+/// How far beyond the range of the GPUs a prediction draws on (its sources and the
+/// GPUs its model was fitted on) a target's DRAM bandwidth or FP32 peak may lie before
+/// the prediction counts as an extrapolation. The projection scales a source's time by
+/// the ratio of these roofs, and the interval is calibrated on projections between the
+/// fitted GPUs: its errors describe projections within their range, not beyond it.
+/// A factor of 2 lets through the next board up or down a family (an RTX A6000 from an
+/// RTX A4000: 1.7x the bandwidth) and flags a jump of class or generation (an H100 SXM5
+/// from an A100 PCIe: 2.16x the bandwidth; a laptop GPU from datacenter boards).
+pub const EXTRAPOLATION_FACTOR: f64 = 2.0;
+
+/// Why predicting `target` is an extrapolation, or None: no source GPU of its vendor
+/// (`source_vendors`), or its DRAM bandwidth or FP32 peak more than
+/// [`EXTRAPOLATION_FACTOR`] above the highest or below the lowest of `drawn_on` (the
+/// sources and the GPUs the model was fitted on), e.g. "no AMD source; DRAM bandwidth
+/// 3.86x and FP32 peak 2.11x the highest fitted".
+pub fn extrapolation(
+    target: &Gpu,
+    source_vendors: &BTreeMap<String, usize>,
+    drawn_on: &[&Gpu],
+) -> Option<String> {
+    let mut reasons = Vec::new();
+    if !source_vendors.contains_key(&target.vendor) {
+        reasons.push(format!("no {} source", target.vendor));
+    }
+    type Figure = fn(&Gpu) -> f64;
+    let figures: [(&str, Figure); 2] = [
+        ("DRAM bandwidth", |g| g.mem_bandwidth_gbs),
+        ("FP32 peak", |g| g.fp32_gflops),
+    ];
+    let (mut above, mut below) = (Vec::new(), Vec::new());
+    for (what, figure) in figures.into_iter().filter(|_| !drawn_on.is_empty()) {
+        let values = drawn_on.iter().map(|g| figure(g));
+        let (lo, hi) = values.fold((f64::INFINITY, 0.0_f64), |(lo, hi), v| {
+            (lo.min(v), hi.max(v))
+        });
+        let t = figure(target);
+        if t > EXTRAPOLATION_FACTOR * hi {
+            above.push(format!("{what} {:.2}x", t / hi));
+        } else if t * EXTRAPOLATION_FACTOR < lo {
+            below.push(format!("{what} 1/{:.2}", lo / t));
+        }
+    }
+    if !above.is_empty() {
+        reasons.push(format!("{} the highest fitted", above.join(" and ")));
+    }
+    if !below.is_empty() {
+        reasons.push(format!("{} of the lowest fitted", below.join(" and ")));
+    }
+    (!reasons.is_empty()).then(|| reasons.join("; "))
 }
 
 fn row(
@@ -497,6 +660,9 @@ fn row(
         cost_per_run_usd: prices
             .and_then(|p| p.usd_per_hour.get(&g.name))
             .map(|usd| seconds / 3600.0 * usd),
+        sources: Vec::new(),
+        source_vendors: BTreeMap::new(),
+        extrapolated: None,
     }
 }
 
@@ -520,7 +686,7 @@ impl Ranking {
         if cost {
             headers.push("cost_per_run_usd");
         }
-        headers.push("not_ranked_reason");
+        headers.extend(["sources", "extrapolated", "not_ranked_reason"]);
         let mut t = crate::report::Table::new(&headers);
         let f = |x: Option<f64>| x.map(|v| format!("{v:.6}")).unwrap_or_else(|| "-".into());
         for (i, r) in self.ranked.iter().enumerate() {
@@ -544,6 +710,17 @@ impl Ranking {
                         .unwrap_or_else(|| "-".into()),
                 );
             }
+            let sources: Vec<String> = r
+                .source_vendors
+                .iter()
+                .map(|(v, n)| format!("{n} {v}"))
+                .collect();
+            cells.push(if sources.is_empty() {
+                "-".into()
+            } else {
+                sources.join(" + ")
+            });
+            cells.push(r.extrapolated.clone().unwrap_or_else(|| "-".into()));
             cells.push(String::new());
             t.push(cells);
         }
@@ -619,5 +796,37 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("Ampere"));
+    }
+
+    #[test]
+    fn extrapolation_flags_a_target_beyond_twice_the_fitted_range_or_of_another_vendor() {
+        let catalog = Catalog::builtin();
+        let gpu = |n: &str| catalog.resolve(n).unwrap();
+        let drawn_on = [gpu("RTX A4000"), gpu("RTX A6000")]; // 448 / 768 GB/s, 19.2 / 38.7 TFLOP/s
+        let nvidia = BTreeMap::from([("NVIDIA".to_string(), 2)]);
+        let why = |n: &str| extrapolation(gpu(n), &nvidia, &drawn_on);
+        // 640 GB/s, 23.7 TFLOP/s: inside the range
+        assert_eq!(why("RTX A4500"), None);
+        // 3352 GB/s: 4.36x the highest; 66.9 TFLOP/s is only 1.73x
+        assert_eq!(
+            why("H100 SXM5 80GB").as_deref(),
+            Some("DRAM bandwidth 4.36x the highest fitted")
+        );
+        // 128 GB/s and 2.98 TFLOP/s: below half the lowest of both
+        assert_eq!(
+            why("GTX 1650").as_deref(),
+            Some("DRAM bandwidth 1/3.50 and FP32 peak 1/6.42 of the lowest fitted")
+        );
+        // an AMD GPU from NVIDIA sources, its 1638 GB/s 2.13x the highest
+        assert_eq!(
+            why("MI210").as_deref(),
+            Some("no AMD source; DRAM bandwidth 2.13x the highest fitted")
+        );
+        // the factor's edge: twice the highest is still inside
+        let mut edge = gpu("RTX A6000").clone();
+        edge.mem_bandwidth_gbs = 2.0 * 768.0; // SYNTHETIC figure
+        assert_eq!(extrapolation(&edge, &nvidia, &drawn_on), None);
+        edge.mem_bandwidth_gbs = 2.01 * 768.0;
+        assert!(extrapolation(&edge, &nvidia, &drawn_on).is_some());
     }
 }
