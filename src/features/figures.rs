@@ -334,6 +334,27 @@ mod tests {
     use super::*;
     use crate::catalog::{Catalog, Gpu};
 
+    /// A measurement that names the chip and memory size but not the board (gpu-benches'
+    /// `a100_40`, `v100` triads) sets the DRAM roof of every board with that memory
+    /// system; a board whose memory differs (the A100 80GB PCIe) keeps the sustained
+    /// share of its vendor figure.
+    #[test]
+    fn boards_of_one_memory_system_share_its_measured_dram_figure() {
+        let catalog = Catalog::builtin();
+        let dram = |name: &str| Figures::spec(catalog.resolve(name).unwrap()).dram_gbs;
+        assert_eq!(dram("A100 PCIe 40GB"), 1375.0);
+        assert_eq!(dram("A100 SXM4 40GB"), 1375.0);
+        for v100 in [
+            "Tesla V100 PCIe 16GB",
+            "Tesla V100 PCIe 32GB",
+            "Tesla V100 SXM2 16GB",
+            "Tesla V100 SXM2 32GB",
+        ] {
+            assert_eq!(dram(v100), 814.0, "{v100}");
+        }
+        assert!((dram("A100 PCIe 80GB") - 1935.0 * SUSTAINED_DRAM_FRACTION).abs() < 1e-9);
+    }
+
     /// A whole GPU's DRAM roof is its measured sustained bandwidth, else the sustained
     /// share of the vendor peak; a slice's is what its SMs draw at 16 bytes per clock
     /// each, never below their SM share of that roof nor above it.
