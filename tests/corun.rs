@@ -181,8 +181,8 @@ fn every_argument_has_help() {
 }
 
 /// The study on the shipped co-runs. With the target's alone times measured, the
-/// model beats both baselines on every target and its interval covers 84-95 % of the
-/// measured times; with them predicted from the other GPU, the alone times' own error
+/// model beats both baselines on every target, misses by less than 7.5 %, and its
+/// interval covers 87-95 % of the measured times; with them predicted from the other GPU, the alone times' own error
 /// (the analytical model's on partitions) dominates: the model still beats the fixed
 /// slowdown but not no interference, and the interval under-covers.
 #[test]
@@ -199,8 +199,8 @@ fn the_co_run_model_beats_both_baselines_on_the_shipped_co_runs() {
             assert!(r.coverage < 80.0, "{r:?}");
         } else {
             assert!(r.model_mae < r.no_interference_mae, "{r:?}");
-            assert!(r.model_mae < 8.5, "{r:?}");
-            assert!((84.0..=95.0).contains(&r.coverage), "{r:?}");
+            assert!(r.model_mae < 7.5, "{r:?}");
+            assert!((87.0..=95.0).contains(&r.coverage), "{r:?}");
         }
     }
     let n: usize = all

@@ -524,6 +524,40 @@ fn synthetic_raw_units_messages_and_aggregation() {
     );
 }
 
+/// SYNTHETIC: L2 bytes per slice (ncu's max and avg over the `lts` units) give the
+/// slice imbalance, averaged over a configuration's launches; a kernel without L2
+/// traffic, and an export without the per-slice counters, leave it empty.
+#[test]
+fn synthetic_l2_slice_imbalance_is_the_busiest_slice_over_the_mean() {
+    let export = "\
+\"ID\",\"Kernel Name\",\"Block Size\",\"Grid Size\",\"device__attribute_display_name\",\"gpu__time_duration.sum\",\"dram__bytes.sum\",\"lts__t_bytes.avg\",\"lts__t_bytes.max\",\"lts__t_bytes.sum\"
+\"\",\"\",\"\",\"\",\"\",\"usecond\",\"byte\",\"Kbyte\",\"Kbyte\",\"Mbyte\"
+\"0\",\"hot\",\"(256, 1, 1)\",\"(64, 1, 1)\",\"Some GPU\",\"10\",\"1,000\",\"20\",\"160\",\"1.6\"
+\"1\",\"hot\",\"(256, 1, 1)\",\"(64, 1, 1)\",\"Some GPU\",\"10\",\"1,000\",\"20\",\"200\",\"1.6\"
+\"2\",\"even\",\"(256, 1, 1)\",\"(64, 1, 1)\",\"Some GPU\",\"10\",\"1,000\",\"12.5\",\"12.5\",\"1\"
+\"3\",\"idle\",\"(32, 1, 1)\",\"(1, 1, 1)\",\"Some GPU\",\"1\",\"0\",\"0\",\"0\",\"0\"
+";
+    let imp = ncu::import_str(export, "slices.csv", None).unwrap();
+    let imbalance = |k: &str, config: &str| row(&imp, k, config).details().l2_slice_imbalance;
+    // launches of 8 and 10 times the mean slice's bytes
+    assert_close(imbalance("hot", "block=256,grid=64").unwrap(), 9.0);
+    assert_eq!(imbalance("even", "block=256,grid=64"), Some(1.0));
+    assert_eq!(
+        imbalance("idle", "block=32,grid=1"),
+        None,
+        "no L2 bytes, no imbalance"
+    );
+    assert!(!imp.report.missing.iter().any(|m| m == "l2_slice_imbalance"));
+    assert!(imp
+        .report
+        .metrics_found
+        .contains(&"lts__t_bytes.max".to_string()));
+    // an export with only the sum: the column stays empty and the report says so
+    let imp = ncu::import_str(SYNTHETIC_RAW, "synthetic.csv", None).unwrap();
+    assert_eq!(imp.runs.runs[0].details().l2_slice_imbalance, None);
+    assert!(imp.report.missing.iter().any(|m| m == "l2_slice_imbalance"));
+}
+
 /// SYNTHETIC: an export with the instruction roofline's counters under every name the
 /// seed's metric table gives (sectors, wavefronts, the instruction mix by type).
 #[test]
@@ -910,6 +944,19 @@ fn own_hopper_exports_import_one_row_per_configuration() {
     );
     assert_eq!(d.dram_sectors, Some(2_099_968.0 / 32.0));
     assert_eq!(d.shared_wavefronts, Some(8_192.0));
+    // L2 bytes of the busiest slice over the mean slice's (lts__t_bytes max / avg):
+    // even for vector_add, 13.8 for histogram's largest size (its 256 atomic bins)
+    assert_close(
+        d.l2_slice_imbalance.unwrap(),
+        (80_448.0 / 76_671.6 + 82_464.0 / 77_172.8 + 80_416.0 / 76_766.4) / 3.0,
+    );
+    let imp = ncu::import(&root.join("h100-80gb-hbm3/ncu/histogram.csv"), None).unwrap();
+    let h = row(&imp, "histogram", "block=256,grid=65536").details();
+    assert_close(
+        h.l2_slice_imbalance.unwrap(),
+        (34_830_656.0 / 2_531_264.0 + 34_843_232.0 / 2_530_675.6 + 34_828_288.0 / 2_532_152.0)
+            / 3.0,
+    );
     assert_eq!(
         (
             d.inst_thread_fp32,

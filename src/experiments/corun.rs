@@ -236,9 +236,10 @@ fn with_predicted_alone(
                 ))
             };
             k.time_alone_ms = a.ok_or_else(missing)?;
-            let (dram, l2) = b.ok_or_else(missing)?;
-            k.dram_bytes = dram;
-            k.l2_bytes = l2;
+            let b = b.ok_or_else(missing)?;
+            k.dram_bytes = b.dram_bytes;
+            k.l2_bytes = b.l2_bytes;
+            k.l2_slice_imbalance = b.l2_slice_imbalance;
         }
     }
     Ok(sets)

@@ -251,6 +251,7 @@ contract! {
         l1_sectors = "32-byte sectors of global loads and stores at L1 (instruction roofline)",
         shared_wavefronts = "shared-memory wavefronts of loads and stores (instruction roofline)",
         l2_sectors = "32-byte sectors at L2 (instruction roofline)",
+        l2_slice_imbalance = "L2 bytes of the busiest L2 slice over the mean slice's (1 = even; co-run model)",
         dram_sectors = "32-byte sectors read from and written to DRAM (instruction roofline)",
         flops_fma = "FMA floating-point instructions executed",
         flops_add = "add floating-point instructions executed",

@@ -30,6 +30,9 @@ const DRAM_READ_WRITE: [(&str, &str); 3] = [
     ("dram__sectors_read.sum", "dram__sectors_write.sum"),
 ];
 const L2_BYTES: [&str; 3] = ["lts__t_bytes.sum", "lts__t_bytes", "lts__t_sectors.sum"];
+/// L2 bytes of the busiest slice and of the mean slice (ncu's max and avg over the
+/// `lts` units): their ratio is the slice imbalance.
+const L2_SLICE_MAX_MEAN: (&str, &str) = ("lts__t_bytes.max", "lts__t_bytes.avg");
 const L1_BYTES: [&str; 3] = [
     "l1tex__t_bytes.sum",
     "l1tex__t_bytes",
@@ -160,6 +163,8 @@ pub(super) struct Measured {
     pub dram_bytes: Option<f64>,
     pub dram_source: String,
     pub l2_bytes: Option<f64>,
+    /// L2 bytes of the busiest slice over the mean slice's (1: even traffic).
+    pub l2_slice_imbalance: Option<f64>,
     pub l1_bytes: Option<f64>,
     pub shared_bytes: Option<f64>,
     pub block_dims: Option<Vec<f64>>,
@@ -278,6 +283,13 @@ pub(super) fn measure(l: &Launch) -> Result<Measured, CellError> {
         }
     }
     m.l2_bytes = m.take(l.first(&L2_BYTES, Kind::Bytes)?);
+    let (max, mean) = L2_SLICE_MAX_MEAN;
+    if let (Some(hi), Some(avg)) = (l.get(max, Kind::Bytes)?, l.get(mean, Kind::Bytes)?) {
+        if avg > 0.0 {
+            m.l2_slice_imbalance = Some(hi / avg);
+            m.used.extend([max.to_string(), mean.to_string()]);
+        }
+    }
     m.l1_bytes = m.take(l.first(&L1_BYTES, Kind::Bytes)?);
     m.shared_bytes = m.take(l.first(&SHARED_BYTES, Kind::Bytes)?);
 

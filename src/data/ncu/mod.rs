@@ -15,6 +15,10 @@
 //!   (or sectors x 32), `l1_bytes` <- `l1tex__t_bytes.sum`, `shared_bytes` <-
 //!   `smsp__sass_data_bytes_mem_shared.sum`. Where a run has them, each level is a
 //!   roof of its own (the hierarchical roofline of `features::run_features`).
+//! - `l2_slice_imbalance` <- `lts__t_bytes.max` / `lts__t_bytes.avg`: the busiest L2
+//!   slice's bytes over the mean slice's (1 when the traffic is spread evenly); empty
+//!   when the export lacks either or the kernel moved no L2 bytes. The co-run model
+//!   weights a kernel's L2 demand by it (`models::corun`).
 //! - `achieved_occupancy` (0..1) <- `sm__warps_active.avg.pct_of_peak_sustained_active`
 //!   / 100: it replaces the computed occupancy on the profiled GPU
 //!   (`features::run_occupancy`).
@@ -525,6 +529,7 @@ fn group(
                 l1_sectors: mean(&|m| m.l1_sectors),
                 shared_wavefronts: mean(&|m| m.shared_wavefronts),
                 l2_sectors: mean(&|m| m.l2_sectors),
+                l2_slice_imbalance: mean(&|m| m.l2_slice_imbalance),
                 dram_sectors: mean(&|m| m.dram_sectors),
                 flops_fma: mean(&|m| m.flops.cuda_core.then_some(m.flops.fma)),
                 flops_add: mean(&|m| m.flops.cuda_core.then_some(m.flops.add)),
@@ -648,6 +653,10 @@ fn report(
             none(&|r| r.details().shared_wavefronts),
         ),
         ("l2_sectors", none(&|r| r.details().l2_sectors)),
+        (
+            "l2_slice_imbalance",
+            none(&|r| r.details().l2_slice_imbalance),
+        ),
         ("dram_sectors", none(&|r| r.details().dram_sectors)),
         (
             "instruction mix (inst_thread_fp32/fp64/int/ldst)",
