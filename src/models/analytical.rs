@@ -98,11 +98,11 @@ pub(crate) struct FittedBounds<'f> {
 /// predictable they are is their own: the interval is then calibrated on the sources
 /// themselves, each of their GPUs projected from their other GPUs
 /// ([`evidence_interval`]), as a fit on them would calibrate it. Nothing of the
-/// target is read. Leave one corpus out, the fit's own interval covered 99.7 % of the
-/// GEMM tables' launch-bound runs, 96.8 % of benchmark_hub's and 69.4 % of the
-/// reference study's launch-bound runs (each corpus's predictability unlike the
-/// others'); the sources' own is in `docs/accuracy.md`. Sources of one GPU have no
-/// other to be projected from: the fit's own interval then.
+/// target is read. Leave one corpus out, the fit's own interval covers 96.8 % of
+/// benchmark_hub's runs and 91.2 % of the reference study's work-bound runs, the
+/// sources' own 90.0 and 99.3 % (every corpus: the method's table in
+/// `docs/method.md`). Sources of one GPU have no other to be projected from: the
+/// fit's own interval then.
 pub(crate) fn bounds_log(
     fitted: FittedBounds,
     launch_bound: bool,
