@@ -56,7 +56,7 @@ pub struct FittedAnalytical {
     /// it (the context's it was fitted in).
     pub launch_floors: LaunchFloors,
     /// The corpora ([`super::corpus`]) of the training runs, sorted: sources of
-    /// another corpus take their interval from themselves ([`bounds_log`]).
+    /// another corpus take their interval from themselves (`bounds_log`).
     pub corpora: Vec<String>,
 }
 
