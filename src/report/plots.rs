@@ -689,13 +689,7 @@ fn roof_panel(
     kernels: &BTreeMap<&str, Vec<(Option<f64>, f64)>>,
 ) -> std::result::Result<Vec<String>, DrawingAreaErrorKind<std::io::Error>> {
     let ((x_lo, x_hi), (y_lo, y_hi)) = axes;
-    let mut chart = ChartBuilder::on(area)
-        .caption(title, (FONT, TITLE_SIZE))
-        .margin(20)
-        .margin_right(40)
-        .x_label_area_size(55)
-        .y_label_area_size(95)
-        .build_cartesian_2d(log_axis(x_lo, x_hi), log_axis(y_lo, y_hi))?;
+    let mut chart = roofline_chart(area, (title, TITLE_SIZE), axes)?;
     draw_log_mesh(
         &mut chart,
         "arithmetic intensity (FLOP/byte)",
@@ -918,13 +912,7 @@ fn instruction_panel(
     // The key sits right of the plot: inside, it would cover points.
     let (w, _) = area.dim_in_pixel();
     let (plot_area, key_area) = area.split_horizontally(w as i32 - INSTRUCTION_KEY_WIDTH);
-    let mut chart = ChartBuilder::on(&plot_area)
-        .caption(title, (FONT, PANEL_TITLE_SIZE))
-        .margin(20)
-        .margin_right(40)
-        .x_label_area_size(55)
-        .y_label_area_size(95)
-        .build_cartesian_2d(log_axis(x_lo, x_hi), log_axis(y_lo, y_hi))?;
+    let mut chart = roofline_chart(&plot_area, (title, PANEL_TITLE_SIZE), axes)?;
     draw_log_mesh(
         &mut chart,
         "instruction intensity (warp instructions per 32-byte transaction)",
@@ -1582,6 +1570,22 @@ fn cdf_path(sorted: &[f64], x_min: f64, x_max: f64) -> Vec<(f64, f64)> {
     }
     path.push((x_max, 1.0));
     path
+}
+
+/// A roofline's log-log chart on `area` over `((x_lo, x_hi), (y_lo, y_hi))`, titled at
+/// a font size, with room for its throughput labels (the FLOP and instruction rooflines).
+fn roofline_chart<'a>(
+    area: &Area<'a>,
+    (title, title_size): (&str, u32),
+    ((x_lo, x_hi), (y_lo, y_hi)): ((f64, f64), (f64, f64)),
+) -> std::result::Result<LogLogChart<'a>, DrawingAreaErrorKind<std::io::Error>> {
+    ChartBuilder::on(area)
+        .caption(title, (FONT, title_size))
+        .margin(20)
+        .margin_right(40)
+        .x_label_area_size(55)
+        .y_label_area_size(95)
+        .build_cartesian_2d(log_axis(x_lo, x_hi), log_axis(y_lo, y_hi))
 }
 
 /// Grid, ticks and axis titles of a log-log chart; `(tick, desc)`: font sizes.
