@@ -142,26 +142,14 @@ pub(crate) fn evidence_interval(
     evidence: &Evidence,
     ctx: &Context,
 ) -> Result<Option<super::interval::FittedInterval>> {
-    let ctx = &ctx.with_prefer_same_arch(true);
     let runs: Vec<&Run> = evidence.indexed_runs().collect();
-    let gpus = evidence.gpus();
-    let mut errors = Vec::new();
-    for t in super::learning_queries(&runs, MAX_INTERVAL_RUNS) {
-        let q = crate::data::query_of(t);
-        if evidence.same_work(&q, &q.gpu).is_empty() {
-            continue; // a size projection on the GPU itself: not what the interval is for
-        }
-        let ps = projections(&q, evidence, ctx)?;
-        let c = Combination::of(ps.iter().map(|(_, p)| p));
-        if let Some(p) = c.prediction() {
-            errors.push(HeldOutError {
-                gpu: gpus.binary_search(&t.gpu.as_str()).unwrap_or(0),
-                ln_error: (t.time_ms / p.pred_ms).ln(),
-                launch_bound: c.launch_bound(),
-            });
-        }
-    }
-    let fitted = super::interval::fit_interval(&errors, &gpus, ctx)?;
+    let queries = super::learning_queries(&runs, MAX_INTERVAL_RUNS);
+    let cand = Candidate {
+        prefer_same_arch: true,
+        power: ctx.similarity_power,
+    };
+    let errors = held_out_errors_by_candidate(&queries, evidence, ctx, &[cand])?.swap_remove(0);
+    let fitted = super::interval::fit_interval(&errors, &evidence.gpus(), ctx)?;
     Ok(fitted.pooled_log.is_some().then_some(fitted))
 }
 
@@ -227,17 +215,18 @@ pub struct Candidate {
 }
 
 /// Held-out errors ln(measured / projected) of training runs (`queries`: at most
-/// [`MAX_INTERVAL_RUNS`] of them), with their GPUs, for each of [`candidates`] (in its
-/// order): each run projected from the same work on the other training GPUs (its own
-/// GPU's rows are never a source), the same runs for every candidate.
+/// [`MAX_INTERVAL_RUNS`] of them), with their GPUs, for each of `cands` (in order):
+/// each run projected from the same work on the other GPUs of `evidence` (its own
+/// GPU's rows are never a source), the same runs for every candidate; `gpu` indexes
+/// `evidence.gpus()`.
 fn held_out_errors_by_candidate(
     queries: &[&Run],
     evidence: &Evidence,
     ctx: &Context,
-    weightings: &[bool],
+    cands: &[Candidate],
 ) -> Result<Vec<Vec<HeldOutError>>> {
     let gpus = evidence.gpus();
-    let mut errors = vec![Vec::new(); candidates(weightings).count()];
+    let mut errors = vec![Vec::new(); cands.len()];
     for &t in queries {
         let q = crate::data::query_of(t);
         if evidence.same_work(&q, &q.gpu).is_empty() {
@@ -246,7 +235,7 @@ fn held_out_errors_by_candidate(
         let gpu = gpus.binary_search(&t.gpu.as_str()).unwrap_or(0);
         // (projected once; each candidate only weighs them differently)
         let ps = projections(&q, evidence, &ctx.with_similarity_power(1))?;
-        for (errors, c) in errors.iter_mut().zip(candidates(weightings)) {
+        for (errors, c) in errors.iter_mut().zip(cands) {
             let mut combination = Combination::default();
             for (_, p) in &ps {
                 combination.add_weighted(
@@ -279,9 +268,8 @@ pub(crate) fn choose_similarity_power(train: &[&Run], ctx: &Context) -> Result<P
     let works: rustc_hash::FxHashSet<(&str, &str)> = queries.iter().map(|r| r.work_key()).collect();
     let evidence = Evidence::new_for(train.iter().copied(), |r| works.contains(&r.work_key()));
     // (as the fitted model projects: `FittedAnalytical::projecting`)
-    let weightings = [true];
-    let by_candidate = held_out_errors_by_candidate(&queries, &evidence, ctx, &weightings)?;
-    let cands: Vec<Candidate> = candidates(&weightings).collect();
+    let cands: Vec<Candidate> = candidates(&[true]).collect();
+    let by_candidate = held_out_errors_by_candidate(&queries, &evidence, ctx, &cands)?;
     Ok(chosen(by_candidate, &evidence, &cands))
 }
 
@@ -296,9 +284,8 @@ pub(crate) fn choose_similarity_power_in(
     ctx: &Context,
 ) -> Result<(PowerChoice, Candidate)> {
     let queries = super::learning_queries(train, MAX_INTERVAL_RUNS);
-    let weightings = [true, false];
-    let by_candidate = held_out_errors_by_candidate(&queries, evidence, ctx, &weightings)?;
-    let all: Vec<Candidate> = candidates(&weightings).collect();
+    let all: Vec<Candidate> = candidates(&[true, false]).collect();
+    let by_candidate = held_out_errors_by_candidate(&queries, evidence, ctx, &all)?;
     // The analytical fit's candidates (same-architecture sources preferred) and the
     // hybrid's (by similarity alone).
     let subset = |keep: &dyn Fn(&Candidate) -> bool| {
