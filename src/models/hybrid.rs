@@ -22,8 +22,8 @@ use super::interval;
 use super::regressors::{make, FittedRegressor, RegressorKind};
 use super::transfer::{self, ShapeTransfer};
 use super::{
-    clearly_lower, group_means, interval_log, lowest_cost_fraction, no_group_worse, Context,
-    Evidence, Fit, HeldOutError, LaunchFloors, Predict, Prediction,
+    group_means, interval_log, no_group_worse, Context, Evidence, Fit, FractionChoice,
+    HeldOutError, LaunchFloors, Predict, Prediction,
 };
 use crate::catalog::Gpu;
 use crate::data::{query_of, Run};
@@ -185,12 +185,11 @@ pub struct HybridState {
     /// leans on such sources ([`analytical::SAME_ARCH_SIMILARITY`]), which the
     /// correction, learned mostly across architectures, does not know to do. Chosen on
     /// the training GPUs' held-out runs of that case as the correction share is (no
-    /// held-out GPU a point worse, a clear gain per run). Its own weights stay the
-    /// similarity's: with the analytical weighting the hybrid's LOGO went 10.4 -> 11.1
-    /// % on the GEMM tables and 17.6 -> 18.6 % on Kernel Tuner GEMM (its corrections
-    /// make sources of other architectures worth keeping), and choosing between the two
-    /// weightings by held-out errors gave 10.5 and 18.3 %. With the share: GEMM tables
-    /// 10.4 -> 9.5 % (H200 9.4 -> 5.4 %). 0 in a file that predates it.
+    /// held-out GPU a point worse, a clear gain per run). The hybrid's own weights stay
+    /// the similarity's: its corrections make sources of other architectures worth
+    /// keeping, and weighting all of it as the analytical fit does is worse leave one GPU
+    /// out on the GEMM tables and Kernel Tuner GEMM (CHANGELOG.md). 0 in a file that
+    /// predates it.
     #[serde(default, skip_serializing_if = "super::is_zero")]
     pub analytical_share: f64,
     /// How the analytical fit weighs its sources (the power of their similarity; same
@@ -233,15 +232,8 @@ fn choose_analytical_share(held_out: &[transfer::HeldOutRun], n_gpus: usize) -> 
         return 0.0;
     }
     let ape =
-        |share: f64, h: &transfer::HeldOutRun| ((-h.blended_ln_error(share)).exp() - 1.0).abs();
-    let per_gpu =
-        |share: f64| group_means(n_gpus, case.iter().map(|h| (h.error.gpu, ape(share, h))));
-    let base = per_gpu(0.0);
-    let admissible = |share: f64| {
-        no_group_worse(&per_gpu(share), &base)
-            && clearly_lower(case.iter().map(|h| ape(share, h) - ape(0.0, h)))
-    };
-    lowest_cost_fraction(admissible, |share| case.iter().map(|h| ape(share, h)).sum())
+        |share: f64, h: &&transfer::HeldOutRun| ((-h.blended_ln_error(share)).exp() - 1.0).abs();
+    FractionChoice::judge(&case, n_gpus, |h| h.error.gpu, ape, false, |_| true).lowest()
 }
 
 impl HybridState {
@@ -690,7 +682,6 @@ fn choose_share(
         r - share * c
     };
     let ape = |share: f64, pairs: &[HeldOutPair]| (error(share, pairs).exp() - 1.0).abs();
-    let mape = |share: f64| runs.iter().map(|r| ape(share, &r.pairs)).sum::<f64>();
     let pair_ape = |share: f64, c: f64, r: f64| ((r - share * c).exp() - 1.0).abs();
     // Per held-out GPU: its mean APE with a share, over its runs' combined predictions
     // and over the single-source projections. A share is admissible only when it
@@ -700,8 +691,6 @@ fn choose_share(
     // single-source error: the combination can favour a correction that is wrong for
     // most sources when their errors cancel. The single-source tests are a guard: on
     // the shipped corpora they changed no choice (the significance test did).
-    let per_gpu =
-        |share: f64| group_means(n_gpus, runs.iter().map(|r| (r.gpu, ape(share, &r.pairs))));
     let per_family = |share: f64| match n_families {
         Some(n) => group_means(n, runs.iter().map(|r| (r.family, ape(share, &r.pairs)))),
         None => Vec::new(),
@@ -720,21 +709,23 @@ fn choose_share(
             .map(|&(c, r, _)| pair_ape(share, c, r))
             .sum::<f64>()
     };
-    let (base, base_pairs, base_families) = (per_gpu(0.0), per_gpu_pairs(0.0), per_family(0.0));
-    let clearly_better = |share: f64| {
-        clearly_lower(
-            runs.iter()
-                .map(|r| ape(share, &r.pairs) - ape(0.0, &r.pairs)),
+    let share = fixed.unwrap_or_else(|| {
+        let (base_pairs, base_families) = (per_gpu_pairs(0.0), per_family(0.0));
+        let also = |share: f64| {
+            no_group_worse(&per_gpu_pairs(share), &base_pairs)
+                && no_group_worse(&per_family(share), &base_families)
+                && pooled_pairs(share) <= pooled_pairs(0.0) + 1e-12
+        };
+        FractionChoice::judge(
+            &runs,
+            n_gpus,
+            |r| r.gpu,
+            |f, r| ape(f, &r.pairs),
+            false,
+            also,
         )
-    };
-    let admissible = |share: f64| {
-        no_group_worse(&per_gpu(share), &base)
-            && no_group_worse(&per_gpu_pairs(share), &base_pairs)
-            && no_group_worse(&per_family(share), &base_families)
-            && pooled_pairs(share) <= pooled_pairs(0.0) + 1e-12
-            && clearly_better(share)
-    };
-    let share = fixed.unwrap_or_else(|| lowest_cost_fraction(admissible, mape));
+        .lowest()
+    });
     // (the regime is not known here: these errors only stand in for the interval's
     // when the combined ones are too few, and then for every regime)
     let errors = runs.iter().map(|r| HeldOutError {

@@ -302,6 +302,94 @@ pub(crate) fn lowest_cost_fraction(
         .0
 }
 
+/// A learned part's fraction (a share, a strength) judged on held-out runs: the one rule
+/// every fitted fraction follows. A fraction of [`FRACTION_GRID`] is admissible when it
+/// makes no held-out GPU more than [`MAX_HARM`] worse ([`no_group_worse`]), lowers the
+/// held-out runs' errors clearly ([`clearly_lower`]; where the gain depends on the GPU,
+/// also counted per GPU, [`clearly_lower_per_gpu`]) and passes the caller's own guard;
+/// 0 always is. [`FractionChoice::lowest`] takes the admissible one with the lowest
+/// total error.
+pub(crate) struct FractionChoice {
+    /// Per fraction of the grid: the held-out GPUs' mean APEs with it.
+    per_gpu: Vec<Vec<f64>>,
+    /// Per fraction: the total APE over the held-out runs.
+    cost: Vec<f64>,
+    admissible: Vec<bool>,
+    /// The GPUs that have held-out runs.
+    held_out: Vec<bool>,
+}
+
+impl FractionChoice {
+    /// Judge every fraction on `runs`: `gpu` is a run's held-out GPU (< `n_gpus`), `ape`
+    /// its absolute percentage error with a fraction applied; `per_gpu_evidence` asks for
+    /// the per-GPU test too; `also` is the caller's guard (evaluated last, only for
+    /// fractions that pass the rest).
+    pub(crate) fn judge<T>(
+        runs: &[T],
+        n_gpus: usize,
+        gpu: impl Fn(&T) -> usize,
+        ape: impl Fn(f64, &T) -> f64,
+        per_gpu_evidence: bool,
+        also: impl Fn(f64) -> bool,
+    ) -> FractionChoice {
+        let held_out = groups_present(n_gpus, runs.iter().map(&gpu));
+        let base: Vec<f64> = runs.iter().map(|r| ape(0.0, r)).collect();
+        let mut choice = FractionChoice {
+            per_gpu: Vec::with_capacity(FRACTION_GRID.len()),
+            cost: Vec::with_capacity(FRACTION_GRID.len()),
+            admissible: Vec::with_capacity(FRACTION_GRID.len()),
+            held_out,
+        };
+        for f in FRACTION_GRID {
+            let apes: Vec<f64> = if f == 0.0 {
+                base.clone()
+            } else {
+                runs.iter().map(|r| ape(f, r)).collect()
+            };
+            let means = group_means(n_gpus, runs.iter().zip(&apes).map(|(r, a)| (gpu(r), *a)));
+            let admissible = f == 0.0 || {
+                let without = &choice.per_gpu[0];
+                no_group_worse(&means, without)
+                    && clearly_lower(apes.iter().zip(&base).map(|(a, b)| a - b))
+                    && (!per_gpu_evidence
+                        || clearly_lower_per_gpu(&means, without, &choice.held_out))
+                    && also(f)
+            };
+            choice.cost.push(apes.iter().sum());
+            choice.per_gpu.push(means);
+            choice.admissible.push(admissible);
+        }
+        choice
+    }
+
+    fn index(f: f64) -> usize {
+        FRACTION_GRID.iter().position(|&g| g == f).unwrap_or(0)
+    }
+
+    /// The admissible fraction with the lowest total error (ties go to the smaller).
+    pub(crate) fn lowest(&self) -> f64 {
+        lowest_cost_fraction(
+            |f| self.admissible[Self::index(f)],
+            |f| self.cost[Self::index(f)],
+        )
+    }
+
+    /// The smallest admissible fraction above 0, at most `best`, that `best` is not
+    /// clearly better than counted per GPU (the one-standard-error rule); `best` when
+    /// there is none.
+    pub(crate) fn smallest_as_good_as(&self, best: f64) -> f64 {
+        let at_best = &self.per_gpu[Self::index(best)];
+        FRACTION_GRID
+            .iter()
+            .copied()
+            .filter(|&f| f > 0.0 && f <= best && self.admissible[Self::index(f)])
+            .find(|&f| {
+                !clearly_lower_per_gpu(at_best, &self.per_gpu[Self::index(f)], &self.held_out)
+            })
+            .unwrap_or(best)
+    }
+}
+
 /// The mean of each group's values (group index < `n`, value); 0 for one with none.
 pub(crate) fn group_means(n: usize, values: impl Iterator<Item = (usize, f64)>) -> Vec<f64> {
     let mut sums = vec![(0.0, 0usize); n];
@@ -1028,6 +1116,71 @@ impl Fit for ModelSpec {
 
 #[cfg(test)]
 mod tests {
+
+    /// SYNTHETIC held-out runs: (GPU, error without the part, what a full fraction of it
+    /// removes); a fraction f leaves |error - f x removed|.
+    fn fraction_of(
+        runs: &[(usize, f64, f64)],
+        n_gpus: usize,
+        per_gpu: bool,
+    ) -> super::FractionChoice {
+        let ape = |f: f64, r: &(usize, f64, f64)| (r.1 - f * r.2).abs();
+        super::FractionChoice::judge(runs, n_gpus, |r| r.0, ape, per_gpu, |_| true)
+    }
+
+    /// A fraction is taken only when it helps clearly and hurts no held-out GPU by more
+    /// than a point; per GPU, it needs three GPUs that gain.
+    #[test]
+    fn a_fraction_helps_clearly_and_hurts_no_held_out_gpu() {
+        // every GPU's runs lose their whole error at fraction 1
+        let helps: Vec<(usize, f64, f64)> = (0..60)
+            .map(|i| {
+                (
+                    i % 3,
+                    0.10 + 0.01 * (i % 5) as f64,
+                    0.10 + 0.01 * (i % 5) as f64,
+                )
+            })
+            .collect();
+        assert_eq!(fraction_of(&helps, 3, false).lowest(), 1.0);
+        assert_eq!(fraction_of(&helps, 3, true).lowest(), 1.0);
+        // ... but GPU 2 is 2 points worse with any of it: nothing is taken
+        let hurts: Vec<(usize, f64, f64)> = helps
+            .iter()
+            .map(|&(g, e, r)| if g == 2 { (g, 0.0, -0.08) } else { (g, e, r) })
+            .collect();
+        assert_eq!(fraction_of(&hurts, 3, false).lowest(), 0.0);
+        // two GPUs cannot show a gain counted per GPU
+        let two: Vec<(usize, f64, f64)> = helps.iter().map(|&(g, e, r)| (g % 2, e, r)).collect();
+        assert_eq!(fraction_of(&two, 2, false).lowest(), 1.0);
+        assert_eq!(fraction_of(&two, 2, true).lowest(), 0.0);
+        // the caller's own guard can refuse a fraction
+        let ape = |f: f64, r: &(usize, f64, f64)| (r.1 - f * r.2).abs();
+        let guarded = super::FractionChoice::judge(&helps, 3, |r| r.0, ape, false, |f| f < 0.6);
+        assert_eq!(guarded.lowest(), 0.5);
+    }
+
+    /// The one-standard-error rule: the smallest fraction the best is not clearly better
+    /// than, per GPU.
+    #[test]
+    fn the_smallest_fraction_as_good_as_the_best() {
+        // SYNTHETIC mean APE per fraction (0, 0.25, 0.5, 0.75, 1) of GPUs 0 and 1, and
+        // of GPUs 2 and 3: 1 is best in total, but from 0.5 to 1 two GPUs gain 3 points
+        // and two lose 1, which is no clear gain over four GPUs; 0.25 is clearly worse.
+        let profile = [
+            [0.30, 0.20, 0.15, 0.13, 0.12],
+            [0.30, 0.20, 0.14, 0.15, 0.15],
+        ];
+        let runs: Vec<(usize, f64)> = (0..80).map(|i| (i % 4, 0.002 * (i % 5) as f64)).collect();
+        let ape = |f: f64, r: &(usize, f64)| {
+            let at = super::FRACTION_GRID.iter().position(|&g| g == f).unwrap();
+            profile[r.0 / 2][at] + r.1
+        };
+        let choice = super::FractionChoice::judge(&runs, 4, |r| r.0, ape, true, |_| true);
+        assert_eq!(choice.lowest(), 1.0);
+        assert_eq!(choice.smallest_as_good_as(1.0), 0.5);
+        assert_eq!(choice.smallest_as_good_as(0.0), 0.0);
+    }
 
     /// A harness's floor is its fastest run only up to 50 µs (a tuning space's fastest
     /// configuration is work); launch-bound is below four times it.

@@ -686,29 +686,12 @@ impl<'a> Scored<'a> {
 fn choose_kernel_ratio_share(scored: &[Scored], n_gpus: usize) -> f64 {
     let ape =
         |share: f64, s: &Scored| ((-(s.residual - share * s.to_kernel_ratio)).exp() - 1.0).abs();
-    let per_gpu =
-        |share: f64| super::group_means(n_gpus, scored.iter().map(|s| (s.gpu, ape(share, s))));
-    let base = per_gpu(0.0);
-    let held_out = super::groups_present(n_gpus, scored.iter().map(|s| s.gpu));
-    let admissible = |share: f64| {
-        let with = per_gpu(share);
-        super::no_group_worse(&with, &base)
-            && super::clearly_lower(scored.iter().map(|s| ape(share, s) - ape(0.0, s)))
-            && super::clearly_lower_per_gpu(&with, &base, &held_out)
-    };
-    let best = super::lowest_cost_fraction(admissible, |share| {
-        scored.iter().map(|s| ape(share, s)).sum()
-    });
-    // The smallest admissible share the best one is not clearly better than, per GPU
-    // (the one-standard-error rule): on Kernel Tuner GEMM the fold without the Tesla
-    // V100 chose 1 by MAPE, which made the V100 3.0 points worse than analytical; per
-    // GPU, 1 was not clearly better than 0.5, which leaves it 0.4 points worse.
-    super::FRACTION_GRID
-        .iter()
-        .copied()
-        .filter(|&f| f > 0.0 && f <= best && admissible(f))
-        .find(|&f| !super::clearly_lower_per_gpu(&per_gpu(best), &per_gpu(f), &held_out))
-        .unwrap_or(best)
+    let choice = super::FractionChoice::judge(scored, n_gpus, |s| s.gpu, ape, true, |_| true);
+    // The smallest share as good as the best per GPU (the one-standard-error rule): on
+    // Kernel Tuner GEMM the fold without the Tesla V100 chose 1 by MAPE, which made the
+    // V100 3.0 points worse than analytical; per GPU, 1 was not clearly better than
+    // 0.5, which leaves it 0.4 points worse.
+    choice.smallest_as_good_as(choice.lowest())
 }
 
 /// Each held-out GPU's mean absolute percentage error at each strength, over its runs
@@ -741,23 +724,11 @@ fn other_arch_curves(scored: &[Scored], gpus: &[&str]) -> Vec<HeldOutCurve> {
 /// behaviour), and the per-run test is kept alone.
 fn choose_strength(scored: &[Scored], n_gpus: usize, same_arch: bool) -> f64 {
     let case: Vec<&Scored> = scored.iter().filter(|s| s.same_arch == same_arch).collect();
-    let ape = |strength: f64, s: &Scored| s.ape_at(strength);
-    let per_gpu =
-        |strength: f64| super::group_means(n_gpus, case.iter().map(|s| (s.gpu, ape(strength, s))));
-    let base = per_gpu(0.0);
-    let held_out = super::groups_present(n_gpus, case.iter().map(|s| s.gpu));
-    // A strength must also clearly lower the held-out errors (as the hybrid's
+    // The strength must also clearly lower the held-out errors (as the hybrid's
     // correction share must): without this, strengths that looked a little better
     // made the RTX PRO 6000 1.6 points and the TITAN X (convolution) 0.7 points worse.
-    let clearly_better =
-        |l: f64| super::clearly_lower(case.iter().map(|s| ape(l, s) - ape(0.0, s)));
-    let admissible = |l: f64| {
-        let with = per_gpu(l);
-        super::no_group_worse(&with, &base)
-            && clearly_better(l)
-            && (same_arch || super::clearly_lower_per_gpu(&with, &base, &held_out))
-    };
-    super::lowest_cost_fraction(admissible, |l| case.iter().map(|s| ape(l, s)).sum())
+    let ape = |strength: f64, s: &&Scored| s.ape_at(strength);
+    super::FractionChoice::judge(&case, n_gpus, |s| s.gpu, ape, !same_arch, |_| true).lowest()
 }
 
 #[cfg(test)]
