@@ -182,9 +182,9 @@ fn every_argument_has_help() {
 
 /// The study on the shipped co-runs. With the target's alone times measured, the
 /// model beats both baselines on every target, misses by less than 7.5 %, and its
-/// interval covers 87-95 % of the measured times; with them predicted from the other GPU, the alone times' own error
-/// (the analytical model's on partitions) dominates: the model still beats the fixed
-/// slowdown but not no interference, and the interval under-covers.
+/// interval covers 87-95 % of the measured times; with them predicted from the other
+/// GPU's runs on the whole GPU and its partitions, it still beats both, misses by less
+/// than 8.5 %, and covers 84-95 %.
 #[test]
 fn the_co_run_model_beats_both_baselines_on_the_shipped_co_runs() {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
@@ -195,10 +195,11 @@ fn the_co_run_model_beats_both_baselines_on_the_shipped_co_runs() {
     assert_eq!(all.len(), 6);
     for r in &all {
         assert!(r.model_mae < r.fixed_slowdown_mae, "{r:?}");
+        assert!(r.model_mae < r.no_interference_mae, "{r:?}");
         if r.protocol == corun::ACROSS_PREDICTED {
-            assert!(r.coverage < 80.0, "{r:?}");
+            assert!(r.model_mae < 8.5, "{r:?}");
+            assert!((84.0..=95.0).contains(&r.coverage), "{r:?}");
         } else {
-            assert!(r.model_mae < r.no_interference_mae, "{r:?}");
             assert!(r.model_mae < 7.5, "{r:?}");
             assert!((87.0..=95.0).contains(&r.coverage), "{r:?}");
         }
@@ -213,4 +214,54 @@ fn the_co_run_model_beats_both_baselines_on_the_shipped_co_runs() {
     let checks = corun::check(&o);
     assert_eq!(checks.len(), 6);
     assert!(checks.iter().all(|c| c.passed()), "{checks:?}");
+}
+
+/// A kernel's time alone on a partition of another GPU is predicted from the source's
+/// runs on partitions too, each a GPU of its own: the H200's 32-SM times of the 16
+/// co-run kernels, predicted from the H100's runs, are within 10 % (median); from the
+/// H100's whole-GPU runs alone they are not.
+#[test]
+fn alone_times_on_another_gpus_partition_come_from_the_sources_partitions() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let catalog = Catalog::builtin();
+    let h100 = corun::load_gpu(&dir.join(H100), &catalog).unwrap();
+    let h200 = corun::load_gpu(&dir.join("datasets/own/h200"), &catalog).unwrap();
+    // the H200's measured alone times on 32 SMs, per co-run kernel
+    let mut works: Vec<(String, String, f64)> = Vec::new();
+    for set in &h200.sets {
+        for k in set.kernels.iter().filter(|k| k.sm_count == 32) {
+            if !works.iter().any(|w| w.0 == k.kernel && w.1 == k.config) {
+                works.push((k.kernel.clone(), k.config.clone(), k.time_alone_ms));
+            }
+        }
+    }
+    assert!(works.len() >= 10, "{works:?}");
+    let asked: Vec<(&str, &str, u32)> = works
+        .iter()
+        .map(|w| (w.0.as_str(), w.1.as_str(), 32))
+        .collect();
+    let median_error = |runs: &[gpucast::data::Run]| {
+        let predicted =
+            gpucast::models::corun::predicted_alone_ms(runs, &catalog, &h200.gpu, &asked).unwrap();
+        let mut e: Vec<f64> = predicted
+            .iter()
+            .zip(&works)
+            .map(|(p, w)| (p.unwrap() / w.2 - 1.0).abs())
+            .collect();
+        e.sort_by(f64::total_cmp);
+        e[e.len() / 2]
+    };
+    let with_partitions = median_error(&h100.runs);
+    let whole: Vec<gpucast::data::Run> = h100
+        .runs
+        .iter()
+        .filter(|r| r.exclusion.is_none())
+        .cloned()
+        .collect();
+    let whole_only = median_error(&whole);
+    assert!(with_partitions < 0.10, "{with_partitions} {whole_only}");
+    assert!(
+        whole_only > 2.0 * with_partitions,
+        "{with_partitions} {whole_only}"
+    );
 }

@@ -57,19 +57,29 @@ pub fn partitions_as_gpus(
     table: &RunsTable,
     catalog: &crate::catalog::Catalog,
 ) -> crate::error::Result<(RunsTable, ValidationReport, crate::catalog::Catalog)> {
-    let mut parts: Vec<(String, u32)> = Vec::new();
     let mut moved = table.clone();
-    for run in &mut moved.runs {
+    let parts = move_partition_runs(&mut moved.runs);
+    let catalog = catalog.with_partitions(&parts)?;
+    let report = validate(&mut moved, &catalog)?;
+    Ok((moved, report, catalog))
+}
+
+/// Each run on an SM partition ([`Exclusion::SmPartition`]) moved to the partition's
+/// GPU ([`crate::catalog::partition_name`]), its exclusion gone; returns the
+/// partitions met, (GPU, SMs), each once: what the catalog must add
+/// ([`crate::catalog::Catalog::with_partitions`]).
+pub fn move_partition_runs(runs: &mut [Run]) -> Vec<(String, u32)> {
+    let mut parts: Vec<(String, u32)> = Vec::new();
+    for run in runs {
         if let Some(Exclusion::SmPartition { sm_count, .. }) = run.exclusion {
             if !parts.iter().any(|(g, n)| *g == run.gpu && *n == sm_count) {
                 parts.push((run.gpu.to_string(), sm_count));
             }
             run.gpu = crate::catalog::partition_name(&run.gpu, sm_count).into();
+            run.exclusion = None;
         }
     }
-    let catalog = catalog.with_partitions(&parts)?;
-    let report = validate(&mut moved, &catalog)?;
-    Ok((moved, report, catalog))
+    parts
 }
 
 /// A hash of a run's work (kernel, config), the same on every GPU and in every Rust

@@ -5,7 +5,7 @@
 
 use super::gate::{Bound, Breach, Check, Kind};
 use crate::catalog::Catalog;
-use crate::data::{validate::is_excluded, Run};
+use crate::data::Run;
 use crate::error::{Error, Result};
 use crate::models::corun::{
     predicted_alone_ms, read_sets, CorunParams, CorunSet, FittedCorun, Roofs,
@@ -74,15 +74,13 @@ impl Study {
     }
 }
 
-/// One GPU's co-run sets, roofs and whole-GPU runs.
+/// One GPU's co-run sets, roofs and runs.
 pub struct GpuData {
     pub gpu: String,
     pub roofs: Roofs,
     pub sets: Vec<CorunSet>,
-    /// Its runs on the whole GPU that validation kept, profiles left out (they time
-    /// one launch under the profiler): what alone times are predicted from.
-    pub whole_runs: Vec<Run>,
-    /// Its runs and profiles (what bytes come from).
+    /// Its runs on the whole GPU and on partitions, and its profiles: what bytes come
+    /// from, and the timed runs what another GPU's alone times are predicted from.
     pub runs: Vec<Run>,
 }
 
@@ -105,16 +103,10 @@ pub fn load_gpu(dir: &Path, catalog: &Catalog) -> Result<GpuData> {
         .map(|s| s.gpu.clone())
         .ok_or_else(|| Error::file(dir.join("corun.csv").display(), "no co-run sets"))?;
     let roofs = Roofs::of(cat.resolve(&gpu).expect("resolved when read"));
-    let whole_runs = runs
-        .iter()
-        .filter(|r| *r.gpu == gpu && !is_excluded(r) && r.numeric("l2_bytes").is_none())
-        .cloned()
-        .collect();
     Ok(GpuData {
         gpu,
         roofs,
         sets,
-        whole_runs,
         runs,
     })
 }
@@ -223,7 +215,7 @@ fn with_predicted_alone(
             .iter()
             .map(|k| (k.kernel.as_str(), k.config.as_str(), k.sm_count))
             .collect();
-        let alone = predicted_alone_ms(&source.whole_runs, catalog, &target.gpu, &works)?;
+        let alone = predicted_alone_ms(&source.runs, catalog, &target.gpu, &works)?;
         let bytes: Vec<_> = works
             .iter()
             .map(|(k, c, _)| crate::models::corun::launch_bytes(&source.runs, &source.gpu, k, c))

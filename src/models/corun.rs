@@ -518,16 +518,28 @@ pub fn read_sets(
 }
 
 /// Each kernel's time alone on a partition of `target` (a catalog GPU): `(kernel,
-/// config, SMs)`, predicted by the analytical model from `sources` (runs on whole
-/// GPUs; a partition is the catalog's [`Gpu::partition`] of the target). None where
-/// no source measured the work.
+/// config, SMs)`, predicted by the analytical model from `runs` (validated): every
+/// timed run on a whole GPU or on an SM partition, a partition being a GPU of its own
+/// (the catalog's [`Gpu::partition`]), so the nearest measured slice of a GPU like
+/// the target weighs most. Profiles (runs with L2 bytes) time one launch under the
+/// profiler and are left out. None where no run measured the work.
 pub fn predicted_alone_ms(
-    sources: &[Run],
+    runs: &[Run],
     catalog: &crate::catalog::Catalog,
     target: &str,
     works: &[(&str, &str, u32)],
 ) -> Result<Vec<Option<f64>>> {
-    let parts: Vec<(String, u32)> = works.iter().map(|w| (target.to_string(), w.2)).collect();
+    use crate::data::Exclusion;
+    let mut sources: Vec<Run> = runs
+        .iter()
+        .filter(|r| {
+            r.numeric("l2_bytes").is_none()
+                && matches!(r.exclusion, None | Some(Exclusion::SmPartition { .. }))
+        })
+        .cloned()
+        .collect();
+    let mut parts = crate::data::move_partition_runs(&mut sources);
+    parts.extend(works.iter().map(|w| (target.to_string(), w.2)));
     let catalog = catalog.with_partitions(&parts)?;
     let calibration = crate::features::Calibration::Spec;
     let ctx = super::Context::new(&catalog, &calibration, None);
@@ -559,7 +571,8 @@ pub fn predicted_alone_ms(
 pub enum AloneSource {
     /// A run of the work on the GPU with that many SMs.
     Measured,
-    /// The analytical model's projection from the whole-GPU runs ([`predicted_alone_ms`]).
+    /// The analytical model's projection from the runs on whole GPUs and partitions
+    /// ([`predicted_alone_ms`]).
     Predicted,
 }
 
@@ -575,7 +588,8 @@ impl AloneSource {
 /// The co-run kernel `kernel` (of `config`, or its only configuration on `gpu`) on
 /// `sms` SMs of `gpu` from `runs` (validated): its time alone measured there (a run
 /// whose `sm_count` is `sms`, or a whole-GPU run when `sms` is all of them), else
-/// predicted from the runs on whole GPUs; its bytes from [`launch_bytes`].
+/// predicted from the runs on whole GPUs and partitions ([`predicted_alone_ms`]); its
+/// bytes from [`launch_bytes`].
 pub fn kernel_on(
     table: &crate::data::RunsTable,
     catalog: &crate::catalog::Catalog,
@@ -627,15 +641,7 @@ pub fn kernel_on(
     let (time_alone_ms, source) = match measured {
         Some(t) => (t, AloneSource::Measured),
         None => {
-            let whole: Vec<Run> = table
-                .runs
-                .iter()
-                .filter(|r| {
-                    !crate::data::validate::is_excluded(r) && r.numeric("l2_bytes").is_none()
-                })
-                .cloned()
-                .collect();
-            let t = predicted_alone_ms(&whole, catalog, &gpu.name, &[(kernel, &config, sms)])?[0]
+            let t = predicted_alone_ms(&table.runs, catalog, &gpu.name, &[(kernel, &config, sms)])?[0]
                 .ok_or_else(|| {
                     Error::usage(format!(
                         "{kernel} ({config}) is not measured on {sms} SMs of {} and no whole-GPU run predicts it",
