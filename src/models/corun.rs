@@ -32,9 +32,9 @@
 //! unweighted; fitted on one GPU's sets and predicting the other's, alone times
 //! measured, 5.9 % (H200) and 7.2 % (H100), against 6.7 % and 8.0 %; the interval
 //! covers 88.7-91.2 %. The weighting adds no constant. With the alone times projected
-//! from the other GPU by the analytical model (their own error 25-30 %) it is 33.1 %
-//! and 26.3 % against 32.5 % and 25.5 %, and the interval, calibrated on the model's
-//! own held-out errors, covers 56-59 % of them. Without the slice
+//! by the analytical model from the other GPU's runs on the whole GPU and on its
+//! partitions ([`predicted_alone_ms`]) it is 7.0 % (H200) and 8.0 % (H100), the
+//! interval covering 85.3 % and 88.2 %. Without the slice
 //! weighting, fitted on all sets of a GPU (DRAM roofs the vendor figures'), the
 //! sharing form misses 7.7 % (H100) and 6.3 % (H200); a queueing form (memory share
 //! stretched by (1 - own load) / (1 - total load)) 7.3 % and 6.3 %, as good but
