@@ -309,6 +309,10 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ),
     ("loco.toml", include_str!("../experiments/loco.toml")),
     (
+        "neusight_amd_logo.toml",
+        include_str!("../experiments/neusight_amd_logo.toml"),
+    ),
+    (
         "neusight_logo.toml",
         include_str!("../experiments/neusight_logo.toml"),
     ),

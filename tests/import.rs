@@ -593,18 +593,49 @@ fn neusight_missing_shape_column_is_one_line_naming_file_and_column() {
     ignore = "needs the public data in ../shared beside the repository"
 )]
 fn public_neusight_matches_the_shipped_corpus() {
+    neusight_import_is_shipped("nvidia-train", "runs.parquet", 251_647, 75, 5);
+}
+
+/// The same for NeuSight's AMD files (MI100, MI210): 13 operator families, the two ln
+/// files' 3 repeated shapes each left out, the devices named as the catalog names them.
+#[test]
+#[cfg_attr(
+    not(shared_data),
+    ignore = "needs the public data in ../shared beside the repository"
+)]
+fn public_neusight_amd_matches_the_shipped_corpus() {
+    let imp = neusight_import_is_shipped("amd-train", "runs_amd.parquet", 44_794, 6, 2);
+    let catalog = gpucast::catalog::Catalog::builtin();
+    let mut gpus = imp.table.gpus();
+    gpus.sort();
+    assert_eq!(gpus, ["AMD Instinct MI100", "AMD Instinct MI210"]);
+    for g in &gpus {
+        assert_eq!(&catalog.resolve(g).unwrap().name, g);
+    }
+}
+
+/// Imports `neusight/<dir>` from ../shared, checks its counts (rows, repeated shapes
+/// left out, GPUs) and that `datasets/public/neusight/<shipped>` holds the same rows.
+fn neusight_import_is_shipped(
+    dir: &str,
+    shipped: &str,
+    rows: usize,
+    repeats: usize,
+    gpus: usize,
+) -> Imported {
     let opts = ImportOptions {
         source: Some("neusight".into()),
         ..ImportOptions::default()
     };
-    let imp =
-        importers::import_paths(&[shared("neusight/nvidia-train")], Format::Auto, &opts).unwrap();
-    assert_eq!(imp.report.rows(), 251_647);
+    let imp = importers::import_paths(&[shared(&format!("neusight/{dir}"))], Format::Auto, &opts)
+        .unwrap();
+    assert_eq!(imp.report.rows(), rows);
     assert_eq!(imp.report.failed_total(), 0);
-    assert_eq!(imp.report.left_out()["duplicate_config"], 75);
-    assert_eq!(imp.table.gpus().len(), 5);
+    assert_eq!(imp.report.left_out()["duplicate_config"], repeats);
+    assert_eq!(imp.table.gpus().len(), gpus);
     let shipped = gpucast::data::read_file(
-        &PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("datasets/public/neusight/runs.parquet"),
+        &PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join(format!("datasets/public/neusight/{shipped}")),
     )
     .unwrap();
     assert_eq!(shipped.len(), imp.table.len());
@@ -629,4 +660,5 @@ fn public_neusight_matches_the_shipped_corpus() {
         );
         assert_eq!(a.category, b.category);
     }
+    imp
 }
