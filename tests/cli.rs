@@ -1852,8 +1852,9 @@ fn instruction_roofline_of_the_suites_exports() {
     ]);
     assert_eq!(e.status.code(), Some(2), "{}", stderr(&e));
     assert!(stderr(&e).contains("no run carries warp instructions"));
-    // explain: vector_add's first configuration, 40,960 warp instructions, on the H200
-    // (132 SMs x 4 x 1.98 GHz = 1,045.44 GIPS): 0.000039 ms.
+    // explain: vector_add's first configuration, 40,960 warp instructions, on the H100
+    // and the H200 (both 132 SMs x 4 x 1.98 GHz = 1,045.44 GIPS): 0.000039 ms, part of
+    // the compute roof (far below the memory roofs: bound l1).
     let text = gpucast_ok(&[
         "explain",
         "--runs",
@@ -1864,7 +1865,7 @@ fn instruction_roofline_of_the_suites_exports() {
         "H200",
     ]);
     assert!(
-        text.contains("instruction issue floor: 0.000039 ms  (40960 warp instructions at the peak 1045.4 GIPS of NVIDIA H200 SXM 141GB"),
+        text.contains("  instruction roofs (in compute): issue 0.000039 -> 0.000039 ms (40960 warp instructions at 1045.4 -> 1045.4 GIPS)\n"),
         "{text}"
     );
 }

@@ -557,11 +557,18 @@ fn validate_cc(c: &ComputeCapability) -> std::result::Result<(), Invalid> {
         ("max_smem_per_block", c.max_smem_per_block),
         ("smem_alloc_unit", c.smem_alloc_unit),
         ("warp_size", c.warp_size),
+        ("int32_lanes_per_sm", c.int32_lanes_per_sm.unwrap_or(1)),
     ];
     for (k, v) in ints {
         if v == 0 {
             return Err(invalid(k, format!("{k} must be positive")));
         }
+    }
+    if c.int32_shares_fp32_lanes && c.int32_lanes_per_sm.is_none() {
+        return Err(invalid(
+            "int32_shares_fp32_lanes",
+            "int32_shares_fp32_lanes needs int32_lanes_per_sm",
+        ));
     }
     if c.max_warps_per_sm * c.warp_size != c.max_threads_per_sm {
         return Err(invalid(

@@ -182,6 +182,16 @@ pub struct ComputeCapability {
     /// one of its own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instruction_set: Option<String>,
+    /// Lanes per SM that execute 32-bit integer instructions (the CUDA C++ Programming
+    /// Guide's throughput of 32-bit integer add per clock per SM); absent: unknown, and
+    /// the instruction mix has no ALU roof on such a GPU.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub int32_lanes_per_sm: Option<u32>,
+    /// Whether the INT32 lanes are some of the FP32 lanes (GA10x, AD10x: 64 of the 128
+    /// FP32 lanes execute INT32), so FP32 and INT32 instructions share the FP32 lanes'
+    /// rate; otherwise INT32 has lanes of its own beside them.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub int32_shares_fp32_lanes: bool,
 }
 
 impl ComputeCapability {

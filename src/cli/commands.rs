@@ -726,7 +726,7 @@ fn explain(a: ExplainArgs, catalog: &Catalog) -> Result<()> {
             }
         }
     }
-    let mut text = report::explain_text(
+    let text = report::explain_text(
         &q,
         &target,
         cal.name(),
@@ -734,10 +734,8 @@ fn explain(a: ExplainArgs, catalog: &Catalog) -> Result<()> {
         &fitted,
         combined.as_ref(),
         &roofs_of,
+        catalog,
     );
-    if let Some(line) = report::issue_floor_line(&q, catalog.resolve_or_err(&target)?) {
-        text += &line;
-    }
     out(&text)
 }
 

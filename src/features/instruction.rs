@@ -4,7 +4,7 @@
 //! transactions per second. Each formula lives here once; the chart is
 //! `report::plots::instruction_roofline`.
 
-use crate::catalog::Gpu;
+use crate::catalog::{Catalog, ComputeCapability, Gpu};
 use crate::data::Run;
 
 /// Warp schedulers per SM: four on every NVIDIA SM since Maxwell (one per SM
@@ -25,14 +25,24 @@ pub fn sm_clock_mhz(gpu: &Gpu) -> f64 {
         .unwrap_or(gpu.boost_clock_mhz)
 }
 
-/// Peak warp instructions per second, in billions (GIPS): SMs x 4 schedulers x 1 warp
-/// instruction per clock x clock.
+/// Warp (wavefront) instructions one SM (compute unit) issues per clock. An NVIDIA SM:
+/// 4 schedulers x 1. An AMD compute unit issues per SIMD, each SIMD one wavefront
+/// instruction per pass of the wavefront over its lanes: stream processors /
+/// wavefront size (CDNA: 4 SIMD16 x wave64 every 4 clocks = 1; RDNA: 2 SIMD32 x wave32
+/// = 2); 4 where the catalog gives no stream processors per CU.
+pub fn warp_instructions_per_sm_clock(gpu: &Gpu) -> f64 {
+    match gpu.cores_per_sm {
+        Some(lanes) if gpu.vendor.eq_ignore_ascii_case("AMD") && gpu.warp_size > 0 => {
+            f64::from(lanes) / f64::from(gpu.warp_size)
+        }
+        _ => SCHEDULERS_PER_SM * WARP_INSTRUCTIONS_PER_SCHEDULER_CLOCK,
+    }
+}
+
+/// Peak warp instructions per second, in billions (GIPS): SMs x
+/// [`warp_instructions_per_sm_clock`] (4 on NVIDIA) x clock.
 pub fn peak_gips(gpu: &Gpu) -> f64 {
-    gpu.sm_count as f64
-        * SCHEDULERS_PER_SM
-        * WARP_INSTRUCTIONS_PER_SCHEDULER_CLOCK
-        * sm_clock_mhz(gpu)
-        / 1e3
+    gpu.sm_count as f64 * warp_instructions_per_sm_clock(gpu) * sm_clock_mhz(gpu) / 1e3
 }
 
 /// The instruction-issue floor, ms: the time `inst_warp` warp instructions take to
@@ -41,13 +51,98 @@ pub fn issue_floor_ms(inst_warp: f64, gpu: &Gpu) -> f64 {
     inst_warp / (peak_gips(gpu) * 1e9) * 1e3
 }
 
-/// [`issue_floor_ms`] of a run that carries its warp instruction count (`inst_warp`,
-/// e.g. from Nsight Compute); `None` without one.
-pub fn run_issue_floor_ms(run: &Run, gpu: &Gpu) -> Option<f64> {
-    run.details()
-        .inst_warp
-        .filter(|n| n.is_finite() && *n >= 0.0)
-        .map(|n| issue_floor_ms(n, gpu))
+/// The issue roof on `gpu`, ms, of `inst_warp` warp instructions counted on a GPU of
+/// warp size `counted_warp_size`: the same threads run the same instruction stream,
+/// in warps of `gpu`'s size (a wavefront of 64 is half as many instructions as warps
+/// of 32), at [`peak_gips`].
+pub fn issue_ms(inst_warp: f64, counted_warp_size: u32, gpu: &Gpu) -> f64 {
+    let warps = inst_warp * f64::from(counted_warp_size) / f64::from(gpu.warp_size.max(1));
+    issue_floor_ms(warps, gpu)
+}
+
+/// The ALU roof, ms: FP32 and INT32 thread instructions at the lanes that execute
+/// them, per SM per clock the largest of fp32 / FP32 lanes (`cores_per_sm`), int /
+/// INT32 lanes and, where INT32 takes some of the FP32 lanes (compute capability 8.6,
+/// 8.9), (fp32 + int) / FP32 lanes; at [`sm_clock_mhz`]. None where the catalog lacks
+/// the lane counts (`cores_per_sm`, the compute capability's `int32_lanes_per_sm`).
+pub fn alu_ms(
+    fp32_thread: f64,
+    int_thread: f64,
+    gpu: &Gpu,
+    cc: Option<&ComputeCapability>,
+) -> Option<f64> {
+    let fp32_lanes = f64::from(gpu.cores_per_sm.filter(|c| *c > 0)?);
+    let cc = cc?;
+    let int_lanes = f64::from(cc.int32_lanes_per_sm.filter(|c| *c > 0)?);
+    let shared = if cc.int32_shares_fp32_lanes {
+        (fp32_thread + int_thread) / fp32_lanes
+    } else {
+        0.0
+    };
+    let cycles_per_sm = (fp32_thread / fp32_lanes)
+        .max(int_thread / int_lanes)
+        .max(shared);
+    Some(cycles_per_sm / (gpu.sm_count as f64 * sm_clock_mhz(gpu) * 1e3))
+}
+
+/// A GPU's compute-capability entry: its own limits in `catalog`, else the table's
+/// entry for its compute capability (a GPU made outside the catalog, a partition).
+pub fn cc_of<'c>(gpu: &Gpu, catalog: &'c Catalog) -> Option<&'c ComputeCapability> {
+    catalog
+        .limits_ref(gpu)
+        .or_else(|| catalog.compute_capability(&gpu.compute_capability))
+}
+
+/// What a run's instruction counts say its work takes on a GPU.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct InstructionCounts {
+    /// Warp instructions and the warp size of the GPU that counted them.
+    pub warp: Option<(f64, u32)>,
+    /// FP32 and integer thread instructions (the instruction mix).
+    pub fp32_int_thread: Option<(f64, f64)>,
+}
+
+impl InstructionCounts {
+    /// The counts `run` carries (`inst_warp`; `inst_thread_fp32` with
+    /// `inst_thread_int`); warp instructions only when the run's GPU is in `catalog`
+    /// (its warp size says how many threads one counted).
+    pub fn of(run: &Run, catalog: &Catalog) -> InstructionCounts {
+        let d = run.details();
+        let ok = |v: Option<f64>| v.filter(|n| n.is_finite() && *n >= 0.0);
+        InstructionCounts {
+            warp: ok(d.inst_warp).zip(catalog.resolve(&run.gpu).map(|g| g.warp_size)),
+            fp32_int_thread: ok(d.inst_thread_fp32).zip(ok(d.inst_thread_int)),
+        }
+    }
+
+    /// Whether `run` carries a count the roofs use (without resolving its GPU).
+    pub fn carried(run: &Run) -> bool {
+        let d = run.details();
+        d.inst_warp.is_some() || (d.inst_thread_fp32.is_some() && d.inst_thread_int.is_some())
+    }
+
+    /// Whether these counts have any the roofs use.
+    pub fn any(&self) -> bool {
+        self.warp.is_some() || self.fp32_int_thread.is_some()
+    }
+
+    /// The issue and ALU roofs of these counts on `gpu`.
+    pub fn roofs(&self, gpu: &Gpu, catalog: &Catalog) -> InstructionRoofs {
+        InstructionRoofs {
+            issue_ms: self.warp.map(|(n, w)| issue_ms(n, w, gpu)),
+            alu_ms: self
+                .fp32_int_thread
+                .and_then(|(f, i)| alu_ms(f, i, gpu, cc_of(gpu, catalog))),
+        }
+    }
+}
+
+/// The instruction roofs of a work on a GPU, ms; None where the counts (or the
+/// catalog's lane counts) are missing.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct InstructionRoofs {
+    pub issue_ms: Option<f64>,
+    pub alu_ms: Option<f64>,
 }
 
 /// A memory level of the instruction roofline.
@@ -277,10 +372,71 @@ mod tests {
         assert!((peak_gips(&g) - 132.0 * 4.0 * 1.755).abs() < 1e-9);
         let c = ceilings(&g);
         assert!(c.clock_measured && (c.gips - 926.64).abs() < 1e-9);
-        let mut run = Run::default();
-        assert_eq!(run_issue_floor_ms(&run, &g), None);
+        let catalog = crate::catalog::Catalog::builtin();
+        let mut run = Run {
+            gpu: "H100 SXM5".into(),
+            ..Run::default()
+        };
+        let counts = |r: &Run| InstructionCounts::of(r, &catalog);
+        assert!(!counts(&run).any());
+        assert_eq!(
+            counts(&run).roofs(&g, &catalog),
+            InstructionRoofs::default()
+        );
         run.details_mut().inst_warp = Some(926.64e6);
-        assert!((run_issue_floor_ms(&run, &g).unwrap() - 1.0).abs() < 1e-12);
+        assert_eq!(counts(&run).warp, Some((926.64e6, 32)));
+        let issue = counts(&run).roofs(&g, &catalog).issue_ms.unwrap();
+        assert!((issue - 1.0).abs() < 1e-12);
+        // a GPU the catalog does not name: no warp size, no issue roof
+        run.gpu = "not a GPU".into();
+        assert_eq!(counts(&run).warp, None);
+    }
+
+    #[test]
+    fn an_amd_compute_unit_issues_per_simd_and_a_wavefront_of_64_is_half_the_warps() {
+        let catalog = crate::catalog::Catalog::builtin();
+        let gpu = |name: &str| catalog.resolve(name).unwrap();
+        // CDNA: 4 SIMD16, a wave64 instruction every 4 clocks: 1 per CU per clock;
+        // 104 CUs x 1.7 GHz.
+        let mi210 = gpu("MI210");
+        assert_eq!(warp_instructions_per_sm_clock(mi210), 1.0);
+        assert!((peak_gips(mi210) - 176.8).abs() < 1e-9);
+        // RDNA: 2 SIMD32, a wave32 instruction per clock each.
+        assert_eq!(warp_instructions_per_sm_clock(gpu("RX 7900 XTX")), 2.0);
+        assert_eq!(warp_instructions_per_sm_clock(&h100()), 4.0);
+        // 353.6 M warp-32 instructions are 176.8 M wavefront-64 instructions: 1 ms.
+        assert!((issue_ms(353.6e6, 32, mi210) - 1.0).abs() < 1e-12);
+        // counted in wavefronts of 64, issued in warps of 32: twice as many
+        let h = h100();
+        assert!((issue_ms(1.04544e9 / 2.0, 64, &h) - 1.0).abs() < 1e-12);
+    }
+
+    /// SYNTHETIC instruction mix: 2 FP32 thread instructions per integer one. The
+    /// H100 (9.0) has INT32 lanes of its own, 64 beside its 128 FP32 lanes: the integers
+    /// take as long as the FP32 instructions. On an RTX 3090 (8.6) they take 64 of the
+    /// 128 FP32 lanes: (2 + 1) / 128 per SM clock, 1.5x the FP32 rate alone. On an A100
+    /// (8.0, 64 FP32 lanes) the FP32 instructions bind.
+    #[test]
+    fn alu_lanes_per_compute_capability() {
+        let catalog = crate::catalog::Catalog::builtin();
+        let (fp32, int) = (2.0e9, 1.0e9);
+        let alu = |name: &str| {
+            let g = catalog.resolve(name).unwrap();
+            let ms = alu_ms(fp32, int, g, cc_of(g, &catalog)).unwrap();
+            // in SM clocks per SM
+            ms * g.sm_count as f64 * g.boost_clock_mhz * 1e3
+        };
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-6 * b;
+        assert!(close(alu("H100 SXM5"), fp32 / 128.0));
+        assert!(close(alu("H100 SXM5"), int / 64.0));
+        assert!(close(alu("RTX 3090"), (fp32 + int) / 128.0));
+        assert!(close(alu("RTX 3090"), 1.5 * fp32 / 128.0));
+        assert!(close(alu("A100 SXM4 40GB"), fp32 / 64.0));
+        // Kepler has no lane counts in the table, AMD no compute-capability lanes
+        for name in ["Tesla K80", "MI210"] {
+            let g = catalog.resolve(name).unwrap();
+            assert_eq!(alu_ms(fp32, int, g, cc_of(g, &catalog)), None, "{name}");
+        }
     }
 
     #[test]

@@ -41,6 +41,10 @@ pub struct RunFeatures {
     /// The run carries profiled L2 / L1 / shared traffic (Nsight Compute): every level
     /// is a roof of its own (hierarchical roofline) instead of DRAM or L2 by working set.
     pub hierarchical: bool,
+    /// The compute roof: FLOPs at the sustained peak of their precision and, where the
+    /// run carries instruction counts, the longer of that, its warp instructions at
+    /// peak issue and its FP32 / INT32 instructions at their lanes' rate
+    /// ([`instruction::InstructionCounts::roofs`]).
     pub compute_ms: f64,
     pub atomic_ms: f64,
     /// The binding roof time: the largest applicable one.
@@ -362,6 +366,8 @@ pub struct RunWork<'r> {
     /// The share of its theoretical occupancy a profile says the run achieved on its
     /// own GPU (assumed on every GPU; None without a profiled figure).
     pub achieved_fraction: Option<f64>,
+    /// Instruction counts (Nsight Compute), when the run has them.
+    pub instructions: instruction::InstructionCounts,
 }
 
 impl<'r> RunWork<'r> {
@@ -401,6 +407,8 @@ impl WorkNumbers {
     const ATOMIC: u8 = 4;
     /// Profiled traffic per level or an achieved occupancy: read from the run.
     const PROFILED: u8 = 8;
+    /// Instruction counts: read from the run.
+    const INSTRUCTIONS: u8 = 16;
 
     pub fn of(run: &Run) -> WorkNumbers {
         let launch = launch_resources(run);
@@ -423,6 +431,10 @@ impl WorkNumbers {
                         || run.shared_bytes.is_some()
                         || run.achieved_occupancy.is_some(),
                     Self::PROFILED,
+                )
+                | flag(
+                    instruction::InstructionCounts::carried(run),
+                    Self::INSTRUCTIONS,
                 ),
         }
     }
@@ -467,6 +479,11 @@ impl WorkNumbers {
             } else {
                 None
             },
+            instructions: if has(Self::INSTRUCTIONS) {
+                instruction::InstructionCounts::of(run, catalog)
+            } else {
+                instruction::InstructionCounts::default()
+            },
         }
     }
 }
@@ -507,7 +524,22 @@ pub fn work_features(
         figs.l1_gbs,
     );
     let peak_gflops = gpu.peak_gflops_for(work.precision);
-    let compute_ms = roofline::compute_time_ms(work.flops, figs.sustained_gflops(peak_gflops));
+    let flop_ms = roofline::compute_time_ms(work.flops, figs.sustained_gflops(peak_gflops));
+    // Instruction counts add the issue and ALU roofs to the compute roof; the bound
+    // is `issue` where the issue roof is its largest term (`compute` for the ALU
+    // lanes: arithmetic throughput). Without counts the compute roof is the FLOPs'.
+    let (compute_ms, compute_bound) = if work.instructions.any() {
+        let roofs = work.instructions.roofs(gpu, catalog);
+        let issue_ms = roofs.issue_ms.unwrap_or(0.0);
+        let arithmetic_ms = flop_ms.max(roofs.alu_ms.unwrap_or(0.0));
+        if issue_ms > arithmetic_ms {
+            (issue_ms, Bound::Issue)
+        } else {
+            (arithmetic_ms, Bound::Compute)
+        }
+    } else {
+        (flop_ms, Bound::Compute)
+    };
     let atomic_ms = if work.atomic {
         // One contended atomic per 4 bytes of the study's accounting is not known in
         // general; the atomic roof is the memory traffic at the atomic unit's rate.
@@ -531,7 +563,7 @@ pub fn work_features(
     };
     let (roof_ms, bound) = memory
         .into_iter()
-        .chain([(compute_ms, Bound::Compute), (atomic_ms, Bound::Atomic)])
+        .chain([(compute_ms, compute_bound), (atomic_ms, Bound::Atomic)])
         .fold(
             (0.0, Bound::Launch),
             |best, c| if c.0 > best.0 { c } else { best },
@@ -716,6 +748,62 @@ mod tests {
         std::fs::write(&p, format!("{header}k,sm_90a,32,49152\n")).unwrap();
         let r = KernelResources::from_csv(&p).unwrap();
         assert_eq!(r.get("k", "sm_90a"), Some((32, 49152)));
+    }
+
+    /// SYNTHETIC runs: an integer-heavy kernel measured on an H100 (9.0: INT32 lanes of
+    /// its own) projected to an RTX 3090 (8.6: INT32 on 64 of its 128 FP32 lanes).
+    /// Its compute roof there is 1.5x what the FP32 rate alone says; with warp
+    /// instructions beyond the ALU's the issue roof binds on both. Without counts the
+    /// roof is the FLOPs' as it always was.
+    #[test]
+    fn instruction_counts_join_the_compute_roof() {
+        let catalog = Catalog::builtin();
+        let h100 = catalog.resolve("H100 SXM5").unwrap();
+        let rtx3090 = catalog.resolve("RTX 3090").unwrap();
+        let (fp32, int) = (2.0e9, 1.0e9);
+        let bare = Run {
+            gpu: h100.name.as_str().into(),
+            kernel: "k".into(),
+            flops: 1e6,
+            dram_bytes: 1e6,
+            ..Run::default()
+        };
+        let mut mixed = bare.clone();
+        mixed.details_mut().inst_thread_fp32 = Some(fp32);
+        mixed.details_mut().inst_thread_int = Some(int);
+        let on = |run: &Run, gpu: &Gpu| run_features(run, gpu, &Figures::spec(gpu), &catalog, None);
+        let (fs, ft) = (on(&mixed, h100), on(&mixed, rtx3090));
+        assert_eq!((fs.bound, ft.bound), (Bound::Compute, Bound::Compute));
+        // the FP32 instructions alone: fp32 / 128 lanes per SM clock on both
+        let fp32_alone = |g: &Gpu| fp32 / 128.0 / (g.sm_count as f64 * g.boost_clock_mhz * 1e3);
+        let fp32_ratio = fp32_alone(rtx3090) / fp32_alone(h100);
+        let ratio = ft.compute_ms / fs.compute_ms;
+        assert!(
+            (ratio / fp32_ratio - 1.5).abs() < 1e-9,
+            "{ratio} vs {fp32_ratio}"
+        );
+        assert_eq!(fs.roof_ms, fs.compute_ms);
+
+        // 4 warp instructions per 3 the ALU needs (loads, branches): issue binds
+        let mut issued = mixed.clone();
+        issued.details_mut().inst_warp = Some(4.0 * (fp32 + int) / 3.0 / 32.0);
+        let (fs, ft) = (on(&issued, h100), on(&issued, rtx3090));
+        assert_eq!((fs.bound, ft.bound), (Bound::Issue, Bound::Issue));
+        let issue = |g: &Gpu| instruction::issue_floor_ms(4.0 * (fp32 + int) / 3.0 / 32.0, g);
+        assert_eq!(
+            (fs.compute_ms, ft.compute_ms),
+            (issue(h100), issue(rtx3090))
+        );
+
+        // no counts: the FLOPs at the sustained FP32 rate, under the L2 roof here (the
+        // megabyte fits in L2)
+        let f = on(&bare, rtx3090);
+        let flop_ms = roofline::compute_time_ms(
+            1e6,
+            Figures::spec(rtx3090).sustained_gflops(rtx3090.fp32_gflops),
+        );
+        assert_eq!(f.compute_ms, flop_ms);
+        assert_eq!(f.bound, Bound::L2);
     }
 
     #[test]

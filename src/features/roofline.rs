@@ -21,8 +21,10 @@ pub enum Bound {
     L2,
     /// L1 / shared-memory bandwidth (profiled L1 and shared traffic binds).
     L1,
-    /// Arithmetic throughput.
+    /// Arithmetic throughput (FLOPs at peak, or instructions at their lanes' rate).
     Compute,
+    /// Instruction issue: the run's warp instructions at the SMs' peak issue rate.
+    Issue,
     /// Throughput of atomics on contended addresses.
     Atomic,
     /// Nothing but the launch floor (no FLOPs, no bytes).
@@ -36,17 +38,19 @@ impl Bound {
             Bound::L2 => "l2",
             Bound::L1 => "l1",
             Bound::Compute => "compute",
+            Bound::Issue => "issue",
             Bound::Atomic => "atomic",
             Bound::Launch => "launch",
         }
     }
-    pub const ALL: [Bound; 6] = [
+    pub const ALL: [Bound; 7] = [
         Bound::Dram,
         Bound::L2,
         Bound::Compute,
         Bound::Atomic,
         Bound::Launch,
         Bound::L1,
+        Bound::Issue,
     ];
     pub fn index(self) -> usize {
         Bound::ALL.iter().position(|b| *b == self).unwrap_or(0)

@@ -19,11 +19,16 @@ fn precision_onehot(run: &Run) -> [f64; 3] {
     crate::catalog::PrecisionClass::onehot(run.precision())
 }
 
-/// One-hot of the binding roof; the on-chip levels (L2, L1) share a slot, so runs
-/// without profiled L1 traffic (every corpus so far) keep the same columns.
+/// One-hot of the binding roof; the on-chip levels (L2, L1) share a slot, and so do
+/// compute and instruction issue (both the SMs' throughput), so runs without profiled
+/// L1 traffic or instruction counts (every corpus so far) keep the same columns.
 fn bound_onehot(b: Bound) -> [f64; 5] {
     let mut v = [0.0; 5];
-    let b = if b == Bound::L1 { Bound::L2 } else { b };
+    let b = match b {
+        Bound::L1 => Bound::L2,
+        Bound::Issue => Bound::Compute,
+        b => b,
+    };
     v[b.index()] = 1.0;
     v
 }

@@ -5,7 +5,7 @@ mod views;
 
 pub use views::{
     cross_source_table, explain_text, flagged_rows_table, gpus_table, import_report,
-    issue_floor_line, not_imported_text, runs_table, timings_table, validation_table, RunView,
+    not_imported_text, runs_table, timings_table, validation_table, RunView,
 };
 
 use crate::evaluation::{Evaluation, Metrics};

@@ -254,6 +254,7 @@ fn features_line(x: &RunFeatures) -> String {
 /// launch floors where it chose that) and their combination, with what its calibrated
 /// interval comes from (the training GPUs' held-out errors pooled, or weighted by
 /// their similarity to the target).
+#[allow(clippy::too_many_arguments)]
 pub fn explain_text(
     query: &Run,
     target: &str,
@@ -262,6 +263,7 @@ pub fn explain_text(
     fitted: &crate::models::analytical::FittedAnalytical,
     combined: Option<&Prediction>,
     roofs_of: &[&crate::catalog::Gpu],
+    catalog: &crate::catalog::Catalog,
 ) -> String {
     let similarity_power = fitted.similarity_power;
     let local_interval_power = fitted.local_interval.as_ref().map(|l| l.similarity_power);
@@ -280,6 +282,9 @@ pub fn explain_text(
         s += &format!("\nsource {}: measured {:.6} ms\n", source.gpu, p.source_ms);
         s += &format!("  source  {}\n", features_line(&p.source));
         s += &format!("  target  {}\n", features_line(&p.target));
+        if let Some(line) = instruction_line(source, target, catalog) {
+            s += &line;
+        }
         s += &format!("  busy (measured - floor)  {:.6} ms\n", p.busy_source_ms);
         let efficiency = if p.source.occupancy.is_some() {
             format!("{:.3}", p.efficiency)
@@ -331,20 +336,43 @@ pub fn explain_text(
     s
 }
 
-/// `explain`'s line on the instruction-issue floor of a query that carries its warp
-/// instruction count ([`crate::features::instruction::issue_floor_ms`]): the time its
-/// warp instructions take to issue at the target's peak GIPS. `None` without a count.
-pub fn issue_floor_line(query: &Run, gpu: &crate::catalog::Gpu) -> Option<String> {
-    use crate::features::instruction;
-    let floor_ms = instruction::run_issue_floor_ms(query, gpu)?;
-    Some(format!(
-        "instruction issue floor: {floor_ms:.6} ms  ({:.0} warp instructions at the peak {:.1} GIPS of {}: {} SMs x 4 schedulers x 1 per clock x {:.0} MHz; not in the prediction)\n",
-        query.details().inst_warp.unwrap_or(0.0),
-        instruction::peak_gips(gpu),
-        gpu.name,
-        gpu.sm_count,
-        instruction::sm_clock_mhz(gpu)
-    ))
+/// `explain`'s line on a source's instruction roofs (issue and ALU lanes, part of the
+/// compute roof: [`crate::features::instruction::InstructionCounts::roofs`]) on its
+/// GPU and on the target; None when the source carries no instruction counts.
+fn instruction_line(
+    source: &Run,
+    target: &str,
+    catalog: &crate::catalog::Catalog,
+) -> Option<String> {
+    use crate::features::instruction::{self, InstructionCounts};
+    let counts = InstructionCounts::of(source, catalog);
+    if !counts.any() {
+        return None;
+    }
+    let gs = catalog.resolve(&source.gpu)?;
+    let gt = catalog.resolve(target)?;
+    let (rs, rt) = (counts.roofs(gs, catalog), counts.roofs(gt, catalog));
+    let ms = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.6}"));
+    let mut line = format!(
+        "  instruction roofs (in compute): issue {} -> {} ms",
+        ms(rs.issue_ms),
+        ms(rt.issue_ms)
+    );
+    if let Some((n, _)) = counts.warp {
+        line += &format!(
+            " ({n:.0} warp instructions at {:.1} -> {:.1} GIPS)",
+            instruction::peak_gips(gs),
+            instruction::peak_gips(gt)
+        );
+    }
+    if counts.fp32_int_thread.is_some() {
+        line += &format!(
+            ", FP32/INT32 lanes {} -> {} ms",
+            ms(rs.alu_ms),
+            ms(rt.alu_ms)
+        );
+    }
+    Some(line + "\n")
 }
 
 /// Counts by reason as `reason=n reason=n`.
