@@ -14,6 +14,7 @@
 //! vendors = ["NVIDIA"]                 # only runs on these vendors' GPUs (default: all)
 //! plots = true
 //! instruction_roofline = ["../datasets/own/h200/ncu"]  # Nsight Compute exports: a chart per GPU
+//! instruction_counts = ["../datasets/own/h200/ncu"]    # their instruction counts join the runs
 //! sample = 0.05                        # a share of the configurations, the same on every GPU
 //! sample_sources = { aiconfigurator = 0.02 }  # per corpus (the runs' source), over `sample`
 //! [selection]                          # optional (logo)
@@ -101,6 +102,11 @@ pub struct Experiment {
     /// ([`instruction_roofline_plots`]), drawn when the experiment runs on its own data.
     #[serde(default)]
     pub instruction_roofline: Vec<PathBuf>,
+    /// Nsight Compute exports (as `instruction_roofline`) whose instruction counts join
+    /// the data's runs of the same launch ([`with_instruction_counts`]), when the
+    /// experiment runs on its own data: the models' issue roof then applies to them.
+    #[serde(default)]
+    pub instruction_counts: Vec<PathBuf>,
     #[serde(default = "default_seed")]
     pub seed: u64,
     /// What runs on SM partitions (`sm_count` below the GPU's) are: left out with
@@ -212,6 +218,7 @@ impl Experiment {
         }
         e.data = e.data.iter().map(|d| place(d)).collect();
         e.instruction_roofline = e.instruction_roofline.iter().map(|d| place(d)).collect();
+        e.instruction_counts = e.instruction_counts.iter().map(|d| place(d)).collect();
         if let Some(f) = e.sample {
             if !(f > 0.0 && f <= 1.0) {
                 return Err(bad(format!("sample = {f}: must be in (0, 1]")));
@@ -785,6 +792,81 @@ pub fn load_profiles(
         .runs)
 }
 
+/// What [`with_instruction_counts`] did: runs given counts, and runs whose launch
+/// more than one run or export of their GPU and kernel has (left without).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CountsJoined {
+    pub joined: usize,
+    pub ambiguous: usize,
+}
+
+/// Give each run the instruction counts (`inst_warp`, `inst_thread` and the mix) of
+/// the profile of its launch: the one profiled run (an Nsight Compute export's row)
+/// of its GPU and kernel with its block and grid size on as many SMs (`sm_count`, else
+/// the whole GPU's), where no other run has that launch (a kernel whose configurations differ beyond the launch, such as an
+/// iteration count, is left without). Counts a run has are kept; its time, work and
+/// traffic are its own (a profile times one launch under the profiler).
+pub fn with_instruction_counts(
+    runs: &mut [Run],
+    profiles: &[Run],
+    catalog: &Catalog,
+) -> CountsJoined {
+    use std::collections::HashMap;
+    type Launch = (String, String, u64, u64, u64);
+    let launch = |r: &Run| -> Option<Launch> {
+        let gpu = catalog.resolve(&r.gpu)?;
+        let size = |v: Option<f64>| v.filter(|v| *v > 0.0).map(|v| v.round() as u64);
+        Some((
+            gpu.name.clone(),
+            r.kernel.to_string(),
+            size(r.block_threads)?,
+            size(r.grid_blocks)?,
+            size(r.details().sm_count).unwrap_or(u64::from(gpu.sm_count)),
+        ))
+    };
+    let mut profiled: HashMap<Launch, Vec<&Run>> = HashMap::new();
+    for p in profiles {
+        if p.details().inst_warp.is_some() {
+            if let Some(l) = launch(p) {
+                profiled.entry(l).or_default().push(p);
+            }
+        }
+    }
+    let mut launches: HashMap<Launch, usize> = HashMap::new();
+    for r in runs.iter() {
+        if let Some(l) = launch(r) {
+            *launches.entry(l).or_default() += 1;
+        }
+    }
+    let mut out = CountsJoined {
+        joined: 0,
+        ambiguous: 0,
+    };
+    for r in runs.iter_mut() {
+        let Some(l) = launch(r) else { continue };
+        let Some(ps) = profiled.get(&l) else { continue };
+        if ps.len() != 1 || launches[&l] != 1 {
+            out.ambiguous += 1;
+            continue;
+        }
+        let p = ps[0].details().clone();
+        let d = r.details_mut();
+        for (to, from) in [
+            (&mut d.inst_warp, p.inst_warp),
+            (&mut d.inst_thread, p.inst_thread),
+            (&mut d.inst_thread_fp32, p.inst_thread_fp32),
+            (&mut d.inst_thread_fp64, p.inst_thread_fp64),
+            (&mut d.inst_thread_int, p.inst_thread_int),
+            (&mut d.inst_thread_ldst, p.inst_thread_ldst),
+            (&mut d.inst_warp_tensor, p.inst_warp_tensor),
+        ] {
+            *to = to.or(from);
+        }
+        out.joined += 1;
+    }
+    out
+}
+
 /// The file name of a GPU's roofline chart: `roofline_<gpu>.svg`, or
 /// `instruction_roofline_<gpu>.svg` for the instruction roofline.
 pub fn roofline_file(gpu: &str, instruction: bool) -> String {
@@ -981,6 +1063,8 @@ struct Loaded {
     table: crate::data::RunsTable,
     report: crate::data::ValidationReport,
     study_metrics: Option<PathBuf>,
+    /// What joining instruction counts did ([`with_instruction_counts`]), if asked.
+    counts: Option<CountsJoined>,
 }
 
 /// Run every experiment of a directory and write tables and plots into `opts.out`:
@@ -995,30 +1079,44 @@ pub fn reproduce(
     let exps = opts.experiments.load()?;
     check_names_unique(&exps, opts)?;
     check_out_dir(opts.out)?;
-    let mut loaded: Vec<(Vec<PathBuf>, Loaded)> = Vec::new();
+    // (keyed by the data and the exports whose counts join it)
+    let mut loaded: Vec<((Vec<PathBuf>, Vec<PathBuf>), Loaded)> = Vec::new();
     let mut load_seconds = 0.0;
     let mut outcomes = Vec::new();
     let mut notes = Vec::new();
     for (i, e) in exps.iter().enumerate() {
         progress(&e.name, i, exps.len());
         let data = experiment_data(e, opts)?;
-        if !loaded.iter().any(|(d, _)| *d == data) {
+        let exports = if opts.data.is_empty() {
+            e.instruction_counts.clone()
+        } else {
+            Vec::new()
+        };
+        let key = (data, exports);
+        if !loaded.iter().any(|(k, _)| *k == key) {
             let t = Instant::now();
-            let (table, report) = crate::data::load_validated(&data, catalog)?;
+            let (mut table, report) = crate::data::load_validated(&key.0, catalog)?;
+            let counts = if key.1.is_empty() {
+                None
+            } else {
+                let profiles = load_profiles(&key.1, &Default::default(), catalog)?;
+                Some(with_instruction_counts(&mut table.runs, &profiles, catalog))
+            };
             load_seconds += t.elapsed().as_secs_f64();
-            let study_metrics = crate::features::study_metrics_beside(&data);
+            let study_metrics = crate::features::study_metrics_beside(&key.0);
             loaded.push((
-                data.clone(),
+                key.clone(),
                 Loaded {
                     table,
                     report,
                     study_metrics,
+                    counts,
                 },
             ));
         }
         let l = &loaded
             .iter()
-            .find(|(d, _)| *d == data)
+            .find(|(k, _)| *k == key)
             .expect("loaded above")
             .1;
         match run_experiment(e, l, opts, catalog)? {
@@ -1113,6 +1211,7 @@ fn run_experiment(
                     table,
                     report,
                     study_metrics: l.study_metrics.clone(),
+                    counts: l.counts,
                 },
                 cat,
             );
@@ -1233,7 +1332,15 @@ fn data_note(e: &Experiment, l: &Loaded, runs: &[Run]) -> String {
         crate::report::not_imported_text(&l.report)
             .map(|t| format!("; {t}"))
             .unwrap_or_default()
-    )
+    ) + &l
+        .counts
+        .map(|c| {
+            format!(
+                "; instruction counts of {} runs from its Nsight Compute exports ({} left without: a launch more than one run or export has)",
+                c.joined, c.ambiguous
+            )
+        })
+        .unwrap_or_default()
 }
 
 /// Write every outcome's files and the summaries into a staging directory, then
@@ -1390,6 +1497,53 @@ fn publish(staging: &Path, out: &Path, files: &[PathBuf]) -> Result<()> {
 #[cfg(test)]
 mod data_dir_tests {
     use super::*;
+
+    /// SYNTHETIC runs and profiles: counts join the one run of a launch, on as many
+    /// SMs; two configurations of one launch get none.
+    #[test]
+    fn instruction_counts_join_the_run_of_their_launch() {
+        let catalog = Catalog::builtin();
+        let run = |config: &str, grid: f64, sms: Option<f64>, warp: Option<f64>| {
+            let mut r = Run {
+                gpu: "H100 SXM5".into(),
+                kernel: "k".into(),
+                config: config.into(),
+                block_threads: Some(256.0),
+                grid_blocks: Some(grid),
+                time_ms: 1.0,
+                ..Run::default()
+            };
+            r.details_mut().sm_count = sms;
+            r.details_mut().inst_warp = warp;
+            r.details_mut().inst_thread = warp.map(|w| w * 32.0);
+            r
+        };
+        let mut runs = vec![
+            run("N=1", 16.0, None, None),
+            run("N=1", 16.0, Some(16.0), None), // a 16-SM partition: no profile
+            run("N=2,iters=1", 32.0, None, None),
+            run("N=2,iters=2", 32.0, None, None),
+            run("N=3", 64.0, None, Some(7.0)), // its own count is kept
+            run("N=4", 128.0, None, None),     // not profiled
+        ];
+        let profiles = [
+            run("grid=16", 16.0, Some(132.0), Some(100.0)),
+            run("grid=32", 32.0, Some(132.0), Some(200.0)),
+            run("grid=64", 64.0, Some(132.0), Some(400.0)),
+        ];
+        let joined = with_instruction_counts(&mut runs, &profiles, &catalog);
+        assert_eq!(
+            joined,
+            CountsJoined {
+                joined: 2,
+                ambiguous: 2
+            }
+        );
+        let warp: Vec<Option<f64>> = runs.iter().map(|r| r.details().inst_warp).collect();
+        assert_eq!(warp, [Some(100.0), None, None, None, Some(7.0), None]);
+        assert_eq!(runs[0].details().inst_thread, Some(3200.0));
+        assert_eq!(runs[0].time_ms, 1.0);
+    }
 
     #[test]
     fn paths_of_built_in_experiments_join_lexically() {

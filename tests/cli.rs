@@ -1854,7 +1854,7 @@ fn instruction_roofline_of_the_suites_exports() {
     assert!(stderr(&e).contains("no run carries warp instructions"));
     // explain: vector_add's first configuration, 40,960 warp instructions, on the H100
     // and the H200 (both 132 SMs x 4 x 1.98 GHz = 1,045.44 GIPS): 0.000039 ms, part of
-    // the compute roof (far below the memory roofs: bound l1).
+    // the compute roof (here under the L2 roof and the launch floor).
     let text = gpucast_ok(&[
         "explain",
         "--runs",
