@@ -1059,6 +1059,10 @@ pub fn in_sample(run: &Run, fraction: f64) -> bool {
 }
 
 /// Loaded, validated runs of one data set.
+/// What a load of data is keyed by: its files and the exports whose instruction
+/// counts join it.
+type LoadKey = (Vec<PathBuf>, Vec<PathBuf>);
+
 struct Loaded {
     table: crate::data::RunsTable,
     report: crate::data::ValidationReport,
@@ -1079,8 +1083,7 @@ pub fn reproduce(
     let exps = opts.experiments.load()?;
     check_names_unique(&exps, opts)?;
     check_out_dir(opts.out)?;
-    // (keyed by the data and the exports whose counts join it)
-    let mut loaded: Vec<((Vec<PathBuf>, Vec<PathBuf>), Loaded)> = Vec::new();
+    let mut loaded: Vec<(LoadKey, Loaded)> = Vec::new();
     let mut load_seconds = 0.0;
     let mut outcomes = Vec::new();
     let mut notes = Vec::new();
