@@ -803,9 +803,10 @@ pub struct CountsJoined {
 /// Give each run the instruction counts (`inst_warp`, `inst_thread` and the mix) of
 /// the profile of its launch: the one profiled run (an Nsight Compute export's row)
 /// of its GPU and kernel with its block and grid size on as many SMs (`sm_count`, else
-/// the whole GPU's), where no other run has that launch (a kernel whose configurations differ beyond the launch, such as an
-/// iteration count, is left without). Counts a run has are kept; its time, work and
-/// traffic are its own (a profile times one launch under the profiler).
+/// the whole GPU's), where no other run has that launch (a kernel whose configurations
+/// differ beyond the launch, such as an iteration count, is left without). Counts a
+/// run has are kept; its time, work and traffic are its own (a profile times one
+/// launch under the profiler).
 pub fn with_instruction_counts(
     runs: &mut [Run],
     profiles: &[Run],
@@ -1058,11 +1059,11 @@ pub fn in_sample(run: &Run, fraction: f64) -> bool {
     ((crate::data::work_hash(run) % 1_000_000) as f64) < fraction * 1_000_000.0
 }
 
-/// Loaded, validated runs of one data set.
 /// What a load of data is keyed by: its files and the exports whose instruction
 /// counts join it.
 type LoadKey = (Vec<PathBuf>, Vec<PathBuf>);
 
+/// Loaded, validated runs of one data set.
 struct Loaded {
     table: crate::data::RunsTable,
     report: crate::data::ValidationReport,

@@ -754,7 +754,7 @@ mod tests {
     /// its own) projected to an RTX 3090 (8.6: INT32 on 64 of its 128 FP32 lanes).
     /// Its compute roof there is 1.5x what the FP32 rate alone says; with warp
     /// instructions beyond the ALU's the issue roof binds on both. Without counts the
-    /// roof is the FLOPs' as it always was.
+    /// compute roof is the FLOPs'.
     #[test]
     fn instruction_counts_join_the_compute_roof() {
         let catalog = Catalog::builtin();
