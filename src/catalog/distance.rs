@@ -91,8 +91,7 @@ impl Catalog {
     /// The instruction set of `gpu`'s compute capability (its entry in the table:
     /// [`ComputeCapability::instruction_set`]); None when the table lacks it.
     fn instruction_set_of(&self, gpu: &Gpu) -> Option<&str> {
-        self.limits_ref(gpu)
-            .or_else(|| self.compute_capability(&gpu.compute_capability))
+        self.compute_capability_of(gpu)
             .map(ComputeCapability::instruction_set)
     }
 }

@@ -26,6 +26,14 @@ impl Catalog {
         self.ccs.iter().find(|c| parse_cc(&c.cc) == Some(key))
     }
 
+    /// `gpu`'s compute-capability entry: its own limits when it is one of this
+    /// catalog's entries (the table's entry with its per-SM fields laid over), else the
+    /// table's entry for its compute capability (a GPU made outside the catalog).
+    pub fn compute_capability_of(&self, gpu: &Gpu) -> Option<&ComputeCapability> {
+        self.limits_ref(gpu)
+            .or_else(|| self.compute_capability(&gpu.compute_capability))
+    }
+
     /// The occupancy limits for `gpu`: its compute capability's limits with the
     /// GPU's own fields (regs_per_sm, max_threads_per_sm, max_blocks_per_sm,
     /// smem_per_sm, warp_size, max_smem_per_block, reg_alloc_unit, smem_alloc_unit)

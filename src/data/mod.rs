@@ -82,6 +82,82 @@ pub fn move_partition_runs(runs: &mut [Run]) -> Vec<(String, u32)> {
     parts
 }
 
+/// What [`with_instruction_counts`] did: runs given counts, and runs whose launch
+/// more than one run or export of their GPU and kernel has (left without).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CountsJoined {
+    pub joined: usize,
+    pub ambiguous: usize,
+}
+
+/// Give each run the instruction counts (`inst_warp`, `inst_thread` and the mix) of
+/// the profile of its launch: the one profiled run (an Nsight Compute export's row)
+/// of its GPU and kernel with its block and grid size on as many SMs (`sm_count`, else
+/// the whole GPU's), where no other run has that launch (a kernel whose configurations
+/// differ beyond the launch, such as an iteration count, is left without). Counts a
+/// run has are kept; its time, work and traffic are its own (a profile times one
+/// launch under the profiler).
+pub fn with_instruction_counts(
+    runs: &mut [Run],
+    profiles: &[Run],
+    catalog: &crate::catalog::Catalog,
+) -> CountsJoined {
+    use std::collections::HashMap;
+    type Launch = (String, String, u64, u64, u64);
+    let launch = |r: &Run| -> Option<Launch> {
+        let gpu = catalog.resolve(&r.gpu)?;
+        let size = |v: Option<f64>| v.filter(|v| *v > 0.0).map(|v| v.round() as u64);
+        Some((
+            gpu.name.clone(),
+            r.kernel.to_string(),
+            size(r.block_threads)?,
+            size(r.grid_blocks)?,
+            size(r.details().sm_count).unwrap_or(u64::from(gpu.sm_count)),
+        ))
+    };
+    let mut profiled: HashMap<Launch, Vec<&Run>> = HashMap::new();
+    for p in profiles {
+        if p.details().inst_warp.is_some() {
+            if let Some(l) = launch(p) {
+                profiled.entry(l).or_default().push(p);
+            }
+        }
+    }
+    let mut launches: HashMap<Launch, usize> = HashMap::new();
+    for r in runs.iter() {
+        if let Some(l) = launch(r) {
+            *launches.entry(l).or_default() += 1;
+        }
+    }
+    let mut out = CountsJoined {
+        joined: 0,
+        ambiguous: 0,
+    };
+    for r in runs.iter_mut() {
+        let Some(l) = launch(r) else { continue };
+        let Some(ps) = profiled.get(&l) else { continue };
+        if ps.len() != 1 || launches[&l] != 1 {
+            out.ambiguous += 1;
+            continue;
+        }
+        let p = ps[0].details().clone();
+        let d = r.details_mut();
+        for (to, from) in [
+            (&mut d.inst_warp, p.inst_warp),
+            (&mut d.inst_thread, p.inst_thread),
+            (&mut d.inst_thread_fp32, p.inst_thread_fp32),
+            (&mut d.inst_thread_fp64, p.inst_thread_fp64),
+            (&mut d.inst_thread_int, p.inst_thread_int),
+            (&mut d.inst_thread_ldst, p.inst_thread_ldst),
+            (&mut d.inst_warp_tensor, p.inst_warp_tensor),
+        ] {
+            *to = to.or(from);
+        }
+        out.joined += 1;
+    }
+    out
+}
+
 /// A hash of a run's work (kernel, config), the same on every GPU and in every Rust
 /// release (FNV-1a, fixed by its definition; std's hasher may change): what
 /// deterministic samples of configurations are drawn by, so sampled runs still pair

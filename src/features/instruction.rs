@@ -85,14 +85,6 @@ pub fn alu_ms(
     Some(cycles_per_sm / (gpu.sm_count as f64 * sm_clock_mhz(gpu) * 1e3))
 }
 
-/// A GPU's compute-capability entry: its own limits in `catalog`, else the table's
-/// entry for its compute capability (a GPU made outside the catalog, a partition).
-pub fn cc_of<'c>(gpu: &Gpu, catalog: &'c Catalog) -> Option<&'c ComputeCapability> {
-    catalog
-        .limits_ref(gpu)
-        .or_else(|| catalog.compute_capability(&gpu.compute_capability))
-}
-
 /// What a run's instruction counts say its work takes on a GPU.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct InstructionCounts {
@@ -132,7 +124,7 @@ impl InstructionCounts {
             issue_ms: self.warp.map(|(n, w)| issue_ms(n, w, gpu)),
             alu_ms: self
                 .fp32_int_thread
-                .and_then(|(f, i)| alu_ms(f, i, gpu, cc_of(gpu, catalog))),
+                .and_then(|(f, i)| alu_ms(f, i, gpu, catalog.compute_capability_of(gpu))),
         }
     }
 }
@@ -422,7 +414,7 @@ mod tests {
         let (fp32, int) = (2.0e9, 1.0e9);
         let alu = |name: &str| {
             let g = catalog.resolve(name).unwrap();
-            let ms = alu_ms(fp32, int, g, cc_of(g, &catalog)).unwrap();
+            let ms = alu_ms(fp32, int, g, catalog.compute_capability_of(g)).unwrap();
             // in SM clocks per SM
             ms * g.sm_count as f64 * g.boost_clock_mhz * 1e3
         };
@@ -435,7 +427,11 @@ mod tests {
         // Kepler has no lane counts in the table, AMD no compute-capability lanes
         for name in ["Tesla K80", "MI210"] {
             let g = catalog.resolve(name).unwrap();
-            assert_eq!(alu_ms(fp32, int, g, cc_of(g, &catalog)), None, "{name}");
+            assert_eq!(
+                alu_ms(fp32, int, g, catalog.compute_capability_of(g)),
+                None,
+                "{name}"
+            );
         }
     }
 
