@@ -115,22 +115,17 @@ pub(crate) fn bounds_log(
     } else {
         None
     };
-    match own.as_deref() {
-        Some(i) => super::interval::bounds_log_for(
-            i.pooled_log,
-            i.local.as_ref(),
-            i.launch_log.filter(|_| launch_bound),
-            target,
-            ctx,
-        ),
-        None => super::interval::bounds_log_for(
-            fitted.pooled_log,
-            fitted.local,
-            fitted.launch_log.filter(|_| launch_bound),
-            target,
-            ctx,
-        ),
-    }
+    let (pooled_log, local, launch_log) = match own.as_deref() {
+        Some(i) => (i.pooled_log, i.local.as_ref(), i.launch_log),
+        None => (fitted.pooled_log, fitted.local, fitted.launch_log),
+    };
+    super::interval::bounds_log_for(
+        pooled_log,
+        local,
+        launch_log.filter(|_| launch_bound),
+        target,
+        ctx,
+    )
 }
 
 /// The interval a fit on `evidence` would calibrate
