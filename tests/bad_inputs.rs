@@ -186,7 +186,7 @@ fn model_json(edit: impl FnOnce(&mut serde_json::Value)) -> String {
         "new_family_share": 0.0,
         "kernel_ratio_share": 0.0,
         "families": ["matmul"],
-        "interval_log": [-0.4, 0.9],
+        "interval": {"pooled_log": [-0.4, 0.9]},
         "pairs": 0,
         "residual": null
     });
@@ -204,7 +204,7 @@ fn shape(coefficients: &[f64], strength: f64) -> serde_json::Value {
     })
 }
 
-/// A model file's `local_interval` with one GPU whose 50 shape quantiles step by `step`.
+/// A model file's `interval.local` with one GPU whose 50 shape quantiles step by `step`.
 fn local_interval(similarity_power: i32, step: f64) -> serde_json::Value {
     let shape: Vec<f64> = (0..50).map(|k| step * (k as f64 - 24.5)).collect();
     serde_json::json!({
@@ -549,14 +549,14 @@ fn cases() -> Vec<Case> {
         model_file("negative kernel-ratio share", model_json(|v| v["kernel_ratio_share"] = (-0.25).into()), "m.json: kernel_ratio_share -0.25 is outside 0..1"),
         model_file("analytical share above 1", model_json(|v| v["analytical_share"] = 1.25.into()), "m.json: analytical_share 1.25 is outside 0..1"),
         model_file("corpora out of order", model_json(|v| v["corpora"] = serde_json::json!(["b", "a"])), "m.json: corpora must be sorted and not empty"),
-        model_file("a model file of the previous version", model_json(|v| v["version"] = 9.into()), "m.json: model file format version 9 (written by gpucast 0.2.0), this gpucast reads version 11: retrain it"),
+        model_file("a model file of the previous version", model_json(|v| v["version"] = 11.into()), "m.json: model file format version 11 (written by gpucast 0.2.0), this gpucast reads version 12: retrain it"),
         model_file("similarity power not offered", model_json(|v| v["similarity_power"] = 0.into()), "m.json: similarity_power 0 is not one of [1, 2, 4]"),
         model_file("analytical power not offered", model_json(|v| v["analytical_power"] = 3.into()), "m.json: analytical_power 3 is not one of [1, 2, 4]"),
-        model_file("local interval at a power not offered", model_json(|v| v["local_interval"] = local_interval(3, 0.1)), "m.json: local_interval.similarity_power 3 is not one of [1, 2, 4]"),
-        model_file("local interval without a pooled one", model_json(|v| { v["local_interval"] = local_interval(2, 0.1); v["interval_log"] = serde_json::Value::Null; }), "m.json: local_interval without interval_log"),
-        model_file("local interval with a descending shape", model_json(|v| v["local_interval"] = local_interval(2, -0.1)), "m.json: local_interval for NVIDIA TITAN V: level_log must be a number within +-20 and shape_log 50 such numbers in ascending order"),
+        model_file("local interval at a power not offered", model_json(|v| v["interval"]["local"] = local_interval(3, 0.1)), "m.json: interval.local.similarity_power 3 is not one of [1, 2, 4]"),
+        model_file("local interval without a pooled one", model_json(|v| { v["interval"]["local"] = local_interval(2, 0.1); v["interval"]["pooled_log"] = serde_json::Value::Null; }), "m.json: interval.local without interval.pooled_log"),
+        model_file("local interval with a descending shape", model_json(|v| v["interval"]["local"] = local_interval(2, -0.1)), "m.json: interval.local for NVIDIA TITAN V: level_log must be a number within +-20 and shape_log 50 such numbers in ascending order"),
         model_file("unsorted families", model_json(|v| v["families"] = serde_json::json!(["stencil", "matmul"])), "m.json: families must be sorted, each named once"),
-        model_file("swapped interval", model_json(|v| v["interval_log"] = serde_json::json!([0.9, -0.4])), "m.json: interval_log (0.9, -0.4) must be numbers within +-20 with lo <= hi"),
+        model_file("swapped interval", model_json(|v| v["interval"]["pooled_log"] = serde_json::json!([0.9, -0.4])), "m.json: interval.pooled_log (0.9, -0.4) must be numbers within +-20 with lo <= hi"),
         model_file("negative shape coefficient", model_json(|v| v["shape"] = shape(&[-1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0], 1.0)), "m.json: shape.coefficients must be 8 finite numbers >= 0"),
         model_file("shape coefficients of another version", model_json(|v| v["shape"] = shape(&[1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0], 1.0)), "m.json: shape.coefficients must be 8 finite numbers >= 0"),
         model_file("a held-out curve cut short", model_json(|v| { v["shape"] = shape(&[1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0], 1.0); v["shape"]["other_arch_curves"] = serde_json::json!([{"gpu": "NVIDIA TITAN V", "mape": [0.2, 0.1]}]); }), "m.json: shape.other_arch_curves for 'NVIDIA TITAN V' must be 5 finite numbers >= 0 (one per strength [0.0, 0.25, 0.5, 0.75, 1.0])"),

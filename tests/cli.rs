@@ -253,9 +253,9 @@ fn train_then_predict_and_reject_bad_model_files() {
     let edits: [(&str, serde_json::Value, &str); 7] = [
         ("correction_share", serde_json::json!(-0.5), "outside 0..1"),
         (
-            "interval_log",
-            serde_json::json!([-1e308, 1e308]),
-            "interval_log (-1e308, 1e308) must be numbers within +-20",
+            "interval",
+            serde_json::json!({"pooled_log": [-1e308, 1e308]}),
+            "interval.pooled_log (-1e308, 1e308) must be numbers within +-20",
         ),
         (
             "similarity_power",
@@ -263,7 +263,11 @@ fn train_then_predict_and_reject_bad_model_files() {
             "similarity_power 3 is not one of [1, 2, 4]",
         ),
         ("new_family_share", serde_json::json!(2.0), "outside 0..1"),
-        ("interval_log", serde_json::json!([0.4, -0.3]), "lo <= hi"),
+        (
+            "interval",
+            serde_json::json!({"pooled_log": [0.4, -0.3]}),
+            "lo <= hi",
+        ),
         (
             "features",
             serde_json::json!(["a", "b"]),
@@ -979,7 +983,7 @@ fn a_saved_local_interval_is_narrow_for_a_target_like_the_well_predicted_gpus() 
         model.to_str().unwrap(),
     ]);
     let saved: serde_json::Value = read_json(&model);
-    let local = &saved["local_interval"];
+    let local = &saved["interval"]["local"];
     assert_eq!(local["gpus"].as_array().map(Vec::len), Some(9), "{local}");
     // The median interval width, in log units, of predictions from the H100's runs.
     let median_width = |target: &str| {

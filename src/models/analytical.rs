@@ -14,7 +14,7 @@
 //!   ([`SIMILARITY_POWERS`]); the interval spans the sources and the memory levels
 //!   (hierarchical roofline).
 
-use super::interval::LocalInterval;
+use super::interval::FittedInterval;
 use super::similarity::similarity_at;
 pub use super::similarity::{similarity, source_weight, SIMILARITY_POWERS};
 use super::{Context, Evidence, Fit, HeldOutError, Interval, LaunchFloors, Predict, Prediction};
@@ -39,16 +39,11 @@ pub struct Analytical;
 /// are learned, from the projection's own errors on the training GPUs.
 #[derive(Debug, Clone)]
 pub struct FittedAnalytical {
-    /// Held-out log-error quantiles of the projection on the training runs (each run
-    /// projected from the other training GPUs only); None with too few of them, when
-    /// the interval is the sources' spread.
-    pub interval_log: Option<(f64, f64)>,
-    /// The same errors weighted toward the training GPUs most like the target, where
-    /// the fit chose that ([`super::interval::fit_interval`]).
-    pub local_interval: Option<LocalInterval>,
-    /// The quantiles of the launch-bound held-out errors, for a launch-bound prediction
-    /// ([`Combination::launch_bound`]); None with too few of them.
-    pub launch_interval_log: Option<(f64, f64)>,
+    /// The interval of the projection's held-out errors on the training runs (each
+    /// run projected from the other training GPUs only,
+    /// [`super::interval::fit_interval`]); without a pooled one (too few errors) the
+    /// interval is the sources' spread.
+    pub interval: FittedInterval,
     /// The power of a source's similarity that is its weight
     /// (one of [`SIMILARITY_POWERS`], chosen on the training GPUs).
     pub similarity_power: i32,
@@ -65,9 +60,7 @@ impl Default for FittedAnalytical {
     /// the interval.
     fn default() -> Self {
         FittedAnalytical {
-            interval_log: None,
-            local_interval: None,
-            launch_interval_log: None,
+            interval: FittedInterval::default(),
             similarity_power: 1,
             launch_floors: LaunchFloors::Sources,
             corpora: Vec::new(),
@@ -83,9 +76,7 @@ const MAX_INTERVAL_RUNS: usize = 4000;
 /// the corpora it was fitted on.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct FittedBounds<'f> {
-    pub pooled_log: Option<(f64, f64)>,
-    pub local: Option<&'f LocalInterval>,
-    pub launch_log: Option<(f64, f64)>,
+    pub interval: &'f FittedInterval,
     pub corpora: &'f [String],
 }
 
@@ -115,17 +106,9 @@ pub(crate) fn bounds_log(
     } else {
         None
     };
-    let (pooled_log, local, launch_log) = match own.as_deref() {
-        Some(i) => (i.pooled_log, i.local.as_ref(), i.launch_log),
-        None => (fitted.pooled_log, fitted.local, fitted.launch_log),
-    };
-    super::interval::bounds_log_for(
-        pooled_log,
-        local,
-        launch_log.filter(|_| launch_bound),
-        target,
-        ctx,
-    )
+    own.as_deref()
+        .unwrap_or(fitted.interval)
+        .bounds_log(launch_bound, target, ctx)
 }
 
 /// The interval a fit on `evidence` would calibrate
@@ -136,7 +119,7 @@ pub(crate) fn bounds_log(
 pub(crate) fn evidence_interval(
     evidence: &Evidence,
     ctx: &Context,
-) -> Result<Option<super::interval::FittedInterval>> {
+) -> Result<Option<FittedInterval>> {
     let runs: Vec<&Run> = evidence.indexed_runs().collect();
     let queries = super::learning_queries(&runs, MAX_INTERVAL_RUNS);
     let cand = Candidate {
@@ -942,7 +925,7 @@ impl Combination {
 
     /// Whether the prediction is in the launch-bound regime: at least half its sources'
     /// weight is launch-bound. The interval has its own quantiles there
-    /// ([`super::interval::FittedInterval::launch_log`]): a launch-bound time is mostly
+    /// ([`FittedInterval::launch_log`]): a launch-bound time is mostly
     /// the harness, which the projection knows least about.
     pub fn launch_bound(&self) -> bool {
         self.launch_weight > 0.0 && self.launch_weight >= 0.5 * self.weight_sum
@@ -999,9 +982,7 @@ impl Analytical {
         let gpus: Vec<&str> = choice.gpus.iter().map(String::as_str).collect();
         let interval = super::interval::fit_interval(&choice.held_out, &gpus, ctx)?;
         Ok(FittedAnalytical {
-            interval_log: interval.pooled_log,
-            local_interval: interval.local,
-            launch_interval_log: interval.launch_log,
+            interval,
             similarity_power: choice.power,
             launch_floors: ctx.launch_floors,
             corpora: super::corpora_of(train),
@@ -1059,9 +1040,7 @@ impl FittedAnalytical {
         };
         let bounds = bounds_log(
             FittedBounds {
-                pooled_log: self.interval_log,
-                local: self.local_interval.as_ref(),
-                launch_log: self.launch_interval_log,
+                interval: &self.interval,
                 corpora: &self.corpora,
             },
             c.launch_bound(),
@@ -1085,7 +1064,7 @@ impl Predict for FittedAnalytical {
             "sources weighted by their similarity to the power {}, those of the target's architecture as if e times as similar{} (chosen by leave-one-GPU-out inside the training GPUs){}",
             self.similarity_power,
             floors_text(self.launch_floors),
-            super::interval::describe(self.local_interval.as_ref()),
+            self.interval.describe(),
         ))
     }
     fn predict(

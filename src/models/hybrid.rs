@@ -18,7 +18,7 @@
 use super::analytical::{
     self, kernel_ratio_shift, project, projections, similarity, to_kernel_ratio, Combination,
 };
-use super::interval;
+use super::interval::FittedInterval;
 use super::regressors::{make, FittedRegressor, RegressorKind};
 use super::transfer::{self, ShapeTransfer};
 use super::{
@@ -39,7 +39,7 @@ const MIN_PAIRS: usize = 8;
 const MAX_LOG_CORRECTION: f64 = 2.0;
 /// Version of the saved-model format ([`HybridState`]); loading another version is an
 /// error (CHANGELOG.md lists what each version changed).
-pub const MODEL_FORMAT_VERSION: u32 = 11;
+pub const MODEL_FORMAT_VERSION: u32 = 12;
 
 /// Hyperparameters of the hybrid: the residual's regressor, its seed and, as a
 /// diagnostic, a fixed correction share (`hybrid@0.5`) instead of the one chosen by
@@ -148,10 +148,11 @@ pub struct HybridState {
     pub new_family_share: f64,
     /// The training runs' kernel families ([`Run::family`]), sorted.
     pub families: Vec<String>,
-    /// Quantiles of the held-out log errors ln(measured / predicted): the prediction
-    /// interval is [pred x e^lo, pred x e^hi], widened to the memory-level bounds;
-    /// None when too few errors were held out to calibrate one.
-    pub interval_log: Option<(f64, f64)>,
+    /// The calibrated interval: quantiles of the held-out log errors ln(measured /
+    /// predicted) (pooled, local where chosen, the launch-bound regime's own); the
+    /// prediction interval is [pred x e^lo, pred x e^hi], widened to the memory-level
+    /// bounds. Without a pooled one too few errors were held out to calibrate one.
+    pub interval: FittedInterval,
     /// Training pairs the residual was fitted on.
     pub pairs: usize,
     /// The fitted residual regressor; None when the share is 0 or there were too few
@@ -196,16 +197,6 @@ pub struct HybridState {
     /// architecture preferred), for its share.
     #[serde(default = "similarity_itself")]
     pub analytical_power: i32,
-    /// The held-out errors weighted toward the training GPUs most like the target,
-    /// where the fit chose that ([`super::interval::fit_interval`]); absent: the pooled
-    /// `interval_log` for every target.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub local_interval: Option<super::interval::LocalInterval>,
-    /// The quantiles of the launch-bound held-out errors, the interval of a
-    /// launch-bound prediction ([`analytical::Combination::launch_bound`]); absent with
-    /// too few of them.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub launch_interval_log: Option<(f64, f64)>,
 }
 
 fn similarity_itself() -> i32 {
@@ -305,25 +296,7 @@ impl HybridState {
                 ));
             }
         }
-        for (name, bounds) in [
-            ("interval_log", self.interval_log),
-            ("launch_interval_log", self.launch_interval_log),
-        ] {
-            if let Some((lo, hi)) = bounds {
-                if !(interval::plausible_log(lo) && interval::plausible_log(hi) && lo <= hi) {
-                    return bad(format!(
-                        "{name} ({lo:?}, {hi:?}) must be numbers within +-{} with lo <= hi",
-                        interval::MAX_INTERVAL_LOG
-                    ));
-                }
-            }
-        }
-        if let Some(local) = &self.local_interval {
-            if self.interval_log.is_none() {
-                return bad("local_interval without interval_log".into());
-            }
-            local.check().or_else(bad)?;
-        }
+        self.interval.check().or_else(bad)?;
         let width = vectors::PAIR_NAMES.len() + self.categories.len();
         if self.features != feature_names(&self.categories) {
             return bad(format!(
@@ -925,9 +898,12 @@ impl HybridParams {
             .collect();
         let gpu_names: Vec<&str> = gpus.iter().map(String::as_str).collect();
         let interval = super::interval::fit_interval(&errors, &gpu_names, ctx)?;
-        let (interval_log, local_interval, launch_interval_log) = match interval.pooled_log {
-            Some(_) => (interval.pooled_log, interval.local, interval.launch_log),
-            None => (interval_log(&shares.held_out), None, None),
+        let interval = match interval.pooled_log {
+            Some(_) => interval,
+            None => FittedInterval {
+                pooled_log: interval_log(&shares.held_out),
+                ..FittedInterval::default()
+            },
         };
         let residual = correction(
             params.regressor,
@@ -942,9 +918,7 @@ impl HybridParams {
                 correction_share: shares.known_family,
                 new_family_share: shares.new_family,
                 families,
-                interval_log,
-                local_interval,
-                launch_interval_log,
+                interval,
                 format: "gpucast-model".into(),
                 version: MODEL_FORMAT_VERSION,
                 gpucast_version: env!("CARGO_PKG_VERSION").into(),
@@ -1007,7 +981,7 @@ impl Predict for FittedHybrid {
             } else {
                 String::new()
             },
-            super::interval::describe(self.state.local_interval.as_ref()),
+            self.state.interval.describe(),
         ))
     }
 
@@ -1079,9 +1053,7 @@ impl Predict for FittedHybrid {
         let floor_ms = combination.floor_ms();
         let bounds = analytical::bounds_log(
             analytical::FittedBounds {
-                pooled_log: state.interval_log,
-                local: state.local_interval.as_ref(),
-                launch_log: state.launch_interval_log,
+                interval: &state.interval,
                 corpora: &state.corpora,
             },
             combination.launch_bound(),

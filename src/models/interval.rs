@@ -223,12 +223,12 @@ impl LocalInterval {
     pub fn check(&self) -> std::result::Result<(), String> {
         if !SIMILARITY_POWERS.contains(&self.similarity_power) {
             return Err(format!(
-                "local_interval.similarity_power {} is not one of {SIMILARITY_POWERS:?}",
+                "interval.local.similarity_power {} is not one of {SIMILARITY_POWERS:?}",
                 self.similarity_power
             ));
         }
         if self.gpus.is_empty() {
-            return Err("local_interval.gpus is empty".into());
+            return Err("interval.local.gpus is empty".into());
         }
         for g in &self.gpus {
             let ascending = g.shape_log.windows(2).all(|w| w[0] <= w[1]);
@@ -238,7 +238,7 @@ impl LocalInterval {
                 || !ascending
             {
                 return Err(format!(
-                    "local_interval for {}: level_log must be a number within +-{MAX_INTERVAL_LOG} and shape_log {SHAPE_QUANTILES} such numbers in ascending order",
+                    "interval.local for {}: level_log must be a number within +-{MAX_INTERVAL_LOG} and shape_log {SHAPE_QUANTILES} such numbers in ascending order",
                     g.gpu
                 ));
             }
@@ -273,43 +273,75 @@ impl LocalInterval {
     }
 }
 
-/// What a fit summary says of the interval: nothing for the pooled one.
-pub fn describe(local: Option<&LocalInterval>) -> String {
-    match local {
-        Some(l) => format!(
-            ", interval from the training GPUs' errors weighted by their similarity to the target to the power {}",
-            l.similarity_power
-        ),
-        None => String::new(),
-    }
-}
-
-/// The pooled interval and, where [`fit_interval`] chose one, the local one.
-#[derive(Debug, Clone, PartialEq, Default)]
+/// A fit's calibrated interval: the pooled one, the local one where [`fit_interval`]
+/// chose it, and the launch-bound regime's own.
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct FittedInterval {
+    /// [`interval_log`] of the held-out errors (of the work-bound ones where
+    /// `launch_log` has its own); None with too few of them.
     pub pooled_log: Option<(f64, f64)>,
+    /// The held-out errors weighted toward the training GPUs most like the target,
+    /// where the fit chose that; absent: `pooled_log` for every target.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub local: Option<LocalInterval>,
     /// [`interval_log`] of the launch-bound errors alone, for a launch-bound
     /// prediction; None with too few of them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub launch_log: Option<(f64, f64)>,
 }
 
-/// The bounds in log units for `target`: `launch_log` when given (a launch-bound
-/// prediction), else the local interval's where there is one (and a training GPU has
-/// weight), else the pooled one.
-pub fn bounds_log_for(
-    pooled_log: Option<(f64, f64)>,
-    local: Option<&LocalInterval>,
-    launch_log: Option<(f64, f64)>,
-    target: &str,
-    ctx: &Context,
-) -> Result<Option<(f64, f64)>> {
-    if launch_log.is_some() {
-        return Ok(launch_log);
+impl FittedInterval {
+    /// The bounds in log units for a prediction on `target`: `launch_log` for a
+    /// launch-bound one where there is one, else the local interval's where there is
+    /// one (and a training GPU has weight), else the pooled one.
+    pub fn bounds_log(
+        &self,
+        launch_bound: bool,
+        target: &str,
+        ctx: &Context,
+    ) -> Result<Option<(f64, f64)>> {
+        if let Some(bounds) = self.launch_log.filter(|_| launch_bound) {
+            return Ok(Some(bounds));
+        }
+        match &self.local {
+            Some(l) => Ok(l.bounds_log(target, ctx)?.or(self.pooled_log)),
+            None => Ok(self.pooled_log),
+        }
     }
-    match local {
-        Some(l) => Ok(l.bounds_log(target, ctx)?.or(pooled_log)),
-        None => Ok(pooled_log),
+
+    /// Check every field a hand edit could break (the message names the field).
+    pub fn check(&self) -> std::result::Result<(), String> {
+        for (name, bounds) in [
+            ("interval.pooled_log", self.pooled_log),
+            ("interval.launch_log", self.launch_log),
+        ] {
+            if let Some((lo, hi)) = bounds {
+                if !(plausible_log(lo) && plausible_log(hi) && lo <= hi) {
+                    return Err(format!(
+                        "{name} ({lo:?}, {hi:?}) must be numbers within +-{MAX_INTERVAL_LOG} with lo <= hi"
+                    ));
+                }
+            }
+        }
+        if let Some(local) = &self.local {
+            if self.pooled_log.is_none() {
+                return Err("interval.local without interval.pooled_log".into());
+            }
+            local.check()?;
+        }
+        Ok(())
+    }
+
+    /// What a fit summary says of the interval: nothing for the pooled one.
+    pub fn describe(&self) -> String {
+        match &self.local {
+            Some(l) => format!(
+                ", interval from the training GPUs' errors weighted by their similarity to the target to the power {}",
+                l.similarity_power
+            ),
+            None => String::new(),
+        }
     }
 }
 
@@ -668,32 +700,30 @@ mod tests {
         let l40s = local.bounds_log("NVIDIA L40S", &ctx).unwrap().unwrap();
         assert!(width(b200) < 0.5 * width(pooled), "{b200:?} {pooled:?}");
         assert!(width(l40s) > width(b200) + 0.3, "{l40s:?} {b200:?}");
-        // The same bounds again (from the cache), and by the free function.
+        // The same bounds again (from the cache), and through the fitted interval.
         assert_eq!(local.bounds_log("NVIDIA B200", &ctx).unwrap(), Some(b200));
-        assert_eq!(
-            bounds_log_for(Some(pooled), Some(&local), None, "NVIDIA B200", &ctx).unwrap(),
-            Some(b200)
-        );
-        assert_eq!(
-            bounds_log_for(Some(pooled), None, None, "NVIDIA B200", &ctx).unwrap(),
-            Some(pooled)
-        );
-        // A launch-bound prediction takes the launch-bound errors' interval.
+        let with = |local: Option<&LocalInterval>, launch_log| FittedInterval {
+            pooled_log: Some(pooled),
+            local: local.cloned(),
+            launch_log,
+        };
+        let bounds = |i: &FittedInterval, launch_bound| {
+            i.bounds_log(launch_bound, "NVIDIA B200", &ctx).unwrap()
+        };
+        assert_eq!(bounds(&with(Some(&local), None), false), Some(b200));
+        assert_eq!(bounds(&with(None, None), false), Some(pooled));
+        // A launch-bound prediction takes the launch-bound errors' interval, where
+        // there is one; the others never do.
         let launch = (-0.9, 0.8);
         assert_eq!(
-            bounds_log_for(
-                Some(pooled),
-                Some(&local),
-                Some(launch),
-                "NVIDIA B200",
-                &ctx
-            )
-            .unwrap(),
+            bounds(&with(Some(&local), Some(launch)), true),
             Some(launch)
         );
+        assert_eq!(bounds(&with(Some(&local), Some(launch)), false), Some(b200));
+        assert_eq!(bounds(&with(None, None), true), Some(pooled));
         assert!(local.check().is_ok());
-        assert!(describe(Some(&local)).contains("to the power"));
-        assert_eq!(describe(None), "");
+        assert!(with(Some(&local), None).describe().contains("to the power"));
+        assert_eq!(with(None, None).describe(), "");
         // A GPU the catalog lacks is an error naming it.
         let err = local.bounds_log("NVIDIA NoSuchGPU", &ctx).unwrap_err();
         assert!(err.to_string().contains("NoSuchGPU"), "{err}");

@@ -266,7 +266,7 @@ pub fn explain_text(
     catalog: &crate::catalog::Catalog,
 ) -> String {
     let similarity_power = fitted.similarity_power;
-    let local_interval_power = fitted.local_interval.as_ref().map(|l| l.similarity_power);
+    let local_interval_power = fitted.interval.local.as_ref().map(|l| l.similarity_power);
     let mut s = format!(
         "{} {} -> {target}  (calibration: {calibration})\n",
         query.kernel, query.config
