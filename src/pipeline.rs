@@ -8,7 +8,7 @@ use crate::catalog::{Catalog, Gpu};
 use crate::data::{self, importers::ImportOptions, Run, RunsTable, ValidationReport};
 use crate::error::{Error, Input, Result};
 use crate::features::{study_metrics_beside, Calibration, FiguresSource, KernelResources};
-use crate::models::{Context, LaunchFloors};
+use crate::models::{Context, Interval, LaunchFloors, Prediction};
 use crate::predict::{self, predict_table, ModelChoice, Predictions};
 use std::path::{Path, PathBuf};
 
@@ -232,6 +232,26 @@ pub(crate) fn model_for(
     (opts.model.clone(), None)
 }
 
+/// What a reader of predictions whose interval is only their sources' spread
+/// ([`Interval::Spread`]) should know: it is not calibrated (from one source GPU it
+/// spans only the memory levels, often nothing), and the pre-trained hybrid
+/// calibrates one. None when
+/// every interval is calibrated or absent.
+fn spread_note(predictions: &[Option<Prediction>]) -> Option<String> {
+    let made: Vec<&Prediction> = predictions.iter().flatten().collect();
+    let spread = made
+        .iter()
+        .filter(|p| p.interval == Interval::Spread)
+        .count();
+    (spread > 0).then(|| {
+        format!(
+            "note: {spread} of {} predictions have only the spread of their sources' projections as an interval, not a calibrated one (too few source GPUs to hold one out against the others; from one source GPU it spans only the memory levels the work could be served from, often nothing): the pre-trained hybrid (model `{}`) calibrates it on the errors held out on its training GPUs",
+            made.len(),
+            predict::PRETRAINED_NAME
+        )
+    })
+}
+
 /// The launch floors to project with: a saved model's own (a different floor asked
 /// for would be silently ignored: an error), else those asked for or the default.
 pub(crate) fn launch_floors_for(
@@ -307,6 +327,9 @@ pub fn predictions(
     let fitted = model.fitted(training, target, &ctx)?;
     let mut preds = predict_table(&table, fitted.as_ref(), target, source.as_deref(), &ctx)?;
     preds.model_trained_on_target = trained_on_target;
+    if model_name != predict::PRETRAINED_NAME {
+        notes.extend(spread_note(&preds.predictions));
+    }
     if let Some((spec, kernel)) = &spec_to_check {
         let others: Vec<&Run> = table.runs.iter().filter(|r| r.gpu != target).collect();
         let kernels = preds.tuning_space_kernels(*kernel);

@@ -612,6 +612,48 @@ fn the_shipped_pretrained_model_loads_and_predicts() {
     );
 }
 
+/// Predictions from one source GPU have only the sources' spread as an interval (no
+/// other GPU to hold out): `predict` says so, and that the pre-trained hybrid
+/// calibrates one; with the pre-trained hybrid nothing is said.
+#[test]
+fn an_uncalibrated_interval_is_named_with_the_model_that_calibrates_one() {
+    let runs = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/own/h200/runs.csv");
+    let args = |model: &'static str| {
+        let mut a = vec![
+            "predict".to_string(),
+            "--runs".into(),
+            runs.to_str().unwrap().into(),
+            "--target".into(),
+            "H100 SXM5".into(),
+            "--format".into(),
+            "csv".into(),
+        ];
+        if !model.is_empty() {
+            a.extend(["--model".to_string(), model.to_string()]);
+        }
+        a
+    };
+    let run = |model: &'static str| {
+        let a = args(model);
+        let o = gpucast(&a.iter().map(String::as_str).collect::<Vec<_>>());
+        assert!(o.status.success(), "{}", stderr(&o));
+        (stdout(&o), stderr(&o))
+    };
+    let (csv, err) = run("");
+    let rows = csv.lines().count() - 1;
+    let spread = csv.lines().filter(|l| l.contains(",spread,")).count();
+    assert!(spread > 0 && rows > 0, "{csv}");
+    assert!(
+        err.contains(&format!(
+            "note: {spread} of {rows} predictions have only the spread"
+        )) && err.contains("(model `pretrained`) calibrates it"),
+        "{err}"
+    );
+    let (csv, err) = run("pretrained");
+    assert!(!csv.contains(",spread,"), "{csv}");
+    assert!(!err.contains("only the spread"), "{err}");
+}
+
 /// `reproduce --data` with data that lacks the GPUs an experiment selects (here the SM
 /// partitions of `own-partition-scaling`) skips that experiment with a note rather
 /// than failing the whole run.
