@@ -1,6 +1,12 @@
 //! Least-squares gradient boosting: `forust-ml` (histogram trees), nothing hand-written.
 //! Single-threaded for bit-identical results. The fitted booster is forust-ml's own
 //! serde type, so it saves and loads as it is.
+//!
+//! The booster sees only the columns that vary in the training rows: a constant column
+//! never splits, but forust-ml builds its histogram at every node all the same. The
+//! hybrid's pairs carry one column per kernel category of the whole training set, and
+//! a fold's rows leave a third of them constant (9 of 26 in `gpucast bench`'s LOGO
+//! hybrid); the trees are the same without them.
 
 use super::{bad_param, check_fit_input, guarded, NodeView, RegressorKind};
 use crate::error::Result;
@@ -65,10 +71,11 @@ impl GbmParams {
         let name = RegressorKind::Gbm.name();
         self.check()?;
         check_fit_input(name, x, y)?;
-        let data = column_major(x);
+        let columns = varying_columns(x);
+        let data = column_major(x, &columns);
         let yv = y.to_vec();
         let booster = guarded(name, "fit", || {
-            let matrix = forust_ml::Matrix::new(&data, x.nrows(), x.ncols());
+            let matrix = forust_ml::Matrix::new(&data, x.nrows(), columns.len());
             let mut booster = forust_ml::GradientBooster::default()
                 .set_objective_type(ObjectiveType::SquaredLoss)
                 .set_iterations(self.rounds)
@@ -82,6 +89,7 @@ impl GbmParams {
         })?;
         Ok(FittedGbm {
             n_features: x.ncols(),
+            columns,
             booster,
         })
     }
@@ -91,6 +99,9 @@ impl GbmParams {
 #[derive(serde::Serialize, serde::Deserialize)]
 pub struct FittedGbm {
     n_features: usize,
+    /// The input columns the booster was fitted on, ascending (those that vary in the
+    /// training rows): its trees' feature `i` is input column `columns[i]`.
+    columns: Vec<usize>,
     booster: forust_ml::GradientBooster,
 }
 
@@ -113,6 +124,16 @@ impl FittedGbm {
     /// [`super::MAX_LEAF_LOG`], every tree walkable ([`super::check_tree`]; a split
     /// goes on to its left, right and missing-value nodes).
     pub(super) fn check(&self) -> std::result::Result<(), String> {
+        let ascending = self.columns.windows(2).all(|w| w[0] < w[1]);
+        if self.columns.is_empty()
+            || !ascending
+            || self.columns.last().is_some_and(|&c| c >= self.n_features)
+        {
+            return Err(format!(
+                "columns must be ascending input columns below {}",
+                self.n_features
+            ));
+        }
         let base = self.booster.base_score;
         if !(base.is_finite() && base.abs() <= super::MAX_LEAF_LOG) {
             return Err(format!(
@@ -133,22 +154,42 @@ impl FittedGbm {
                     }
                 }
             });
-            super::check_tree(t, nodes, self.n_features)?;
+            super::check_tree(t, nodes, self.columns.len())?;
         }
         Ok(())
     }
 
     pub(super) fn predict_unchecked(&self, x: &Array2<f64>) -> Result<Array1<f64>> {
-        let data = column_major(x);
+        let data = column_major(x, &self.columns);
         let pred = guarded(RegressorKind::Gbm.name(), "predict", || {
-            let matrix = forust_ml::Matrix::new(&data, x.nrows(), x.ncols());
+            let matrix = forust_ml::Matrix::new(&data, x.nrows(), self.columns.len());
             Ok::<_, std::convert::Infallible>(self.booster.predict(&matrix, false))
         })?;
         Ok(Array1::from(pred))
     }
 }
 
-/// Column-major copy, the layout `forust_ml::Matrix` reads.
-fn column_major(x: &Array2<f64>) -> Vec<f64> {
-    x.t().iter().copied().collect()
+/// The columns of `x` that are not one value throughout; the first column when every
+/// one is (the booster needs one to fit its base score on).
+fn varying_columns(x: &Array2<f64>) -> Vec<usize> {
+    let varying: Vec<usize> = x
+        .columns()
+        .into_iter()
+        .enumerate()
+        .filter(|(_, col)| col.iter().any(|v| v.to_bits() != col[0].to_bits()))
+        .map(|(c, _)| c)
+        .collect();
+    if varying.is_empty() {
+        vec![0]
+    } else {
+        varying
+    }
+}
+
+/// Column-major copy of `columns` of `x`, the layout `forust_ml::Matrix` reads.
+fn column_major(x: &Array2<f64>, columns: &[usize]) -> Vec<f64> {
+    columns
+        .iter()
+        .flat_map(|&c| x.column(c).into_iter().copied())
+        .collect()
 }

@@ -632,6 +632,14 @@ fn check_refuses_broken_saved_models() {
         e,
         "svr: kernel_method must be Gaussian with a finite width > 0"
     );
+    let e = edited(RegressorKind::Gbm, &|m| {
+        m["columns"] = serde_json::json!([3, 1])
+    });
+    assert_eq!(e, "gbm: columns must be ascending input columns below 8");
+    let e = edited(RegressorKind::Gbm, &|m| {
+        m["columns"] = serde_json::json!([8])
+    });
+    assert_eq!(e, "gbm: columns must be ascending input columns below 8");
     let e = edited(RegressorKind::Knn, &|m| m["k"] = serde_json::json!(0));
     assert_eq!(e, "knn: k 0 is outside 1..=200");
     let e = edited(RegressorKind::Forest, &|m| {
@@ -641,5 +649,52 @@ fn check_refuses_broken_saved_models() {
     assert!(
         e.starts_with("forest: tree 0 node 0: child 0 is not a node after it"),
         "{e}"
+    );
+}
+
+/// The booster is fitted on the columns that vary: with constant columns added
+/// anywhere, it predicts exactly what it predicts without them, and a matrix whose
+/// every column is constant still fits (its base score).
+#[test]
+fn gbm_leaves_constant_columns_out_and_predicts_the_same() {
+    let (x, y) = smooth(300, 61);
+    let (xt, _) = smooth(50, 62);
+    let with_constants = |m: &Array2<f64>| {
+        let n = m.nrows();
+        ndarray::concatenate(
+            Axis(1),
+            &[
+                Array2::from_elem((n, 1), 1.0).view(),
+                m.column(0).insert_axis(Axis(1)),
+                Array2::from_elem((n, 2), 0.0).view(),
+                m.column(1).insert_axis(Axis(1)),
+            ],
+        )
+        .unwrap()
+    };
+    let plain = fitted(RegressorKind::Gbm, &x, &y);
+    let padded = fitted(RegressorKind::Gbm, &with_constants(&x), &y);
+    let saved = serde_json::to_value(&padded).unwrap();
+    assert_eq!(saved["gbm"]["columns"], serde_json::json!([1, 4]));
+    assert_eq!(padded.n_features(), 5);
+    assert!(same_bits(
+        &plain.predict(&xt).unwrap(),
+        &padded.predict(&with_constants(&xt)).unwrap()
+    ));
+    // (at prediction time the left-out columns may hold anything)
+    let mut other = with_constants(&xt);
+    other.column_mut(2).fill(7.0);
+    assert!(same_bits(
+        &plain.predict(&xt).unwrap(),
+        &padded.predict(&other).unwrap()
+    ));
+    let flat = Array2::from_elem((30, 3), 2.0);
+    let y = Array1::from_shape_fn(30, |i| i as f64);
+    let m = fitted(RegressorKind::Gbm, &flat, &y);
+    let pred = m.predict(&flat).unwrap();
+    assert!(
+        pred.iter()
+            .all(|v| (v - pred[0]).abs() < 1e-9 && v.is_finite()),
+        "{pred}"
     );
 }
