@@ -9,8 +9,12 @@ use crate::error::{Error, Result};
 use std::collections::HashMap;
 use std::path::Path;
 
-/// Share of peak DRAM bandwidth a streaming kernel sustains on NVIDIA GPUs (STREAM-like
-/// copies reach 80-90 % of the vendor figure).
+/// Share of peak DRAM bandwidth a streaming kernel sustains on a GPU the catalog has no
+/// measured figure for (STREAM-like copies reach 80-95 % of the vendor figure on the
+/// GPUs datasets/gpus_measured.toml measures). It matters where a measured GPU and an
+/// unmeasured one meet: leave one corpus out, 18.1 % pooled with it, 18.3 % with the
+/// vendor figure itself (NeuSight 21.5 against 22.1 %, the reference study 29.4
+/// against 28.4 %).
 pub const SUSTAINED_DRAM_FRACTION: f64 = 0.85;
 /// Share of peak FP throughput a dense FMA loop sustains.
 pub const SUSTAINED_COMPUTE_FRACTION: f64 = 0.90;
