@@ -23,7 +23,11 @@ pub fn source_weight(similarity: f64, power: i32) -> f64 {
 }
 
 /// Architectural similarity of two GPUs in (0, 1]: close bandwidth, compute, L2 and
-/// generation mean the source's efficiency is more likely to transfer.
+/// generation mean the source's efficiency is more likely to transfer. The distance
+/// counts the L2 and compute-capability differences a quarter as much as the
+/// bandwidth and compute ones: leave one corpus out the analytical model is 18.12 %
+/// pooled so, 18.14 % without the L2 term, 18.42 % without the compute-capability one
+/// and 18.24 % with all four at full weight (NeuSight 22.5 against 21.5 %).
 pub fn similarity(catalog: &Catalog, a: &Gpu, b: &Gpu) -> f64 {
     similarity_at(&catalog.distances(a, b))
 }
