@@ -140,8 +140,8 @@ pub const MIN_LOCAL_GPUS: usize = 3;
 /// A local interval is kept when it brings the training GPUs' coverage (each GPU held
 /// out in turn, mean distance from [`INTERVAL_LEVEL`]) to at most this share of the
 /// pooled interval's distance; with no margin (1) Kernel Tuner GEMM's analytical folds
-/// take a local interval in 5 of 11 folds and its RTX 3060 target's coverage drops
-/// well below 90 %. The local interval is a within-corpus stage: leave one corpus out
+/// take a local interval in 5 of 11 folds and its RTX 3060 target's coverage drops by
+/// 9 points, from under 90 %. The local interval is a within-corpus stage: leave one corpus out
 /// no fit chooses it (coverage per corpus within 0.1 point of the pooled interval's);
 /// leave one GPU out the GEMM tables, the benchmark hub's convolution and the reference
 /// study choose it.
