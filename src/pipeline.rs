@@ -235,8 +235,7 @@ pub(crate) fn model_for(
 /// What a reader of predictions whose interval is only their sources' spread
 /// ([`Interval::Spread`]) should know: it is not calibrated (from one source GPU it
 /// spans only the memory levels, often nothing), and the pre-trained hybrid
-/// calibrates one. None when
-/// every interval is calibrated or absent.
+/// calibrates one. None when every interval is calibrated or absent.
 fn spread_note(predictions: &[Option<Prediction>]) -> Option<String> {
     let made: Vec<&Prediction> = predictions.iter().flatten().collect();
     let spread = made

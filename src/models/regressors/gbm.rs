@@ -6,7 +6,8 @@
 //! never splits, but forust-ml builds its histogram at every node all the same. The
 //! hybrid's pairs carry one column per kernel category of the whole training set, and
 //! a fold's rows leave a third of them constant (9 of 26 in `gpucast bench`'s LOGO
-//! hybrid); the trees are the same without them.
+//! hybrid); the trees are the same without them, and that stage takes 0.8x the time
+//! (docs/speed.md).
 
 use super::{bad_param, check_fit_input, guarded, NodeView, RegressorKind};
 use crate::error::Result;
