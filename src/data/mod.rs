@@ -123,20 +123,25 @@ pub fn with_instruction_counts(
             }
         }
     }
-    let mut launches: HashMap<Launch, usize> = HashMap::new();
-    for r in runs.iter() {
-        if let Some(l) = launch(r) {
-            *launches.entry(l).or_default() += 1;
-        }
+    // Each run's launch, made once and only for a kernel some profile has (a run of
+    // another kernel can neither join nor share a profiled launch).
+    let kernels: std::collections::HashSet<&str> = profiled.keys().map(|l| l.1.as_str()).collect();
+    let keys: Vec<Option<Launch>> = runs
+        .iter()
+        .map(|r| kernels.contains(&*r.kernel).then(|| launch(r)).flatten())
+        .collect();
+    let mut launches: HashMap<&Launch, usize> = HashMap::new();
+    for l in keys.iter().flatten() {
+        *launches.entry(l).or_default() += 1;
     }
     let mut out = CountsJoined {
         joined: 0,
         ambiguous: 0,
     };
-    for r in runs.iter_mut() {
-        let Some(l) = launch(r) else { continue };
-        let Some(ps) = profiled.get(&l) else { continue };
-        if ps.len() != 1 || launches[&l] != 1 {
+    for (r, l) in runs.iter_mut().zip(&keys) {
+        let Some(l) = l else { continue };
+        let Some(ps) = profiled.get(l) else { continue };
+        if ps.len() != 1 || launches[l] != 1 {
             out.ambiguous += 1;
             continue;
         }
