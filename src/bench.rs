@@ -357,7 +357,7 @@ fn analytical_predict(runs: &[&Run], queries: &[(&Run, &str)], ctx: &Context) ->
     let model = crate::models::analytical::Analytical.fit(&[], ctx)?;
     let evidence = Evidence::new(runs.iter().copied());
     let mut n = 0;
-    let mut q = Run::default();
+    let mut q = crate::data::Query::default();
     for &(r, target) in queries {
         if model
             .predict_work(r, target, &mut q, &evidence, ctx)?

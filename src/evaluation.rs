@@ -1016,7 +1016,7 @@ fn evaluate_fold(
             continue;
         }
         let evidence = Evidence::new(runs.evidence.iter().chain(&group.extra_evidence).copied());
-        let mut query = Run::default(); // one buffer: no allocation per test run
+        let mut query = crate::data::Query::default(); // one buffer: no allocation per test run
         for run in &group.tests {
             match model.predict_work(run, &run.gpu, &mut query, &evidence, ctx)? {
                 Some(p) => {

@@ -183,7 +183,7 @@ pub fn predict_table(
     // Chunks of rows on the parallel stages' threads, merged in row order.
     let chunks: Vec<&[Run]> = rows.runs.chunks(PREDICT_CHUNK_ROWS).collect();
     let predicted = crate::parallel::map(&chunks, crate::parallel::threads(), |chunk| {
-        let mut query = Run::default(); // one buffer a chunk: no allocation per row
+        let mut query = crate::data::Query::default(); // one buffer a chunk: no allocation per row
         chunk
             .iter()
             .map(|r| model.predict_work(r, target, &mut query, &evidence, ctx))

@@ -1113,7 +1113,7 @@ fn a_query_on_another_gpu_hides_the_measurement() {
         flops: 2.0,
         ..data::Run::default()
     };
-    let q = data::query_on(&run, "NVIDIA H100 SXM5 80GB");
+    let q = data::Query::on(&run, "NVIDIA H100 SXM5 80GB");
     assert_eq!(q.gpu, "NVIDIA H100 SXM5 80GB");
     assert_eq!(
         (q.kernel.as_str(), q.config.as_str(), q.flops),
@@ -1152,10 +1152,10 @@ fn a_query_written_into_a_used_buffer_is_the_fresh_query() {
         flops: 7.0,
         ..data::Run::default()
     };
-    let mut buffer = data::query_on(&full, "NVIDIA H100 SXM5 80GB");
+    let mut buffer = data::Query::on(&full, "NVIDIA H100 SXM5 80GB");
     for (run, gpu) in [(&plain, "NVIDIA TITAN V"), (&full, "NVIDIA B200")] {
-        data::query_into(&mut buffer, run, gpu);
-        let fresh = data::query_on(run, gpu);
+        buffer.set(run, gpu);
+        let fresh = data::Query::on(run, gpu);
         // (NaN times compare unequal: compared apart)
         assert!(buffer.time_ms.is_nan() && fresh.time_ms.is_nan());
         let with_time = |q: &data::Run| data::Run {

@@ -4,7 +4,7 @@ mod common;
 
 use common::*;
 use gpucast::catalog::Catalog;
-use gpucast::data::query_of;
+use gpucast::data::Query;
 use gpucast::data::{self, Run};
 use gpucast::error::Result;
 use gpucast::evaluation::{self, Protocol, Selection};
@@ -158,7 +158,7 @@ impl Predict for FittedSpy {
     fn name(&self) -> String {
         "spy".into()
     }
-    fn predict(&self, q: &Run, ev: &Evidence, _: &Context) -> Result<Option<Prediction>> {
+    fn predict(&self, q: &Query, ev: &Evidence, _: &Context) -> Result<Option<Prediction>> {
         assert!(
             ev.same_work(q, "").iter().all(|r| r.gpu != q.gpu),
             "evidence holds a target row"
@@ -286,8 +286,7 @@ NVIDIA TITAN V,stream,N=1,2.0,0,1e9,1e9\n";
     let runs = synthetic_runs(text);
     let ctx = spec_context(&catalog);
     let ev = Evidence::new(runs.iter());
-    let mut q = query_of(&runs[0]);
-    q.gpu = "NVIDIA H100 SXM5 80GB".into();
+    let q = Query::on(&runs[0], "NVIDIA H100 SXM5 80GB");
     let p = ModelSpec::parse("analytical", 1)
         .unwrap()
         .fit(&[], &ctx)
@@ -337,7 +336,7 @@ fn hybrid_is_deterministic_for_a_seed() {
         let ev = Evidence::new(runs.iter().filter(|r| r.gpu != "NVIDIA TITAN V"));
         runs.iter()
             .filter(|r| r.gpu == "NVIDIA TITAN V")
-            .filter_map(|r| h.predict(&query_of(r), &ev, &ctx).unwrap())
+            .filter_map(|r| h.predict(&Query::of(r), &ev, &ctx).unwrap())
             .map(|p| p.pred_ms.to_bits())
             .collect::<Vec<u64>>()
     };
@@ -359,7 +358,7 @@ fn hybrid_residual_share_is_a_fixed_diagnostic() {
         let m = spec.fit(&train, &ctx).unwrap();
         runs.iter()
             .filter(|r| r.gpu == target)
-            .filter_map(|r| m.predict(&query_of(r), &ev, &ctx).unwrap())
+            .filter_map(|r| m.predict(&Query::of(r), &ev, &ctx).unwrap())
             .map(|p| p.pred_ms)
             .collect::<Vec<f64>>()
     };
@@ -477,7 +476,12 @@ fn hybrid_borrows_the_tuning_space_shape_of_the_same_architecture() {
     let measured: Vec<f64> = test.iter().map(|r| r.time_ms).collect();
     let predicted = |m: &dyn Predict| -> Vec<f64> {
         test.iter()
-            .map(|r| m.predict(&query_of(r), &ev, &ctx).unwrap().unwrap().pred_ms)
+            .map(|r| {
+                m.predict(&Query::of(r), &ev, &ctx)
+                    .unwrap()
+                    .unwrap()
+                    .pred_ms
+            })
             .collect()
     };
     let (h, a) = (predicted(&hybrid), predicted(analytical.as_ref()));
@@ -520,7 +524,7 @@ fn with_a_source_of_its_architecture_the_hybrid_takes_its_share_of_the_analytica
         ..FittedAnalytical::default()
     };
     let predict = |m: &dyn Predict, ev: &Evidence, r: &Run| {
-        m.predict(&query_of(r), ev, &ctx).unwrap().unwrap().pred_ms
+        m.predict(&Query::of(r), ev, &ctx).unwrap().unwrap().pred_ms
     };
     // Turing sources: the geometric mean of its own prediction and the analytical fit's
     let ev = Evidence::new(train.iter().copied());
@@ -561,7 +565,7 @@ NVIDIA A100 PCIe 40GB,k,N=1,0.8,1e9,4e8,256,4096\n";
     use gpucast::models::analytical::{combine, projections, SAME_ARCH_SIMILARITY};
     let catalog = Catalog::builtin();
     let runs = synthetic_runs(text);
-    let q = data::query_on(&runs[0], "NVIDIA GeForce RTX 2080 Ti");
+    let q = data::Query::on(&runs[0], "NVIDIA GeForce RTX 2080 Ti");
     let ev = Evidence::new(runs.iter());
     let ctx = spec_context(&catalog);
     let preferred = projections(&q, &ev, &ctx).unwrap();
@@ -616,8 +620,7 @@ fn kernel_ratio_is_the_median_of_the_source_runs_projections_and_reads_no_target
     let mut logs: Vec<f64> = source_only
         .iter()
         .map(|r| {
-            let mut q = query_of(r);
-            q.gpu = target.into();
+            let q = Query::on(r, target);
             let p = gpucast::models::analytical::project(r, &q, gs, gt, &ctx, &ev).unwrap();
             (p.pred_ms / r.time_ms).ln()
         })
@@ -646,8 +649,7 @@ Tesla V100-SXM2-16GB,k,N=1,1.8,1e9,9e8,128,8192,96\n";
     let runs = synthetic_runs(text);
     let ctx = spec_context(&catalog);
     let ev = Evidence::new(runs.iter());
-    let mut q = query_of(&runs[0]);
-    q.gpu = "NVIDIA H100 SXM5 80GB".into();
+    let q = Query::on(&runs[0], "NVIDIA H100 SXM5 80GB");
     let gt = ctx.gpu(&q.gpu).unwrap();
     let ps = gpucast::models::analytical::projections(&q, &ev, &ctx).unwrap();
     assert_eq!(ps.len(), 3);
@@ -691,10 +693,10 @@ fn analytical_predict_work_equals_predict_of_the_query() {
         .into_iter()
         .collect();
     let check = |ev: &Evidence, rows: &[&Run], targets: &[&str]| {
-        let (mut buffer, mut predicted) = (Run::default(), 0);
+        let (mut buffer, mut predicted) = (Query::default(), 0);
         for r in rows {
             for t in targets {
-                let want = model.predict(&data::query_on(r, t), ev, &ctx).unwrap();
+                let want = model.predict(&data::Query::on(r, t), ev, &ctx).unwrap();
                 let got = model.predict_work(r, t, &mut buffer, ev, &ctx).unwrap();
                 assert_eq!(got, want, "{} {} {} on {t}", r.gpu, r.kernel, r.config);
                 predicted += got.is_some() as usize;
@@ -728,7 +730,7 @@ Tesla V100-SXM2-16GB,k,N=1,1.7,1e9,4e8,256,4096\n";
     use gpucast::models::analytical::{combine, projections, Combination};
     let catalog = Catalog::builtin();
     let runs = synthetic_runs(text);
-    let q = data::query_on(&runs[0], "NVIDIA H100 SXM5 80GB");
+    let q = data::Query::on(&runs[0], "NVIDIA H100 SXM5 80GB");
     let mut ps: Vec<_> = projections(&q, &Evidence::new(runs.iter()), &spec_context(&catalog))
         .unwrap()
         .into_iter()
@@ -784,8 +786,7 @@ fn a_target_sits_on_its_sources_launch_floor_unless_told_the_catalogs() {
     let runs = one_harness_runs(0.003);
     let train: Vec<&Run> = runs.iter().collect();
     let ev = Evidence::new(runs.iter());
-    let mut q = query_of(&runs[0]);
-    q.gpu = "NVIDIA A100 SXM4 80GB".into();
+    let q = Query::on(&runs[0], "NVIDIA A100 SXM4 80GB");
     for (floors, range) in [
         (LaunchFloors::Sources, 0.0028..0.0034),
         (LaunchFloors::Catalog, 0.0014..0.0017),
@@ -831,8 +832,7 @@ fn a_measured_launch_overhead_is_the_targets_floor_whatever_the_sources() {
         .clone();
     let floor_ms = |gt: &gpucast::catalog::Gpu, launch_floors: LaunchFloors| {
         let ctx = spec_context(&catalog).with_launch_floors(launch_floors);
-        let mut q = query_of(source);
-        q.gpu = gt.name.clone().into();
+        let q = Query::on(source, &gt.name);
         project(source, &q, gs, gt, &ctx, &ev)
             .unwrap()
             .target
@@ -1019,7 +1019,7 @@ fn sources_of_another_corpus_calibrate_their_own_interval() {
         .unwrap();
     let on_4070 = |evidence: &[Run]| {
         let e = Evidence::new(evidence.iter().filter(|r| r.gpu != query.gpu));
-        model.predict(&query_of(query), &e, &ctx).unwrap().unwrap()
+        model.predict(&Query::of(query), &e, &ctx).unwrap().unwrap()
     };
     let own = on_4070(&tight);
     assert!(width(own) < 1.1, "{own:?}");

@@ -691,7 +691,7 @@ fn explain(a: ExplainArgs, catalog: &Catalog) -> Result<()> {
     let resources = a.figures.options().kernel_resources()?;
     let ctx = Context::new(catalog, &cal, resources.as_ref())
         .with_launch_floors(a.figures.launch_floor());
-    let q = data::query_on(row, &target);
+    let q = data::Query::on(row, &target);
     if let Some(s) = &source {
         table.require_gpu(Input::Source, s)?;
     }

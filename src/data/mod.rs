@@ -193,32 +193,50 @@ impl SharedNames {
     }
 }
 
-/// The query a model sees: the run without its measurement (time NaN, no spread).
-pub fn query_of(run: &Run) -> Run {
-    query_on(run, &run.gpu)
-}
+/// What a model is asked to predict: a run's work on a GPU, without its measurement
+/// (time NaN, no spread, no time details). Only these constructors make one, so a
+/// prediction can never read the time it predicts: a model's `predict` takes a
+/// `Query`, not a [`Run`]. It reads as the run it describes (`query.kernel`,
+/// `query.gpu`; [`std::ops::Deref`]), and is not changed in place.
+#[derive(Debug, Clone, Default)]
+pub struct Query(Run);
 
-/// The query for `run`'s work on another GPU (`gpu`, a catalog name).
-pub fn query_on(run: &Run, gpu: &str) -> Run {
-    let mut query = Run::default();
-    query_into(&mut query, run, gpu);
-    query
-}
-
-/// [`query_on`] written into `query`, reusing what it holds: a loop making a query per
-/// row allocates nothing per row.
-pub fn query_into(query: &mut Run, run: &Run, gpu: &str) {
-    // (the buffer's target name is kept when it is this one: a loop over one target
-    // makes its name once)
-    let kept = (query.gpu == gpu).then(|| std::mem::replace(&mut query.gpu, run.gpu.clone()));
-    query.clone_from(run);
-    if query.gpu != gpu {
-        query.gpu = kept.unwrap_or_else(|| gpu.into());
+impl Query {
+    /// The query for `run`'s work on its own GPU.
+    pub fn of(run: &Run) -> Query {
+        Query::on(run, &run.gpu)
     }
-    query.time_ms = f64::NAN;
-    query.time_std_ms = None;
-    if let Some(d) = &mut query.details {
-        (d.time_min_ms, d.time_median_ms, d.time_cv) = (None, None, None);
+
+    /// The query for `run`'s work on another GPU (`gpu`, a catalog name).
+    pub fn on(run: &Run, gpu: &str) -> Query {
+        let mut query = Query::default();
+        query.set(run, gpu);
+        query
+    }
+
+    /// This buffer made [`Query::on`]`(run, gpu)`, reusing what it holds: a loop making
+    /// a query per row allocates nothing per row.
+    pub fn set(&mut self, run: &Run, gpu: &str) {
+        let query = &mut self.0;
+        // (the buffer's target name is kept when it is this one: a loop over one target
+        // makes its name once)
+        let kept = (query.gpu == gpu).then(|| std::mem::replace(&mut query.gpu, run.gpu.clone()));
+        query.clone_from(run);
+        if query.gpu != gpu {
+            query.gpu = kept.unwrap_or_else(|| gpu.into());
+        }
+        query.time_ms = f64::NAN;
+        query.time_std_ms = None;
+        if let Some(d) = &mut query.details {
+            (d.time_min_ms, d.time_median_ms, d.time_cv) = (None, None, None);
+        }
+    }
+}
+
+impl std::ops::Deref for Query {
+    type Target = Run;
+    fn deref(&self) -> &Run {
+        &self.0
     }
 }
 

@@ -9,7 +9,7 @@
 
 use super::{Bound, RunFeatures};
 use crate::catalog::{ln_ratio, Gpu};
-use crate::data::Run;
+use crate::data::{Query, Run};
 
 fn ln1(x: f64) -> f64 {
     (x.max(0.0) + 1.0).ln()
@@ -115,7 +115,7 @@ pub const PAIR_NAMES: &[&str] = &[
 /// category vocabulary learned at fit time; the run's category becomes a one-hot.
 pub fn pair(
     src: &Run,
-    query: &Run,
+    query: &Query,
     gs: &Gpu,
     gt: &Gpu,
     fs: &RunFeatures,

@@ -19,7 +19,7 @@ use super::similarity::similarity_at;
 pub use super::similarity::{similarity, source_weight, SIMILARITY_POWERS};
 use super::{Context, Evidence, Fit, HeldOutError, Interval, LaunchFloors, Predict, Prediction};
 use crate::catalog::Gpu;
-use crate::data::Run;
+use crate::data::{Query, Run};
 use crate::error::Result;
 use crate::features::{run_features, work_features, Bound, Figures, RunFeatures, RunWork};
 
@@ -204,7 +204,7 @@ fn held_out_errors_by_candidate(
     let gpus = evidence.gpus();
     let mut errors = vec![Vec::new(); cands.len()];
     for &t in queries {
-        let q = crate::data::query_of(t);
+        let q = crate::data::Query::of(t);
         if evidence.same_work(&q, &q.gpu).is_empty() {
             continue; // a size projection on the GPU itself: not what the interval is for
         }
@@ -403,7 +403,7 @@ fn memory_roof(f: &RunFeatures, level: Bound) -> f64 {
 /// read); across sizes on one GPU by the query.
 pub fn project(
     src: &Run,
-    query: &Run,
+    query: &Query,
     gs: &Gpu,
     gt: &Gpu,
     ctx: &Context,
@@ -604,7 +604,7 @@ fn project_features(
 /// The sources our projection uses for `query`: the same work on other GPUs, or (for a
 /// configuration never measured elsewhere) the nearest size of the same kernel on the
 /// target itself, scaled by the roof ratio of the two sizes.
-pub fn sources<'a>(query: &Run, evidence: &Evidence<'a>) -> Vec<&'a Run> {
+pub fn sources<'a>(query: &Query, evidence: &Evidence<'a>) -> Vec<&'a Run> {
     let same = evidence.same_work(query, &query.gpu);
     if !same.is_empty() {
         return same;
@@ -635,7 +635,7 @@ pub fn kernel_log_ratio<'a>(
         let stride = runs.len().div_ceil(MAX_KERNEL_RATIO_RUNS).max(1);
         let mut logs = Vec::with_capacity(runs.len() / stride + 1);
         for r in runs.iter().step_by(stride) {
-            let q = crate::data::query_on(r, target);
+            let q = crate::data::Query::on(r, target);
             let p = project(r, &q, gs, gt, ctx, evidence)?;
             logs.push((p.pred_ms / r.time_ms).ln());
         }
@@ -650,7 +650,7 @@ pub fn kernel_log_ratio<'a>(
 /// target itself or a ratio that is not finite. A share of it moves each projection
 /// ([`to_kernel_ratio`]).
 pub fn kernel_ratio_shift<'a>(
-    query: &Run,
+    query: &Query,
     ps: &[(&'a Run, Projection)],
     evidence: &Evidence<'a>,
     ctx: &Context,
@@ -683,7 +683,7 @@ pub fn to_kernel_ratio(ps: &mut [(&Run, Projection)], shifts: &[f64], share: f64
 /// differ, and `ps` are weighed again (as [`project`] weighs) instead of projected
 /// anew; else projected with `ctx`.
 pub fn combined_ms_as<'a>(
-    query: &Run,
+    query: &Query,
     ps: &[(&'a Run, Projection)],
     floors: LaunchFloors,
     evidence: &Evidence<'a>,
@@ -717,7 +717,7 @@ pub fn has_same_arch_source(ps: &[(&Run, Projection)], target: &str) -> bool {
 
 /// All projections of `query`, each with its source run (the sources of [`sources`]).
 pub fn projections<'a>(
-    query: &Run,
+    query: &Query,
     evidence: &Evidence<'a>,
     ctx: &Context,
 ) -> Result<Vec<(&'a Run, Projection)>> {
@@ -785,7 +785,7 @@ fn for_each_work_projection<'a>(
 /// A configuration never measured on another GPU: the projection from the nearest size
 /// of the same kernel on the target itself (none when there is none).
 fn size_projection<'a>(
-    query: &Run,
+    query: &Query,
     evidence: &Evidence<'a>,
     ctx: &Context,
 ) -> Result<Vec<(&'a Run, Projection)>> {
@@ -993,7 +993,7 @@ impl FittedAnalytical {
     /// model weighs them.
     pub fn projections<'a>(
         &self,
-        query: &Run,
+        query: &Query,
         evidence: &Evidence<'a>,
         ctx: &Context,
     ) -> Result<Vec<(&'a Run, Projection)>> {
@@ -1067,7 +1067,7 @@ impl Predict for FittedAnalytical {
     }
     fn predict(
         &self,
-        query: &Run,
+        query: &Query,
         evidence: &Evidence,
         ctx: &Context,
     ) -> Result<Option<Prediction>> {
@@ -1087,7 +1087,7 @@ impl Predict for FittedAnalytical {
         &self,
         work: &Run,
         target: &str,
-        buffer: &mut Run,
+        buffer: &mut Query,
         evidence: &Evidence,
         ctx: &Context,
     ) -> Result<Option<Prediction>> {
@@ -1099,7 +1099,7 @@ impl Predict for FittedAnalytical {
         if !c.is_empty() {
             return self.calibrated(&c, target, evidence, ctx);
         }
-        crate::data::query_into(buffer, work, target);
+        buffer.set(work, target);
         self.combined(
             &size_projection(buffer, evidence, ctx)?,
             target,
@@ -1110,7 +1110,7 @@ impl Predict for FittedAnalytical {
 }
 
 /// Algorithm 1 of the study for one source run.
-pub fn project_study(src: &Run, query: &Run, gs: &Gpu, gt: &Gpu, ctx: &Context) -> Result<f64> {
+pub fn project_study(src: &Run, query: &Query, gs: &Gpu, gt: &Gpu, ctx: &Context) -> Result<f64> {
     let (fs, ft) = (ctx.figures(gs)?, ctx.figures(gt)?);
     let roof = |r: &Run, g: &Gpu, f: &Figures| {
         crate::features::roofline::compute_time_ms(r.flops, f.compute_gflops(g, r.precision())).max(
@@ -1145,7 +1145,7 @@ impl Predict for AnalyticalStudy {
     }
     fn predict(
         &self,
-        query: &Run,
+        query: &Query,
         evidence: &Evidence,
         ctx: &Context,
     ) -> Result<Option<Prediction>> {

@@ -547,7 +547,7 @@ pub fn predicted_alone_ms(
     use super::Fit;
     let model = super::ModelSpec::parse("analytical", 0)?.fit(&training, &ctx)?;
     let evidence = super::Evidence::new(sources.iter());
-    let mut buffer = Run::default();
+    let mut buffer = crate::data::Query::default();
     works
         .iter()
         .map(|&(kernel, config, sms)| {

@@ -26,7 +26,7 @@ use super::{
     HeldOutError, LaunchFloors, Predict, Prediction,
 };
 use crate::catalog::Gpu;
-use crate::data::{query_of, Run};
+use crate::data::{Query, Run};
 use crate::error::{Error, Result};
 use crate::features::vectors;
 use ndarray::{Array1, Array2};
@@ -238,7 +238,7 @@ impl HybridState {
 
     /// The shape transfer for `query`: none for a query of a corpus it was not learned
     /// on ([`HybridState::shape`]).
-    pub fn shape_for(&self, query: &Run) -> Option<&ShapeTransfer> {
+    pub fn shape_for(&self, query: &Query) -> Option<&ShapeTransfer> {
         let corpus = super::corpus(query);
         self.shape.as_ref().filter(|_| {
             self.corpora
@@ -251,7 +251,7 @@ impl HybridState {
     /// lacks gets the share chosen for new families (a correction learned on other
     /// families can be wrong for it: on the reference study's new-family protocol, a
     /// share chosen on known families made TITAN V 8 points worse).
-    pub fn share_for(&self, query: &Run) -> f64 {
+    pub fn share_for(&self, query: &Query) -> f64 {
         let family = query.family();
         if self
             .families
@@ -819,7 +819,7 @@ impl HybridParams {
         let (mut x, mut y, mut origins) = (Vec::new(), Vec::new(), Vec::new());
         let queries = super::learning_queries(train, params.training_queries);
         for (query, &t) in queries.iter().enumerate() {
-            let q = query_of(t);
+            let q = Query::of(t);
             let gt = ctx.gpu(&t.gpu)?;
             for s in training_sources(t, gt, &evidence, ctx) {
                 let gs = ctx.gpu(&s.gpu)?;
@@ -987,7 +987,7 @@ impl Predict for FittedHybrid {
 
     fn predict(
         &self,
-        query: &Run,
+        query: &Query,
         evidence: &Evidence,
         ctx: &Context,
     ) -> Result<Option<Prediction>> {
@@ -1109,15 +1109,17 @@ mod tests {
         let model = crate::predict::pretrained().unwrap();
         let state = model.state();
         assert!(state.shape.is_some());
-        let mut q = Run {
-            source: Some("benchmark_hub".into()),
-            ..Run::default()
+        let from = |source: Option<&str>| {
+            Query::of(&Run {
+                source: source.map(Into::into),
+                ..Run::default()
+            })
         };
-        assert!(state.shape_for(&q).is_some());
-        q.source = Some("someone else's harness".into());
-        assert!(state.shape_for(&q).is_none());
-        q.source = None;
-        assert!(state.shape_for(&q).is_none());
+        assert!(state.shape_for(&from(Some("benchmark_hub"))).is_some());
+        assert!(state
+            .shape_for(&from(Some("someone else's harness")))
+            .is_none());
+        assert!(state.shape_for(&from(None)).is_none());
     }
 
     /// SYNTHETIC held-out runs on 3 GPUs, 30 each: the hybrid's error `hybrid(i)` and

@@ -3,7 +3,7 @@
 
 use super::regressors::{make, FittedRegressor, RegressorKind};
 use super::{Context, Evidence, Fit, Predict, Prediction};
-use crate::data::Run;
+use crate::data::{Query, Run};
 use crate::error::{Error, Result};
 use crate::features::{run_features, vectors};
 use ndarray::{Array1, Array2};
@@ -61,7 +61,7 @@ impl Predict for FittedLearned {
     }
     fn predict(
         &self,
-        query: &Run,
+        query: &Query,
         _evidence: &Evidence,
         ctx: &Context,
     ) -> Result<Option<Prediction>> {

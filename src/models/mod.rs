@@ -16,7 +16,7 @@ pub mod transfer;
 
 use crate::catalog::{Catalog, Gpu};
 use crate::data::validate::is_excluded;
-use crate::data::Run;
+use crate::data::{Query, Run};
 use crate::error::{Error, Result};
 use crate::features::{Bound, Calibration, Figures};
 pub use interval::{interval_log, HeldOutError, INTERVAL_LEVEL, MIN_INTERVAL_ERRORS};
@@ -828,19 +828,19 @@ impl<'a> Evidence<'a> {
         g.sort();
         g
     }
-    /// The same work measured on GPUs other than `target`.
-    pub fn same_work(&self, query: &Run, target: &str) -> Vec<&'a Run> {
-        self.same_work_sources(query, target)
+    /// `run`'s work measured on GPUs other than `target`.
+    pub fn same_work(&self, run: &Run, target: &str) -> Vec<&'a Run> {
+        self.same_work_sources(run, target)
             .map(|sources| sources.map(|s| s.run).collect())
             .unwrap_or_default()
     }
     /// [`Evidence::same_work`] as source records (None when nothing measured the work).
     pub fn same_work_sources<'e>(
         &'e self,
-        query: &Run,
+        run: &Run,
         target: &str,
     ) -> Option<impl Iterator<Item = &'e Source<'a>> + use<'e, 'a>> {
-        self.work_sources(&query.kernel, &query.config, target)
+        self.work_sources(&run.kernel, &run.config, target)
     }
     /// [`Evidence::same_work_sources`] of the work named `kernel`, `config`.
     pub fn work_sources<'e>(
@@ -920,10 +920,10 @@ impl<'a> Evidence<'a> {
         self.gpu_names[gpu as usize]
     }
     /// The other configuration of the same kernel on `gpu` closest in (log) work to
-    /// `query`'s: the source of a size projection (ties: the run indexed first).
-    pub fn nearest_size(&self, gpu: &str, query: &Run) -> Option<&'a Run> {
-        let w = query.work().max(1.0).ln();
-        let v = self.size_index().get(&(gpu, query.kernel.as_str()))?;
+    /// `run`'s: the source of a size projection (ties: the run indexed first).
+    pub fn nearest_size(&self, gpu: &str, run: &Run) -> Option<&'a Run> {
+        let w = run.work().max(1.0).ln();
+        let v = self.size_index().get(&(gpu, run.kernel.as_str()))?;
         // Walk outwards from where `w` would sit, nearest first, until the next
         // candidate on either side is farther than the best found.
         let start = v.partition_point(|s| s.ln_work < w);
@@ -954,7 +954,7 @@ impl<'a> Evidence<'a> {
                 right += 1;
                 &v[right - 1]
             };
-            if s.run.config == query.config {
+            if s.run.config == run.config {
                 continue;
             }
             if best.is_none_or(|(d, order, _)| (distance, s.order) < (d, order)) {
@@ -1009,13 +1009,13 @@ pub trait Predict: Send + Sync {
     /// (e.g. no source GPU measured that work).
     fn predict(
         &self,
-        query: &Run,
+        query: &Query,
         evidence: &Evidence,
         ctx: &Context,
     ) -> Result<Option<Prediction>>;
     /// Predict `work` (a measured run: its work, on any GPU, the target's own test run
     /// included) on `target`: [`Predict::predict`] of its query
-    /// ([`crate::data::query_into`], written into `buffer`: one buffer for many calls
+    /// ([`Query::set`](crate::data::Query::set) on `buffer`: one buffer for many calls
     /// allocates nothing per call; the query has no measurement). A model that reads
     /// only the work's names and the target overrides it to skip the copy, giving
     /// exactly what `predict` gives; no model reads `work`'s time.
@@ -1023,11 +1023,11 @@ pub trait Predict: Send + Sync {
         &self,
         work: &Run,
         target: &str,
-        buffer: &mut Run,
+        buffer: &mut Query,
         evidence: &Evidence,
         ctx: &Context,
     ) -> Result<Option<Prediction>> {
-        crate::data::query_into(buffer, work, target);
+        buffer.set(work, target);
         self.predict(buffer, evidence, ctx)
     }
 }

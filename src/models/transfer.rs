@@ -40,7 +40,7 @@ use super::analytical::Projection;
 use super::{Evidence, HeldOutError};
 use crate::catalog::Gpu;
 use crate::catalog::{Catalog, GPU_DISTANCES};
-use crate::data::Run;
+use crate::data::{Query, Run};
 use crate::error::{Error, Result};
 use linfa::prelude::*;
 use ndarray::{Array1, Array2};
@@ -260,7 +260,7 @@ impl ShapeTransfer {
     /// sources have a level for the kernel or the target is beyond the training GPUs.
     pub fn log_correction(
         &self,
-        query: &Run,
+        query: &Query,
         ps: &[(&Run, Projection)],
         evidence: &Evidence,
         ctx: &super::Context,
@@ -334,7 +334,7 @@ impl ShapeTransfer {
     /// levels must not read (validation inside the training GPUs).
     fn full_correction(
         &self,
-        query: &Run,
+        query: &Query,
         ps: &[(&Run, Projection)],
         evidence: &Evidence,
         held_out: Option<&str>,
@@ -504,7 +504,7 @@ pub fn fit_and_choose<'a>(
         let inner_gpus: Vec<&str> = gpus.iter().copied().filter(|g| g != held).collect();
         let transfer = ShapeTransfer::fit_pairs(&inner_pairs, &inner_gpus, ctx)?;
         for t in queries.iter().filter(|r| r.gpu == *held) {
-            let q = crate::data::query_of(t);
+            let q = crate::data::Query::of(t);
             // The other GPUs' runs only: projections from the same work elsewhere never
             // read the query's own GPU (a size projection on it would: skipped), and the
             // levels are computed without it.

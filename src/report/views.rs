@@ -4,7 +4,7 @@
 use super::Table;
 use crate::catalog::Gpu;
 use crate::data::importers::ImportReport;
-use crate::data::{Run, ValidationReport};
+use crate::data::{Query, Run, ValidationReport};
 use crate::features::RunFeatures;
 use crate::models::analytical::Projection;
 use crate::models::Prediction;
@@ -256,7 +256,7 @@ fn features_line(x: &RunFeatures) -> String {
 /// their similarity to the target).
 #[allow(clippy::too_many_arguments)]
 pub fn explain_text(
-    query: &Run,
+    query: &Query,
     target: &str,
     calibration: &str,
     projections: &[(&Run, Projection)],
