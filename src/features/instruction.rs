@@ -6,6 +6,7 @@
 
 use crate::catalog::{Catalog, ComputeCapability, Gpu};
 use crate::data::Run;
+use crate::features::figures::power_limited_clock_factor;
 
 /// Warp schedulers per SM: four on every NVIDIA SM since Maxwell (one per SM
 /// sub-partition).
@@ -16,13 +17,15 @@ pub const WARP_INSTRUCTIONS_PER_SCHEDULER_CLOCK: f64 = 1.0;
 /// one transaction of the shared-memory ceiling).
 pub const TRANSACTION_BYTES: f64 = 32.0;
 
-/// The SM clock of the ceilings, MHz: measured where the catalog has one
-/// (`measured.sm_clock_mhz`, a calibration merged with `--gpus`), else the boost clock.
+/// The SM clock of the instruction ceilings (issue, ALU lanes), MHz: measured where the
+/// catalog has one (`measured.sm_clock_mhz`, a calibration merged with `--gpus`), else
+/// the boost clock times the share of it a power-limited board holds under compute
+/// load ([`power_limited_clock_factor`]), the clock the FLOP roof assumes too.
 pub fn sm_clock_mhz(gpu: &Gpu) -> f64 {
     gpu.measured
         .get("sm_clock_mhz")
         .copied()
-        .unwrap_or(gpu.boost_clock_mhz)
+        .unwrap_or_else(|| gpu.boost_clock_mhz * power_limited_clock_factor(gpu))
 }
 
 /// Warp (wavefront) instructions one SM (compute unit) issues per clock. An NVIDIA SM:
@@ -389,15 +392,18 @@ mod tests {
         let catalog = crate::catalog::Catalog::builtin();
         let gpu = |name: &str| catalog.resolve(name).unwrap();
         // CDNA: 4 SIMD16, a wave64 instruction every 4 clocks: 1 per CU per clock;
-        // 104 CUs x 1.7 GHz.
+        // 104 CUs x 1.7 GHz, held at (300 W / 104 CUs / 3 W)^(1/3) of it.
         let mi210 = gpu("MI210");
         assert_eq!(warp_instructions_per_sm_clock(mi210), 1.0);
-        assert!((peak_gips(mi210) - 176.8).abs() < 1e-9);
+        let held = (300.0_f64 / 104.0 / 3.0).cbrt();
+        assert!((power_limited_clock_factor(mi210) - held).abs() < 1e-12);
+        assert!((peak_gips(mi210) - 176.8 * held).abs() < 1e-9);
         // RDNA: 2 SIMD32, a wave32 instruction per clock each.
         assert_eq!(warp_instructions_per_sm_clock(gpu("RX 7900 XTX")), 2.0);
         assert_eq!(warp_instructions_per_sm_clock(&h100()), 4.0);
-        // 353.6 M warp-32 instructions are 176.8 M wavefront-64 instructions: 1 ms.
-        assert!((issue_ms(353.6e6, 32, mi210) - 1.0).abs() < 1e-12);
+        // 353.6 M warp-32 instructions are 176.8 M wavefront-64 instructions: 1 ms at
+        // the boost clock.
+        assert!((issue_ms(353.6e6 * held, 32, mi210) - 1.0).abs() < 1e-12);
         // counted in wavefronts of 64, issued in warps of 32: twice as many
         let h = h100();
         assert!((issue_ms(1.04544e9 / 2.0, 64, &h) - 1.0).abs() < 1e-12);
