@@ -312,7 +312,8 @@ pub(crate) struct PowerChoice {
 }
 
 /// [`choose_similarity_power`]'s rule on the held-out errors of each candidate (the
-/// first the base): the index of the candidate chosen.
+/// first the base): the index of the candidate chosen ([`super::HeldOutChoice`], the
+/// gain counted per GPU).
 fn chosen_candidate(by_candidate: &[Vec<HeldOutError>]) -> usize {
     let ape = |e: &HeldOutError| ((-e.ln_error).exp() - 1.0).abs();
     let n_gpus = by_candidate
@@ -321,24 +322,23 @@ fn chosen_candidate(by_candidate: &[Vec<HeldOutError>]) -> usize {
         .map(|e| e.gpu + 1)
         .max()
         .unwrap_or(0);
-    let per_gpu = |errors: &[HeldOutError]| {
-        super::group_means(n_gpus, errors.iter().map(|e| (e.gpu, ape(e))))
-    };
-    let mean =
-        |errors: &[HeldOutError]| errors.iter().map(ape).sum::<f64>() / errors.len().max(1) as f64;
-    let held_out = super::groups_present(n_gpus, by_candidate[0].iter().map(|e| e.gpu));
-    let base = per_gpu(&by_candidate[0]);
-    let mut best = 0;
-    for (k, errors) in by_candidate.iter().enumerate().skip(1) {
-        let with = per_gpu(errors);
-        if super::no_group_worse(&with, &base)
-            && super::clearly_lower_per_gpu(&with, &base, &held_out)
-            && mean(errors) < mean(&by_candidate[best]) - 1e-12
-        {
-            best = k;
-        }
-    }
-    best
+    // (every candidate weighs the same projections of the same runs: run i is the
+    // i-th error of each)
+    let base = &by_candidate[0];
+    let runs: Vec<usize> = (0..base.len()).collect();
+    super::HeldOutChoice::judge(
+        &runs,
+        by_candidate.len(),
+        n_gpus,
+        |&i| base[i].gpu,
+        |k, &i| ape(&by_candidate[k][i]),
+        super::GainEvidence {
+            per_run: false,
+            per_gpu: true,
+        },
+        |_| true,
+    )
+    .lowest()
 }
 
 /// Every term of one source -> target projection (what `gpucast explain` prints).

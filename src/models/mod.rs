@@ -281,20 +281,19 @@ pub(crate) fn clearly_lower_per_gpu(with: &[f64], without: &[f64], held_out: &[b
 /// shape transfer's strengths).
 pub(crate) const FRACTION_GRID: [f64; 5] = [0.0, 0.25, 0.5, 0.75, 1.0];
 
-/// The fraction in [`FRACTION_GRID`] with the lowest `cost` among 0 and the
-/// `admissible` ones (ties go to the smaller).
-pub(crate) fn lowest_cost_fraction(
-    admissible: impl Fn(f64) -> bool,
-    cost: impl Fn(f64) -> f64,
-) -> f64 {
-    FRACTION_GRID
-        .iter()
-        .copied()
-        .filter(|&f| f == 0.0 || admissible(f))
-        .fold((0.0, f64::INFINITY), |best, f| {
-            let c = cost(f);
+/// The index of the lowest `cost` among candidate 0 and the `admissible` ones of
+/// `n` candidates (ties go to the earlier).
+fn lowest_cost_index(
+    n: usize,
+    admissible: impl Fn(usize) -> bool,
+    cost: impl Fn(usize) -> f64,
+) -> usize {
+    (0..n)
+        .filter(|&k| k == 0 || admissible(k))
+        .fold((0, f64::INFINITY), |best, k| {
+            let c = cost(k);
             if c < best.1 - 1e-12 {
-                (f, c)
+                (k, c)
             } else {
                 best
             }
@@ -302,58 +301,83 @@ pub(crate) fn lowest_cost_fraction(
         .0
 }
 
-/// A learned part's fraction (a share, a strength) judged on held-out runs: the one rule
-/// every fitted fraction follows. A fraction of [`FRACTION_GRID`] is admissible when it
-/// makes no held-out GPU more than [`MAX_HARM`] worse ([`no_group_worse`]), lowers the
-/// held-out runs' errors clearly ([`clearly_lower`]; where the gain depends on the GPU,
-/// also counted per GPU, [`clearly_lower_per_gpu`]) and passes the caller's own guard;
-/// 0 always is. [`FractionChoice::lowest`] takes the admissible one with the lowest
-/// total error.
-pub(crate) struct FractionChoice {
-    /// Per fraction of the grid: the held-out GPUs' mean APEs with it.
+/// The fraction in [`FRACTION_GRID`] with the lowest `cost` among 0 and the
+/// `admissible` ones (ties go to the smaller).
+pub(crate) fn lowest_cost_fraction(
+    admissible: impl Fn(f64) -> bool,
+    cost: impl Fn(f64) -> f64,
+) -> f64 {
+    FRACTION_GRID[lowest_cost_index(
+        FRACTION_GRID.len(),
+        |k| admissible(FRACTION_GRID[k]),
+        |k| cost(FRACTION_GRID[k]),
+    )]
+}
+
+/// The evidence a candidate must show against the base to be admissible in a
+/// [`HeldOutChoice`], beyond making no held-out GPU more than [`MAX_HARM`] worse.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct GainEvidence {
+    /// The held-out runs' errors drop clearly ([`clearly_lower`]).
+    pub per_run: bool,
+    /// The held-out GPUs' mean errors drop clearly, counted per GPU
+    /// ([`clearly_lower_per_gpu`]): where the gain depends on the GPU.
+    pub per_gpu: bool,
+}
+
+/// The one rule every fitted choice follows: candidates (a fraction of a learned part,
+/// a similarity power) judged on the errors of runs held out inside the training GPUs,
+/// each against the first candidate, the base (no learned part, power 1). A candidate
+/// is admissible when it makes no held-out GPU more than [`MAX_HARM`] worse
+/// ([`no_group_worse`]), shows the [`GainEvidence`] asked for and passes the caller's own
+/// guard; the base always is. [`HeldOutChoice::lowest`] takes the admissible one with
+/// the lowest total error.
+pub(crate) struct HeldOutChoice {
+    /// Per candidate: the held-out GPUs' mean APEs with it.
     per_gpu: Vec<Vec<f64>>,
-    /// Per fraction: the total APE over the held-out runs.
+    /// Per candidate: the total APE over the held-out runs.
     cost: Vec<f64>,
     admissible: Vec<bool>,
     /// The GPUs that have held-out runs.
     held_out: Vec<bool>,
 }
 
-impl FractionChoice {
-    /// Judge every fraction on `runs`: `gpu` is a run's held-out GPU (< `n_gpus`), `ape`
-    /// its absolute percentage error with a fraction applied; `per_gpu_evidence` asks for
-    /// the per-GPU test too; `also` is the caller's guard (evaluated last, only for
-    /// fractions that pass the rest).
+impl HeldOutChoice {
+    /// Judge `n_candidates` candidates on `runs`: `gpu` is a run's held-out GPU (<
+    /// `n_gpus`), `ape(k, run)` its absolute percentage error with candidate k; `also`
+    /// is the caller's guard (evaluated last, only for candidates that pass the rest).
     pub(crate) fn judge<T>(
         runs: &[T],
+        n_candidates: usize,
         n_gpus: usize,
         gpu: impl Fn(&T) -> usize,
-        ape: impl Fn(f64, &T) -> f64,
-        per_gpu_evidence: bool,
-        also: impl Fn(f64) -> bool,
-    ) -> FractionChoice {
+        ape: impl Fn(usize, &T) -> f64,
+        evidence: GainEvidence,
+        also: impl Fn(usize) -> bool,
+    ) -> HeldOutChoice {
         let held_out = groups_present(n_gpus, runs.iter().map(&gpu));
-        let base: Vec<f64> = runs.iter().map(|r| ape(0.0, r)).collect();
-        let mut choice = FractionChoice {
-            per_gpu: Vec::with_capacity(FRACTION_GRID.len()),
-            cost: Vec::with_capacity(FRACTION_GRID.len()),
-            admissible: Vec::with_capacity(FRACTION_GRID.len()),
+        let base: Vec<f64> = runs.iter().map(|r| ape(0, r)).collect();
+        let mut choice = HeldOutChoice {
+            per_gpu: Vec::with_capacity(n_candidates),
+            cost: Vec::with_capacity(n_candidates),
+            admissible: Vec::with_capacity(n_candidates),
             held_out,
         };
-        for f in FRACTION_GRID {
-            let apes: Vec<f64> = if f == 0.0 {
+        for k in 0..n_candidates {
+            let apes: Vec<f64> = if k == 0 {
                 base.clone()
             } else {
-                runs.iter().map(|r| ape(f, r)).collect()
+                runs.iter().map(|r| ape(k, r)).collect()
             };
             let means = group_means(n_gpus, runs.iter().zip(&apes).map(|(r, a)| (gpu(r), *a)));
-            let admissible = f == 0.0 || {
+            let admissible = k == 0 || {
                 let without = &choice.per_gpu[0];
                 no_group_worse(&means, without)
-                    && clearly_lower(apes.iter().zip(&base).map(|(a, b)| a - b))
-                    && (!per_gpu_evidence
+                    && (!evidence.per_run
+                        || clearly_lower(apes.iter().zip(&base).map(|(a, b)| a - b)))
+                    && (!evidence.per_gpu
                         || clearly_lower_per_gpu(&means, without, &choice.held_out))
-                    && also(f)
+                    && also(k)
             };
             choice.cost.push(apes.iter().sum());
             choice.per_gpu.push(means);
@@ -362,31 +386,68 @@ impl FractionChoice {
         choice
     }
 
+    /// The index of the admissible candidate with the lowest total error (ties go to
+    /// the earlier).
+    pub(crate) fn lowest(&self) -> usize {
+        lowest_cost_index(self.cost.len(), |k| self.admissible[k], |k| self.cost[k])
+    }
+
+    /// The first admissible candidate after the base, at most `best`, that `best` is
+    /// not clearly better than counted per GPU (the one-standard-error rule, for
+    /// candidates ordered from least to most learned); `best` when there is none.
+    pub(crate) fn first_as_good_as(&self, best: usize) -> usize {
+        let at_best = &self.per_gpu[best];
+        (1..=best)
+            .filter(|&k| self.admissible[k])
+            .find(|&k| !clearly_lower_per_gpu(at_best, &self.per_gpu[k], &self.held_out))
+            .unwrap_or(best)
+    }
+}
+
+/// A learned part's fraction of [`FRACTION_GRID`] judged on held-out runs
+/// ([`HeldOutChoice`], the grid's fractions its candidates, 0 the base), every
+/// fraction held to a clear per-run gain and, with `per_gpu_evidence`, a per-GPU one.
+pub(crate) struct FractionChoice(HeldOutChoice);
+
+impl FractionChoice {
+    /// Judge every fraction on `runs` ([`HeldOutChoice::judge`], `ape(fraction, run)`,
+    /// `also(fraction)`).
+    pub(crate) fn judge<T>(
+        runs: &[T],
+        n_gpus: usize,
+        gpu: impl Fn(&T) -> usize,
+        ape: impl Fn(f64, &T) -> f64,
+        per_gpu_evidence: bool,
+        also: impl Fn(f64) -> bool,
+    ) -> FractionChoice {
+        FractionChoice(HeldOutChoice::judge(
+            runs,
+            FRACTION_GRID.len(),
+            n_gpus,
+            gpu,
+            |k, r| ape(FRACTION_GRID[k], r),
+            GainEvidence {
+                per_run: true,
+                per_gpu: per_gpu_evidence,
+            },
+            |k| also(FRACTION_GRID[k]),
+        ))
+    }
+
     fn index(f: f64) -> usize {
         FRACTION_GRID.iter().position(|&g| g == f).unwrap_or(0)
     }
 
     /// The admissible fraction with the lowest total error (ties go to the smaller).
     pub(crate) fn lowest(&self) -> f64 {
-        lowest_cost_fraction(
-            |f| self.admissible[Self::index(f)],
-            |f| self.cost[Self::index(f)],
-        )
+        FRACTION_GRID[self.0.lowest()]
     }
 
     /// The smallest admissible fraction above 0, at most `best`, that `best` is not
     /// clearly better than counted per GPU (the one-standard-error rule); `best` when
     /// there is none.
     pub(crate) fn smallest_as_good_as(&self, best: f64) -> f64 {
-        let at_best = &self.per_gpu[Self::index(best)];
-        FRACTION_GRID
-            .iter()
-            .copied()
-            .filter(|&f| f > 0.0 && f <= best && self.admissible[Self::index(f)])
-            .find(|&f| {
-                !clearly_lower_per_gpu(at_best, &self.per_gpu[Self::index(f)], &self.held_out)
-            })
-            .unwrap_or(best)
+        FRACTION_GRID[self.0.first_as_good_as(Self::index(best))]
     }
 }
 
