@@ -675,6 +675,106 @@ Tesla V100-SXM2-16GB,k,N=1,1.8,1e9,9e8,128,8192,96\n";
     assert!(ps[2].1.target.roof_ms > ps[0].1.target.roof_ms);
 }
 
+/// A stage that moves every projection by `log_move` and the prediction by `factor`.
+struct Fixed {
+    log_move: f64,
+    factor: f64,
+}
+impl gpucast::models::stages::Stage for Fixed {
+    fn projection_moves<'a>(
+        &self,
+        draft: &gpucast::models::stages::Draft<'_, 'a>,
+        _: &Evidence<'a>,
+        _: &Context,
+    ) -> Result<Option<Vec<f64>>> {
+        Ok(Some(vec![self.log_move; draft.made.len()]))
+    }
+    fn prediction_factor<'a>(
+        &self,
+        draft: &gpucast::models::stages::Draft<'_, 'a>,
+        _: &Evidence<'a>,
+        _: &Context,
+    ) -> Result<f64> {
+        // (a later stage sees the earlier ones' factors in pred_ms)
+        assert!(draft.pred_ms.is_finite());
+        Ok(self.factor)
+    }
+}
+
+#[test]
+fn the_hybrids_stages_move_projections_then_the_combined_prediction() {
+    use gpucast::models::stages::{self, AnalyticalShare, KernelRatio, Residual, Shape, Stage};
+    // SYNTHETIC: one work on three GPUs, predicted on a fourth.
+    let text = "gpu,kernel,config,time_ms,flops,dram_bytes,block_threads,grid_blocks\n\
+NVIDIA TITAN V,k,N=1,2.0,1e9,4e8,256,4096\n\
+NVIDIA GeForce RTX 2080 Ti,k,N=1,2.4,1e9,4e8,256,4096\n\
+Tesla V100-SXM2-16GB,k,N=1,1.8,1e9,4e8,256,4096\n";
+    let catalog = Catalog::builtin();
+    let runs = synthetic_runs(text);
+    let ctx = spec_context(&catalog);
+    let ev = Evidence::new(runs.iter());
+    let q = Query::on(&runs[0], "NVIDIA H100 SXM5 80GB");
+    let made = gpucast::models::analytical::projections(&q, &ev, &ctx).unwrap();
+    let analytical = gpucast::models::analytical::combine(made.iter().map(|(_, p)| p)).unwrap();
+    // Stages at their "nothing learned" values leave the analytical combination.
+    let idle_residual = Residual {
+        regressor: None,
+        share: 1.0,
+        categories: &[],
+    };
+    let idle: [&dyn Stage; 4] = [
+        &idle_residual,
+        &KernelRatio { share: 0.0 },
+        &Shape { transfer: None },
+        &AnalyticalShare {
+            share: 0.0,
+            fit: gpucast::models::analytical::Candidate {
+                prefer_same_arch: true,
+                power: 1,
+            },
+        },
+    ];
+    let (p, c) = stages::apply(&idle, &q, &made, &ev, &ctx).unwrap().unwrap();
+    assert_eq!(p, analytical);
+    assert!(!c.is_empty());
+    // Moves of every projection by ln 2 double the combination; factors multiply.
+    let (doubled, _) = stages::apply(
+        &[&Fixed {
+            log_move: 2f64.ln(),
+            factor: 1.0,
+        }],
+        &q,
+        &made,
+        &ev,
+        &ctx,
+    )
+    .unwrap()
+    .unwrap();
+    assert!((doubled.pred_ms / analytical.pred_ms - 2.0).abs() < 1e-12);
+    let (p, _) = stages::apply(
+        &[
+            &Fixed {
+                log_move: 0.0,
+                factor: 3.0,
+            },
+            &Fixed {
+                log_move: 0.0,
+                factor: 0.5,
+            },
+        ],
+        &q,
+        &made,
+        &ev,
+        &ctx,
+    )
+    .unwrap()
+    .unwrap();
+    assert!((p.pred_ms / analytical.pred_ms - 1.5).abs() < 1e-12);
+    assert!((p.lo_ms / analytical.lo_ms - 1.5).abs() < 1e-12);
+    // No projection, no prediction.
+    assert!(stages::apply(&idle, &q, &[], &ev, &ctx).unwrap().is_none());
+}
+
 #[test]
 fn analytical_predict_work_equals_predict_of_the_query() {
     // predict_work skips the query copy; it must give exactly what predict gives, on

@@ -648,7 +648,7 @@ pub fn kernel_log_ratio<'a>(
 /// Each source's log shift from its own projection ratio to its kernel's typical one
 /// ([`kernel_log_ratio`]): kernel ratio - own ratio, 0 for a size projection on the
 /// target itself or a ratio that is not finite. A share of it moves each projection
-/// ([`to_kernel_ratio`]).
+/// (the hybrid's [`super::stages::KernelRatio`]).
 pub fn kernel_ratio_shift<'a>(
     query: &Query,
     ps: &[(&'a Run, Projection)],
@@ -665,17 +665,6 @@ pub fn kernel_ratio_shift<'a>(
             Ok(if shift.is_finite() { shift } else { 0.0 })
         })
         .collect()
-}
-
-/// Move each projection `share` of the way (in logs) to its kernel's typical ratio:
-/// `shifts` from [`kernel_ratio_shift`].
-pub fn to_kernel_ratio(ps: &mut [(&Run, Projection)], shifts: &[f64], share: f64) {
-    for ((_, p), d) in ps.iter_mut().zip(shifts) {
-        let f = (share * d).exp();
-        p.pred_ms *= f;
-        p.pred_dram_ms *= f;
-        p.pred_l2_ms *= f;
-    }
 }
 
 /// The combined prediction (ms) of `query` as `ctx` projects, from its projections `ps`

@@ -12,14 +12,14 @@
 //! kernel's typical projection ratio, and combined with a learned shape transfer
 //! ([`ShapeTransfer`]): the level from all sources, the tuning-space shape from the
 //! sources whose shape the training GPUs say carries over to the target. Held-out
-//! errors of that combined prediction give a 90 % prediction interval. Deterministic
-//! for a seed.
+//! errors of that combined prediction give a 90 % prediction interval. A prediction
+//! applies these fitted stages in order ([`super::stages`]); fitting chooses them here,
+//! each on the errors of the training GPUs held out in turn. Deterministic for a seed.
 
-use super::analytical::{
-    self, kernel_ratio_shift, project, projections, similarity, to_kernel_ratio, Combination,
-};
+use super::analytical::{self, project, projections, similarity};
 use super::interval::FittedInterval;
 use super::regressors::{make, FittedRegressor, RegressorKind};
+use super::stages;
 use super::transfer::{self, ShapeTransfer};
 use super::{
     group_means, interval_log, no_group_worse, Context, Evidence, Fit, FractionChoice,
@@ -35,8 +35,6 @@ use ndarray::{Array1, Array2};
 pub const DEFAULT_REGRESSOR: RegressorKind = RegressorKind::Gbm;
 /// Below this many training pairs the correction is not fitted (pure analytical).
 const MIN_PAIRS: usize = 8;
-/// Largest correction applied, in log units (a factor of e^2 ~ 7.4).
-const MAX_LOG_CORRECTION: f64 = 2.0;
 /// Version of the saved-model format ([`HybridState`]); loading another version is an
 /// error (CHANGELOG.md lists what each version changed).
 pub const MODEL_FORMAT_VERSION: u32 = 12;
@@ -447,7 +445,7 @@ fn fit_regressor(
 }
 
 /// Feature rows as a matrix (rows of equal width).
-fn to_matrix(rows: &[Vec<f64>]) -> Result<Array2<f64>> {
+pub(crate) fn to_matrix(rows: &[Vec<f64>]) -> Result<Array2<f64>> {
     let width = rows.first().map(|r| r.len()).unwrap_or(0);
     if rows.iter().any(|r| r.len() != width) {
         return Err(Error::model("hybrid: feature rows of different lengths"));
@@ -539,7 +537,7 @@ fn held_out_scores(
         let pred = reg.predict(&to_matrix(&xo)?)?;
         scored.extend(
             pred.iter()
-                .map(|c| c.clamp(-MAX_LOG_CORRECTION, MAX_LOG_CORRECTION))
+                .map(|c| c.clamp(-stages::MAX_LOG_CORRECTION, stages::MAX_LOG_CORRECTION))
                 .zip(yo)
                 .map(|(c, (r, o))| (c, r, o)),
         );
@@ -1004,53 +1002,24 @@ impl Predict for FittedHybrid {
             .with_similarity_power(state.similarity_power)
             .with_launch_floors(state.launch_floors)
             .with_prefer_same_arch(prefer_same_arch);
-        let mut ps = projections(query, evidence, ctx)?;
-        let analytical_ms =
-            if state.analytical_share > 0.0 && analytical::has_same_arch_source(&ps, &query.gpu) {
-                let actx = analytical_context(ctx, &state.analytical_fit());
-                analytical::combined_ms_as(query, &ps, ctx.launch_floors, evidence, &actx)?
-            } else {
-                None
-            };
-        // (from the uncorrected projections: the share was chosen on them)
-        let kernel_ratio_shifts = if state.kernel_ratio_share > 0.0 {
-            Some(kernel_ratio_shift(query, &ps, evidence, ctx)?)
-        } else {
-            None
+        let made = projections(query, evidence, ctx)?;
+        let residual = stages::Residual {
+            regressor: state.residual.as_ref(),
+            share: state.share_for(query),
+            categories: &state.categories,
         };
-        let share = state.share_for(query);
-        if let (Some(reg), true) = (&state.residual, share > 0.0) {
-            let gt = ctx.gpu(&query.gpu)?;
-            let rows: Vec<Vec<f64>> = ps
-                .iter()
-                .map(|(src, p)| -> Result<Vec<f64>> {
-                    let gs = ctx.gpu(&src.gpu)?;
-                    Ok(vectors::pair(
-                        src,
-                        query,
-                        gs,
-                        gt,
-                        &p.source,
-                        &p.target,
-                        &state.categories,
-                    ))
-                })
-                .collect::<Result<_>>()?;
-            if !rows.is_empty() {
-                let corr = reg.predict(&to_matrix(&rows)?)?;
-                for ((_, p), c) in ps.iter_mut().zip(corr.iter()) {
-                    let f = (share * c.clamp(-MAX_LOG_CORRECTION, MAX_LOG_CORRECTION)).exp();
-                    p.pred_ms *= f;
-                    p.pred_dram_ms *= f;
-                    p.pred_l2_ms *= f;
-                }
-            }
-        }
-        if let Some(shifts) = &kernel_ratio_shifts {
-            to_kernel_ratio(&mut ps, shifts, state.kernel_ratio_share);
-        }
-        let combination = Combination::of(ps.iter().map(|(_, p)| p));
-        let floor_ms = combination.floor_ms();
+        let kernel_ratio = stages::KernelRatio {
+            share: state.kernel_ratio_share,
+        };
+        let shape = stages::Shape { transfer: shape };
+        let analytical_share = stages::AnalyticalShare {
+            share: state.analytical_share,
+            fit: state.analytical_fit(),
+        };
+        let order: [&dyn stages::Stage; 4] = [&residual, &kernel_ratio, &shape, &analytical_share];
+        let Some((p, combination)) = stages::apply(&order, query, &made, evidence, ctx)? else {
+            return Ok(None);
+        };
         let bounds = analytical::bounds_log(
             analytical::FittedBounds {
                 interval: &state.interval,
@@ -1061,22 +1030,10 @@ impl Predict for FittedHybrid {
             evidence,
             ctx,
         )?;
-        let shift = match shape {
-            Some(t) => (-t.log_correction(query, &ps, evidence, ctx)?).exp(),
-            None => 1.0,
-        };
-        Ok(combination.prediction().map(|mut p| {
-            // (the analytical fit's share, in logs, moves the interval with it)
-            let blend = analytical_ms.map_or(1.0, |a| {
-                (a / (p.pred_ms * shift)).powf(state.analytical_share)
-            });
-            let shift = shift * blend;
-            p.pred_ms *= shift;
-            p.lo_ms *= shift;
-            p.hi_ms *= shift;
+        Ok(Some(
             p.calibrated(bounds, combination.launch_bound())
-                .at_least(floor_ms)
-        }))
+                .at_least(combination.floor_ms()),
+        ))
     }
 }
 

@@ -12,6 +12,7 @@ pub mod interval;
 pub mod learned;
 pub mod regressors;
 pub mod similarity;
+pub mod stages;
 pub mod transfer;
 
 use crate::catalog::{Catalog, Gpu};
