@@ -1,9 +1,11 @@
 //! Models: small traits in the spirit of linfa (`fit`, then `predict`).
 //!
 //! A model is fitted on training runs (in LOGO never a row of the target GPU) and
-//! predicts a query run (its `gpu` is the target; its time is unknown to the model)
-//! from the [`Evidence`]: the runs it may look at — the training runs, plus, in the
-//! new-kernel protocol, the query kernel's runs on other GPUs.
+//! predicts a [`Query`] (a run's work on the target, with no measured time) from the
+//! [`Evidence`]: the runs it may look at — the training runs, plus, in the new-kernel
+//! protocol, the query kernel's runs on other GPUs. The hybrid is the analytical
+//! projection moved by fitted [`stages`], each chosen on errors held out inside the
+//! training GPUs under one rule (`HeldOutChoice`).
 
 pub mod analytical;
 pub mod corun;
