@@ -8,7 +8,7 @@ use crate::catalog::{Catalog, Gpu};
 use crate::data::{self, importers::ImportOptions, Run, RunsTable, ValidationReport};
 use crate::error::{Error, Input, Result};
 use crate::features::{study_metrics_beside, Calibration, FiguresSource, KernelResources};
-use crate::models::{Context, Interval, LaunchFloors, Prediction};
+use crate::models::{hybrid::FittedHybrid, Context, Interval, LaunchFloors, Prediction};
 use crate::predict::{self, predict_table, ModelChoice, Predictions};
 use std::path::{Path, PathBuf};
 
@@ -268,6 +268,48 @@ pub(crate) fn launch_floors_for(
         }),
         _ => Ok(own),
     }
+}
+
+/// The hybrid whose stages `explain` shows: `model` is `hybrid` (fitted on `train`, the
+/// runs of the GPUs other than the target; with fewer than 3 of them the pre-trained
+/// hybrid, with a note, as `predict` does), `pretrained` or a saved model `.json`
+/// (whose launch floors must be those asked for, if any).
+pub fn hybrid_to_explain(
+    model: &str,
+    train: &[&Run],
+    seed: u64,
+    asked_floors: Option<LaunchFloors>,
+    ctx: &Context,
+) -> Result<(FittedHybrid, Option<String>)> {
+    let gpus: std::collections::BTreeSet<&str> = train.iter().map(|r| r.gpu.as_str()).collect();
+    let (name, note) = if model == "hybrid" && gpus.len() < 3 {
+        let note = format!(
+            "note: {} source GPU(s) are too few to learn a correction from: explaining the pre-trained hybrid",
+            gpus.len()
+        );
+        (predict::PRETRAINED_NAME, Some(note))
+    } else {
+        (model, None)
+    };
+    if name == "hybrid" {
+        let fitted = crate::models::hybrid::HybridParams::new(seed).fit_hybrid(train, ctx)?;
+        return Ok((fitted, note));
+    }
+    let not_a_hybrid = || {
+        Error::usage(format!(
+            "'{model}' is not a model explain shows the stages of: give analytical, hybrid, {} or a saved hybrid .json",
+            predict::PRETRAINED_NAME
+        ))
+    };
+    if name != predict::PRETRAINED_NAME && !name.ends_with(".json") {
+        return Err(not_a_hybrid());
+    }
+    let choice = ModelChoice::parse(name, seed)?;
+    launch_floors_for(&choice, asked_floors)?;
+    let ModelChoice::Saved(saved) = choice else {
+        return Err(not_a_hybrid());
+    };
+    Ok((*saved, note))
 }
 
 /// Load, fit and predict the runs of `opts` on `target` (resolved in `catalog`). With

@@ -1079,6 +1079,77 @@ fn a_saved_local_interval_is_narrow_for_a_target_like_the_well_predicted_gpus() 
 
 /// `explain` says when the fit put the target on its sources' launch floors, and the
 /// target's floor shows it (SYNTHETIC runs: [`one_harness_csv`] at 3 µs).
+/// `explain --model pretrained` shows what each fitted stage did, and its hybrid line
+/// is `predict`'s prediction of that row.
+#[test]
+fn explain_shows_what_each_of_a_hybrids_stages_does() {
+    let hub = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("datasets/public/benchmark_hub/runs.parquet");
+    let runs = hub.to_str().unwrap();
+    let args = |model: &'static str| {
+        vec![
+            "explain", "--runs", runs, "--row", "100", "--target", "RTX 3090", "--model", model,
+        ]
+    };
+    let out = gpucast_ok(&args("pretrained"));
+    let stage = |name: &str| -> f64 {
+        let line = out
+            .lines()
+            .find(|l| l.trim_start().starts_with(name))
+            .unwrap_or_else(|| panic!("no line for {name}: {out}"));
+        line.split(" x").nth(1).unwrap()[..6].parse().unwrap()
+    };
+    // The pre-trained model's residual share is 0; its shape transfer and analytical
+    // share apply to this corpus, which it learned from.
+    assert_eq!(stage("the learned residual correction"), 1.0);
+    assert!(stage("the shape transfer") != 1.0, "{out}");
+    let combined: f64 = out
+        .lines()
+        .find_map(|l| l.split("projections combined ").nth(1))
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let hybrid_line = out.lines().find(|l| l.starts_with("hybrid: ")).unwrap();
+    let hybrid_ms: f64 = hybrid_line.split(' ').nth(1).unwrap().parse().unwrap();
+    let product: f64 = [
+        "the learned residual correction",
+        "the kernel-ratio share",
+        "the shape transfer",
+        "the analytical fit's share",
+    ]
+    .iter()
+    .map(|s| stage(s))
+    .product();
+    assert!((combined * product / hybrid_ms - 1.0).abs() < 1e-3, "{out}");
+    let predicted = gpucast_ok(&[
+        "predict",
+        "--runs",
+        runs,
+        "--target",
+        "RTX 3090",
+        "--model",
+        "pretrained",
+        "--format",
+        "csv",
+    ]);
+    let row: Vec<&str> = predicted.lines().nth(100).unwrap().rsplit(',').collect();
+    // (kernel, "config", pred, lo, hi, interval, bound: from the end)
+    let pred_ms: f64 = row[4].parse().unwrap();
+    assert!(
+        (hybrid_ms - pred_ms).abs() < 1e-6,
+        "{hybrid_line} / {predicted:.200}"
+    );
+    // Without --model, no hybrid; a model that is not a hybrid is refused.
+    let plain = gpucast_ok(&args("analytical"));
+    assert!(!plain.contains("hybrid"), "{plain}");
+    let o = gpucast(&args("forest"));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("'forest' is not a model explain shows the stages of"));
+}
+
 #[test]
 fn explain_says_when_the_target_sits_on_its_sources_launch_floors() {
     let csv = one_harness_csv(0.003);

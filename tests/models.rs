@@ -681,6 +681,9 @@ struct Fixed {
     factor: f64,
 }
 impl gpucast::models::stages::Stage for Fixed {
+    fn name(&self) -> &'static str {
+        "fixed"
+    }
     fn projection_moves<'a>(
         &self,
         draft: &gpucast::models::stages::Draft<'_, 'a>,
@@ -771,6 +774,32 @@ Tesla V100-SXM2-16GB,k,N=1,1.8,1e9,4e8,256,4096\n";
     .unwrap();
     assert!((p.pred_ms / analytical.pred_ms - 1.5).abs() < 1e-12);
     assert!((p.lo_ms / analytical.lo_ms - 1.5).abs() < 1e-12);
+    // The trace says what each stage did; it changes nothing.
+    let mut trace = stages::StageTrace::default();
+    let both: [&dyn Stage; 2] = [
+        &Fixed {
+            log_move: 2f64.ln(),
+            factor: 1.0,
+        },
+        &Fixed {
+            log_move: 0.0,
+            factor: 0.5,
+        },
+    ];
+    let (traced, _) = stages::apply_traced(&both, &q, &made, &ev, &ctx, Some(&mut trace))
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        Some(traced),
+        stages::apply(&both, &q, &made, &ev, &ctx)
+            .unwrap()
+            .map(|x| x.0)
+    );
+    assert_eq!(trace.combined_ms, analytical.pred_ms);
+    let factors: Vec<f64> = trace.effects.iter().map(|e| e.factor).collect();
+    assert_eq!(factors.len(), 2);
+    assert!((factors[0] - 2.0).abs() < 1e-12 && (factors[1] - 0.5).abs() < 1e-12);
+    assert!((traced.pred_ms / analytical.pred_ms - 1.0).abs() < 1e-12);
     // No projection, no prediction.
     assert!(stages::apply(&idle, &q, &[], &ev, &ctx).unwrap().is_none());
 }

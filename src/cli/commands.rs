@@ -726,7 +726,7 @@ fn explain(a: ExplainArgs, catalog: &Catalog) -> Result<()> {
             }
         }
     }
-    let text = report::explain_text(
+    let mut text = report::explain_text(
         &q,
         &target,
         cal.name(),
@@ -736,6 +736,32 @@ fn explain(a: ExplainArgs, catalog: &Catalog) -> Result<()> {
         &roofs_of,
         catalog,
     );
+    if a.model != "analytical" {
+        let (hybrid, note) = pipeline::hybrid_to_explain(
+            &a.model,
+            &train,
+            a.seed,
+            a.figures.options().launch_floors,
+            &ctx,
+        )?;
+        if let Some(note) = &note {
+            eprintln!("{note}");
+        }
+        let mut trace = gpucast::models::stages::StageTrace::default();
+        let p = hybrid.predict_traced(&q, &evidence, &ctx, Some(&mut trace))?;
+        let label = match a.model.as_str() {
+            "hybrid" if note.is_none() => "fitted on the other GPUs' runs",
+            "hybrid" => gpucast::predict::PRETRAINED_NAME,
+            other => other,
+        };
+        text += &report::hybrid_stages_text(
+            label,
+            gpucast::models::Predict::fit_summary(&hybrid).as_deref(),
+            hybrid.state().similarity_power,
+            &trace,
+            p.as_ref(),
+        );
+    }
     out(&text)
 }
 

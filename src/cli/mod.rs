@@ -67,7 +67,8 @@ pub enum Command {
     /// Every catalog GPU (or those the filters keep) ranked fastest first for a kernel
     /// or a whole runs file
     Rank(RankArgs),
-    /// Show every term of one analytical projection
+    /// Show every term of one analytical projection (and, with --model, what each of
+    /// a hybrid's fitted stages does to the prediction)
     Explain(ExplainArgs),
     /// Score models under a protocol (logo, new-size, new-kernel, new-family)
     Evaluate(EvaluateArgs),
@@ -336,6 +337,14 @@ pub struct ExplainArgs {
     /// Use only this source GPU
     #[arg(long)]
     pub source: Option<String>,
+    /// `analytical` (the terms of its projections), or a hybrid whose fitted stages are
+    /// shown after them: `hybrid` (fitted on the other GPUs' runs, the pre-trained one
+    /// with fewer than 3 of them, as `predict` does), `pretrained` or a saved model .json
+    #[arg(long, default_value = "analytical")]
+    pub model: String,
+    /// Seed of a hybrid fitted on the runs (the same seed gives the same output)
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
     #[command(flatten)]
     pub figures: FiguresArgs,
 }

@@ -989,6 +989,20 @@ impl Predict for FittedHybrid {
         evidence: &Evidence,
         ctx: &Context,
     ) -> Result<Option<Prediction>> {
+        self.predict_traced(query, evidence, ctx, None)
+    }
+}
+
+impl FittedHybrid {
+    /// [`Predict::predict`], telling `trace` what each fitted stage did to the
+    /// combination of the sources' projections ([`stages::apply_traced`]).
+    pub fn predict_traced(
+        &self,
+        query: &Query,
+        evidence: &Evidence,
+        ctx: &Context,
+        trace: Option<&mut stages::StageTrace>,
+    ) -> Result<Option<Prediction>> {
         let state = &self.state;
         let shape = state.shape_for(query);
         // Sources by their similarity alone where the shape transfer leans on those of
@@ -1017,7 +1031,9 @@ impl Predict for FittedHybrid {
             fit: state.analytical_fit(),
         };
         let order: [&dyn stages::Stage; 4] = [&residual, &kernel_ratio, &shape, &analytical_share];
-        let Some((p, combination)) = stages::apply(&order, query, &made, evidence, ctx)? else {
+        let Some((p, combination)) =
+            stages::apply_traced(&order, query, &made, evidence, ctx, trace)?
+        else {
             return Ok(None);
         };
         let bounds = analytical::bounds_log(

@@ -46,6 +46,9 @@ pub struct Draft<'q, 'a> {
 /// projections before they are combined ([`Stage::projection_moves`]) or the combined
 /// prediction ([`Stage::prediction_factor`]); the defaults do nothing.
 pub trait Stage {
+    /// What the stage is, in a few words (`gpucast explain`).
+    fn name(&self) -> &'static str;
+
     /// Each projection's move in log units (`draft.made` order), from the
     /// projections as made; None: none moves.
     fn projection_moves<'a>(
@@ -89,6 +92,10 @@ pub struct Residual<'s> {
 }
 
 impl Stage for Residual<'_> {
+    fn name(&self) -> &'static str {
+        "the learned residual correction"
+    }
+
     fn projection_moves<'a>(
         &self,
         draft: &Draft<'_, 'a>,
@@ -135,6 +142,10 @@ pub struct KernelRatio {
 }
 
 impl Stage for KernelRatio {
+    fn name(&self) -> &'static str {
+        "the kernel-ratio share"
+    }
+
     fn projection_moves<'a>(
         &self,
         draft: &Draft<'_, 'a>,
@@ -156,6 +167,10 @@ pub struct Shape<'s> {
 }
 
 impl Stage for Shape<'_> {
+    fn name(&self) -> &'static str {
+        "the shape transfer"
+    }
+
     fn prediction_factor<'a>(
         &self,
         draft: &Draft<'_, 'a>,
@@ -177,6 +192,10 @@ pub struct AnalyticalShare {
 }
 
 impl Stage for AnalyticalShare {
+    fn name(&self) -> &'static str {
+        "the analytical fit's share"
+    }
+
     fn prediction_factor<'a>(
         &self,
         draft: &Draft<'_, 'a>,
@@ -200,6 +219,15 @@ impl Stage for AnalyticalShare {
     }
 }
 
+/// What one stage did to a prediction ([`apply_traced`]).
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct StageEffect {
+    /// [`Stage::name`].
+    pub stage: &'static str,
+    /// The factor it moved the combined prediction by (1: it did nothing).
+    pub factor: f64,
+}
+
 /// The prediction `stages` (in order) make of `made`, the sources' projections of
 /// `query`, before its interval, and the combination it came from (what the interval
 /// reads: its regime, its floor); None with no projection.
@@ -210,6 +238,28 @@ pub fn apply<'a>(
     evidence: &Evidence<'a>,
     ctx: &Context,
 ) -> Result<Option<(Prediction, Combination)>> {
+    apply_traced(stages, query, made, evidence, ctx, None)
+}
+
+/// What the stages did to one prediction ([`apply_traced`]).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct StageTrace {
+    /// The sources' projections as made, combined (ms): the prediction before any stage.
+    pub combined_ms: f64,
+    /// Each stage's effect, in order.
+    pub effects: Vec<StageEffect>,
+}
+
+/// [`apply`], telling `trace` what each stage did (a projection stage: the factor its
+/// moves, after the earlier stages', made of the combined prediction).
+pub fn apply_traced<'a>(
+    stages: &[&dyn Stage],
+    query: &Query,
+    made: &[(&'a Run, Projection)],
+    evidence: &Evidence<'a>,
+    ctx: &Context,
+    mut trace: Option<&mut StageTrace>,
+) -> Result<Option<(Prediction, Combination)>> {
     let mut draft = Draft {
         query,
         made,
@@ -218,14 +268,34 @@ pub fn apply<'a>(
     };
     // Every move from the projections as made, then applied in the stages' order.
     let mut moves = Vec::new();
-    for stage in stages {
-        moves.extend(stage.projection_moves(&draft, evidence, ctx)?);
+    for (k, stage) in stages.iter().enumerate() {
+        if let Some(m) = stage.projection_moves(&draft, evidence, ctx)? {
+            moves.push((k, m));
+        }
     }
+    let combined_ms = |ps: &[(&Run, Projection)]| {
+        Combination::of(ps.iter().map(|(_, p)| p))
+            .prediction()
+            .map_or(f64::NAN, |p| p.pred_ms)
+    };
+    if let Some(t) = trace.as_deref_mut() {
+        *t = StageTrace {
+            combined_ms: combined_ms(made),
+            effects: Vec::with_capacity(stages.len()),
+        };
+    }
+    let mut projection_factors = vec![1.0; stages.len()];
     let moved_ps: Vec<(&'a Run, Projection)>;
     if !moves.is_empty() {
         let mut ps = made.to_vec();
-        for m in &moves {
+        let mut before_ms = trace.is_some().then(|| combined_ms(made));
+        for (k, m) in &moves {
             move_projections(&mut ps, m);
+            if let Some(before) = &mut before_ms {
+                let after = combined_ms(&ps);
+                projection_factors[*k] = after / *before;
+                *before = after;
+            }
         }
         moved_ps = ps;
         draft.moved = &moved_ps;
@@ -235,9 +305,16 @@ pub fn apply<'a>(
         return Ok(None);
     };
     let mut factor = 1.0;
-    for stage in stages {
+    for (stage, projection_factor) in stages.iter().zip(projection_factors) {
         draft.pred_ms = p.pred_ms * factor;
-        factor *= stage.prediction_factor(&draft, evidence, ctx)?;
+        let f = stage.prediction_factor(&draft, evidence, ctx)?;
+        factor *= f;
+        if let Some(t) = trace.as_deref_mut() {
+            t.effects.push(StageEffect {
+                stage: stage.name(),
+                factor: projection_factor * f,
+            });
+        }
     }
     p.pred_ms *= factor;
     p.lo_ms *= factor;

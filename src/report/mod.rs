@@ -4,8 +4,8 @@ pub mod plots;
 mod views;
 
 pub use views::{
-    cross_source_table, explain_text, flagged_rows_table, gpus_table, import_report,
-    not_imported_text, runs_table, timings_table, validation_table, RunView,
+    cross_source_table, explain_text, flagged_rows_table, gpus_table, hybrid_stages_text,
+    import_report, not_imported_text, runs_table, timings_table, validation_table, RunView,
 };
 
 use crate::evaluation::{Evaluation, Metrics};

@@ -336,6 +336,52 @@ pub fn explain_text(
     s
 }
 
+/// What each of a hybrid's fitted stages did to one prediction (`explain --model`):
+/// its sources' projections combined with its own weights, each stage's factor in the
+/// order they apply, and the prediction with its interval. `label` names the model,
+/// `fit` is what its fit chose (`Predict::fit_summary`).
+pub fn hybrid_stages_text(
+    label: &str,
+    fit: Option<&str>,
+    similarity_power: i32,
+    trace: &crate::models::stages::StageTrace,
+    prediction: Option<&Prediction>,
+) -> String {
+    let Some(p) = prediction else {
+        return format!("\nhybrid ({label}): no source to predict from\n");
+    };
+    let mut s = format!(
+        "\nhybrid ({label}): its sources' projections combined {:.6} ms (weighted by their similarity to the power {similarity_power})\n",
+        trace.combined_ms
+    );
+    if let Some(fit) = fit {
+        s += &format!("  (its fit: {fit})\n");
+    }
+    let width = trace
+        .effects
+        .iter()
+        .map(|e| e.stage.len())
+        .max()
+        .unwrap_or(0);
+    for e in &trace.effects {
+        let did = if e.factor == 1.0 {
+            "  (does nothing for this prediction)"
+        } else {
+            ""
+        };
+        s += &format!("  {:<width$}  x{:.4}{did}\n", e.stage, e.factor);
+    }
+    s += &format!(
+        "hybrid: {:.6} ms  interval [{:.6}, {:.6}] ({})  bound {}\n",
+        p.pred_ms,
+        p.lo_ms,
+        p.hi_ms,
+        p.interval.label(),
+        p.bound
+    );
+    s
+}
+
 /// `explain`'s line on a source's instruction roofs (issue and ALU lanes, part of the
 /// compute roof: [`crate::features::instruction::InstructionCounts::roofs`]) on its
 /// GPU and on the target; None when the source carries no instruction counts.
