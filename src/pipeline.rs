@@ -295,21 +295,30 @@ pub fn hybrid_to_explain(
         let fitted = crate::models::hybrid::HybridParams::new(seed).fit_hybrid(train, ctx)?;
         return Ok((fitted, note));
     }
-    let not_a_hybrid = || {
-        Error::usage(format!(
-            "'{model}' is not a model explain shows the stages of: give analytical, hybrid, {} or a saved hybrid .json",
-            predict::PRETRAINED_NAME
-        ))
-    };
-    if name != predict::PRETRAINED_NAME && !name.ends_with(".json") {
-        return Err(not_a_hybrid());
-    }
+    check_model_to_explain(name)?;
     let choice = ModelChoice::parse(name, seed)?;
     launch_floors_for(&choice, asked_floors)?;
     let ModelChoice::Saved(saved) = choice else {
-        return Err(not_a_hybrid());
+        return Err(not_a_model_to_explain(model));
     };
     Ok((*saved, note))
+}
+
+/// Whether `explain` can show `model`: analytical, hybrid, pretrained or a saved
+/// model .json (checked before any data is read).
+pub fn check_model_to_explain(model: &str) -> Result<()> {
+    match model {
+        "analytical" | "hybrid" | predict::PRETRAINED_NAME => Ok(()),
+        m if m.ends_with(".json") => Ok(()),
+        _ => Err(not_a_model_to_explain(model)),
+    }
+}
+
+fn not_a_model_to_explain(model: &str) -> Error {
+    Error::usage(format!(
+        "'{model}' is not a model explain shows the stages of: give analytical, hybrid, {} or a saved hybrid .json",
+        predict::PRETRAINED_NAME
+    ))
 }
 
 /// Load, fit and predict the runs of `opts` on `target` (resolved in `catalog`). With

@@ -664,6 +664,7 @@ fn predictions(a: &PredictArgs, catalog: &Catalog, check: PickCheck) -> Result<P
 }
 
 fn explain(a: ExplainArgs, catalog: &Catalog) -> Result<()> {
+    pipeline::check_model_to_explain(&a.model)?;
     let resolved = Target::resolve(catalog, Input::Target, &a.target)?;
     let catalog = resolved.catalog(catalog);
     let target = resolved.name().to_string();
