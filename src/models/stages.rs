@@ -278,21 +278,23 @@ pub fn apply_traced<'a>(
             .prediction()
             .map_or(f64::NAN, |p| p.pred_ms)
     };
-    if let Some(t) = trace.as_deref_mut() {
+    // (traced only: each projection stage's factor on the combined prediction)
+    let mut before_ms = trace.is_some().then(|| combined_ms(made));
+    if let (Some(t), Some(base_ms)) = (trace.as_deref_mut(), before_ms) {
         *t = StageTrace {
-            combined_ms: combined_ms(made),
+            combined_ms: base_ms,
             effects: Vec::with_capacity(stages.len()),
         };
     }
-    let mut projection_factors = vec![1.0; stages.len()];
+    let mut projection_factors = Vec::new();
     let moved_ps: Vec<(&'a Run, Projection)>;
     if !moves.is_empty() {
         let mut ps = made.to_vec();
-        let mut before_ms = trace.is_some().then(|| combined_ms(made));
         for (k, m) in &moves {
             move_projections(&mut ps, m);
             if let Some(before) = &mut before_ms {
                 let after = combined_ms(&ps);
+                projection_factors.resize(stages.len(), 1.0);
                 projection_factors[*k] = after / *before;
                 *before = after;
             }
@@ -305,14 +307,14 @@ pub fn apply_traced<'a>(
         return Ok(None);
     };
     let mut factor = 1.0;
-    for (stage, projection_factor) in stages.iter().zip(projection_factors) {
+    for (k, stage) in stages.iter().enumerate() {
         draft.pred_ms = p.pred_ms * factor;
         let f = stage.prediction_factor(&draft, evidence, ctx)?;
         factor *= f;
         if let Some(t) = trace.as_deref_mut() {
             t.effects.push(StageEffect {
                 stage: stage.name(),
-                factor: projection_factor * f,
+                factor: projection_factors.get(k).copied().unwrap_or(1.0) * f,
             });
         }
     }
