@@ -211,23 +211,36 @@ pub fn launch_floors_name(f: LaunchFloors) -> &'static str {
     }
 }
 
+/// Fewest source GPUs `hybrid` learns a correction from (of two, each held out in turn
+/// leaves a single source to learn from).
+const MIN_HYBRID_SOURCE_GPUS: usize = 3;
+
+/// With fewer than [`MIN_HYBRID_SOURCE_GPUS`] source GPUs, the note saying that the
+/// pre-trained hybrid stands in for `hybrid`; None with enough of them.
+fn pretrained_instead(source_gpus: usize) -> Option<String> {
+    (source_gpus < MIN_HYBRID_SOURCE_GPUS).then(|| {
+        let from = predict::pretrained_path()
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|| "built in".into());
+        format!(
+            "note: {source_gpus} source GPU(s) are too few to learn a correction from: using the pre-trained hybrid ({from})"
+        )
+    })
+}
+
 /// The model to use: as asked, except that `hybrid` with no training data of its own
-/// (no `data`, runs of fewer than 3 GPUs besides the target) becomes the pre-trained
-/// hybrid, which learned from every corpus (with a note saying so).
+/// (no `data`, runs of too few GPUs besides the target: [`pretrained_instead`]) becomes
+/// the pre-trained hybrid, which learned from every corpus (with a note saying so).
 pub(crate) fn model_for(
     opts: &PredictOptions,
     table: &RunsTable,
     target: &str,
 ) -> (String, Option<String>) {
     let source_gpus = table.gpus().iter().filter(|g| *g != target).count();
-    if opts.model == "hybrid" && opts.data.is_empty() && source_gpus < 3 {
-        let from = predict::pretrained_path()
-            .map(|p| p.display().to_string())
-            .unwrap_or_else(|| "built in".into());
-        let note = format!(
-            "note: {source_gpus} source GPU(s) are too few to learn a correction from: using the pre-trained hybrid ({from})"
-        );
-        return (predict::PRETRAINED_NAME.into(), Some(note));
+    if opts.model == "hybrid" && opts.data.is_empty() {
+        if let Some(note) = pretrained_instead(source_gpus) {
+            return (predict::PRETRAINED_NAME.into(), Some(note));
+        }
     }
     (opts.model.clone(), None)
 }
@@ -271,8 +284,8 @@ pub(crate) fn launch_floors_for(
 }
 
 /// The hybrid whose stages `explain` shows: `model` is `hybrid` (fitted on `train`, the
-/// runs of the GPUs other than the target; with fewer than 3 of them the pre-trained
-/// hybrid, with a note, as `predict` does), `pretrained` or a saved model `.json`
+/// runs of the GPUs other than the target; with too few of them the pre-trained hybrid,
+/// with a note, as `predict` does: `pretrained_instead`), `pretrained` or a saved model `.json`
 /// (whose launch floors must be those asked for, if any).
 pub fn hybrid_to_explain(
     model: &str,
@@ -282,14 +295,13 @@ pub fn hybrid_to_explain(
     ctx: &Context,
 ) -> Result<(FittedHybrid, Option<String>)> {
     let gpus: std::collections::BTreeSet<&str> = train.iter().map(|r| r.gpu.as_str()).collect();
-    let (name, note) = if model == "hybrid" && gpus.len() < 3 {
-        let note = format!(
-            "note: {} source GPU(s) are too few to learn a correction from: explaining the pre-trained hybrid",
-            gpus.len()
-        );
-        (predict::PRETRAINED_NAME, Some(note))
+    let note = (model == "hybrid")
+        .then(|| pretrained_instead(gpus.len()))
+        .flatten();
+    let name = if note.is_some() {
+        predict::PRETRAINED_NAME
     } else {
-        (model, None)
+        model
     };
     if name == "hybrid" {
         let fitted = crate::models::hybrid::HybridParams::new(seed).fit_hybrid(train, ctx)?;

@@ -318,14 +318,7 @@ pub fn explain_text(
         s += "\nlaunch floor: the target's is each source's (its GPU's fastest run), as the fit chose on the training GPUs\n";
     }
     if let Some(c) = combined {
-        s += &format!(
-            "\ncombined: {:.6} ms  interval [{:.6}, {:.6}] ({})  bound {}\n",
-            c.pred_ms,
-            c.lo_ms,
-            c.hi_ms,
-            c.interval.label(),
-            c.bound
-        );
+        s += &format!("\n{}", prediction_line("combined", c));
         if let crate::models::Interval::Calibrated(_) = c.interval {
             s += &match local_interval_power {
                 Some(k) => format!("interval: the training GPUs' held-out errors, each GPU's weighted by its similarity to the target to the power {k}, and never narrower than the sources' spread\n"),
@@ -371,15 +364,19 @@ pub fn hybrid_stages_text(
         };
         s += &format!("  {:<width$}  x{:.4}{did}\n", e.stage, e.factor);
     }
-    s += &format!(
-        "hybrid: {:.6} ms  interval [{:.6}, {:.6}] ({})  bound {}\n",
+    s + &prediction_line("hybrid", p)
+}
+
+/// `explain`'s line for a prediction: its time, interval (and what kind) and bound.
+fn prediction_line(name: &str, p: &Prediction) -> String {
+    format!(
+        "{name}: {:.6} ms  interval [{:.6}, {:.6}] ({})  bound {}\n",
         p.pred_ms,
         p.lo_ms,
         p.hi_ms,
         p.interval.label(),
         p.bound
-    );
-    s
+    )
 }
 
 /// `explain`'s line on a source's instruction roofs (issue and ALU lanes, part of the
