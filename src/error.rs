@@ -554,6 +554,52 @@ pub fn toml_message(e: &toml::de::Error) -> String {
     e.message().split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+/// What a library that panics on bad bytes said, while [`contain_panic`] runs: the
+/// panic hook keeps the message here instead of printing it.
+static CONTAINED: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
+/// How many [`contain_panic`] calls are running (the hook is process-wide, and a
+/// library may panic on one of its own threads).
+static CONTAINING: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Run `f`, turning a panic inside it into an error on `file` ("cannot read: ...").
+///
+/// polars's Parquet reader panics on some corrupt files (a flipped bit in the footer
+/// ends in `thrift bool field`) instead of returning an error; a user's bad file must
+/// end in a one-line error, not a crash. The message is kept from the terminal while
+/// `f` runs.
+pub fn contain_panic<T>(file: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    use std::sync::atomic::Ordering;
+    static HOOK: std::sync::Once = std::sync::Once::new();
+    HOOK.call_once(|| {
+        let default = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if CONTAINING.load(Ordering::SeqCst) == 0 {
+                return default(info);
+            }
+            let payload = info.payload();
+            let message = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "an internal error".into());
+            *CONTAINED.lock().unwrap_or_else(|e| e.into_inner()) = Some(message);
+        }));
+    });
+    CONTAINING.fetch_add(1, Ordering::SeqCst);
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+    CONTAINING.fetch_sub(1, Ordering::SeqCst);
+    outcome.unwrap_or_else(|_| {
+        let said = CONTAINED.lock().unwrap_or_else(|e| e.into_inner()).take();
+        Err(Error::parse_file(
+            file,
+            format!(
+                "cannot read: the file is damaged ({})",
+                said.as_deref().unwrap_or("the reader failed")
+            ),
+        ))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -197,6 +197,12 @@ impl Experiment {
                 e.name
             )));
         }
+        if RESERVED_NAMES.contains(&e.name.as_str()) {
+            return Err(bad(format!(
+                "name = {:?}: reproduce writes its own {0}.md and {0}.csv; give the experiment another name",
+                e.name
+            )));
+        }
         if e.models.is_empty() {
             return Err(bad("models = []: name at least one model".into()));
         }
@@ -605,7 +611,19 @@ pub fn comparison_table(o: &Outcome) -> Table {
     t
 }
 
+/// Names `reproduce` gives its own files ([`write_reproduction`]'s summaries): no
+/// experiment may take them.
+const RESERVED_NAMES: [&str; 2] = ["summary", "summary_wide"];
+
+/// Write a file of this run, and list it; a second file of the same name (two
+/// experiments' outputs that collide) is an error, not a silent replacement.
 fn write(path: &Path, text: &str, written: &mut Vec<PathBuf>) -> Result<()> {
+    if written.iter().any(|w| w == path) {
+        return Err(Error::file(
+            path.display(),
+            "two outputs of this run have this name (an experiment's name and another's outputs): rename one",
+        ));
+    }
     report::write_atomic(path, text)?;
     written.push(path.to_path_buf());
     Ok(())
@@ -1375,6 +1393,14 @@ fn staging_dir(out: &Path) -> Result<PathBuf> {
 /// that an earlier `reproduce` did not write (not in the manifest) stops it before
 /// anything moves.
 fn publish(staging: &Path, out: &Path, files: &[PathBuf]) -> Result<()> {
+    let mut names = std::collections::HashSet::new();
+    if let Some(twice) = files.iter().find(|f| !names.insert(*f)) {
+        let name = twice.strip_prefix(staging).unwrap_or(twice);
+        return Err(Error::file(
+            out.join(name).display(),
+            "two outputs of this run have this name (an experiment's name and another's outputs): rename one",
+        ));
+    }
     let manifest_path = out.join(MANIFEST);
     let mut listed: Vec<String> = crate::files::is_regular(&manifest_path)
         .then(|| std::fs::read_to_string(&manifest_path).ok())
@@ -1419,6 +1445,7 @@ fn publish(staging: &Path, out: &Path, files: &[PathBuf]) -> Result<()> {
         }
     }
     listed.sort();
+    crate::files::note_replaceable(&manifest_path);
     crate::files::write_atomic(&manifest_path, &(listed.join("\n") + "\n"))
 }
 

@@ -7,9 +7,11 @@
 //!   same bytes; any other special file (a device, a socket) is refused.
 //! - Every output is written through [`write_atomic_with`]: into a temporary file in
 //!   the target's directory, renamed into place. An output that is (or, through links,
-//!   resolves to) a file this run read is refused; a symbolic link is written through
-//!   to its target, never replaced; a directory is refused; a pipe or a device is
-//!   written in place.
+//!   resolves to) a file this run read is refused; so is an existing file this run did
+//!   not write, unless the user allowed replacing ([`allow_replacing`], `--force`) or
+//!   it is one an earlier run wrote and says so ([`note_replaceable`]: `reproduce`'s
+//!   list); a symbolic link is written through to its target, never replaced; a
+//!   directory is refused; a pipe or a device is written in place.
 //! - Temporaries are registered while they exist: [`remove_temporaries_on_signals`]
 //!   removes them when SIGINT, SIGTERM or SIGHUP ends the process.
 
@@ -48,6 +50,12 @@ struct Registry {
     pipes: HashMap<PathBuf, Vec<u8>>,
     /// Temporary files and directories to remove if the process is stopped.
     temporaries: Vec<PathBuf>,
+    /// Existing files an output may replace: those this run wrote, and those an
+    /// earlier run wrote and listed ([`note_replaceable`]); by identity and path (an
+    /// inode is reused once its file is gone).
+    replaceable: Vec<(FileId, PathBuf)>,
+    /// Whether any existing file may be replaced ([`allow_replacing`]).
+    replace_any: bool,
 }
 
 static REGISTRY: Mutex<Option<Registry>> = Mutex::new(None);
@@ -270,10 +278,25 @@ fn lexical(path: &Path) -> PathBuf {
     out
 }
 
-/// Check that writing `path` destroys nothing this run reads or has read: not an
-/// input (by identity, through links), not a file inside an input directory, not a
-/// directory. `inputs` are the paths the command was given to read, checked before
-/// any work; files read since are checked too.
+/// Let outputs replace existing files (the user's `--force`): inputs stay protected.
+pub fn allow_replacing() {
+    with_registry(|r| r.replace_any = true);
+}
+
+/// Let an output replace the file at `path`, one an earlier run of gpucast wrote (as
+/// its own records say); nothing when there is no file.
+pub fn note_replaceable(path: &Path) {
+    if let (Ok(meta), Ok(canonical)) = (std::fs::metadata(path), path.canonicalize()) {
+        with_registry(|r| r.replaceable.push((FileId::of(&meta), canonical)));
+    }
+}
+
+/// Check that writing `path` destroys nothing this run reads or has read, nor a file
+/// it did not write: not an input (by identity, through links), not a file inside an
+/// input directory, not a directory, not an existing file unless this run wrote it or
+/// may replace it ([`allow_replacing`], [`note_replaceable`]). `inputs` are the paths
+/// the command was given to read, checked before any work; files read since are
+/// checked too.
 pub fn check_output(path: &Path, inputs: &[PathBuf]) -> Result<()> {
     for i in inputs {
         if i.is_dir() {
@@ -323,8 +346,24 @@ pub fn check_output(path: &Path, inputs: &[PathBuf]) -> Result<()> {
                 ),
             ));
         }
+        let replaceable = r
+            .replaceable
+            .iter()
+            .any(|(i, p)| *i == id && *p == canonical);
+        if meta.is_file() && !r.replace_any && !replaceable {
+            return Err(Error::file(
+                path.display(),
+                "exists, and gpucast replaces no file it did not write: give a new name, or --force to replace it",
+            ));
+        }
         Ok(())
     })
+}
+
+/// Remember that this run wrote `target`: writing it again replaces nothing of the
+/// user's.
+fn note_written(target: &Path) {
+    note_replaceable(target);
 }
 
 /// A temporary path registered for removal on SIGINT/SIGTERM/SIGHUP until dropped.
@@ -395,6 +434,7 @@ pub fn write_atomic_with(
     readable(&tmp, path)?;
     tmp.persist(&target)
         .map_err(|e| Error::file(path.display(), format!("cannot write: {}", e.error)))?;
+    note_written(&target);
     Ok(())
 }
 
@@ -458,6 +498,7 @@ pub fn write_new(path: &Path, text: &str) -> Result<()> {
             format!("cannot write (it may have appeared meanwhile): {}", e.error),
         )
     })?;
+    note_written(path);
     Ok(())
 }
 
@@ -487,6 +528,14 @@ mod tests {
         std::fs::write(&target, "old").unwrap();
         let link = dir.path().join("link.csv");
         std::os::unix::fs::symlink(&target, &link).unwrap();
+        // (the user's file behind the link is replaced only when allowed)
+        let e = write_atomic(&link, "new").unwrap_err().to_string();
+        assert!(
+            e.contains("link.csv: exists, and gpucast replaces no file it did not write"),
+            "{e}"
+        );
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "old");
+        note_replaceable(&target);
         write_atomic(&link, "new").unwrap();
         assert!(std::fs::symlink_metadata(&link)
             .unwrap()
@@ -512,12 +561,17 @@ mod tests {
     }
 
     #[test]
-    fn write_atomic_replaces_existing_file() {
+    fn write_atomic_replaces_only_a_file_this_run_wrote() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("a.svg");
         write_atomic(&path, "old").unwrap();
         write_atomic(&path, "new").unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "new");
-        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+        let users = dir.path().join("b.svg");
+        std::fs::write(&users, "mine").unwrap();
+        let e = write_atomic(&users, "new").unwrap_err().to_string();
+        assert!(e.contains("b.svg: exists, and gpucast replaces no file it did not write: give a new name, or --force to replace it"), "{e}");
+        assert_eq!(std::fs::read_to_string(&users).unwrap(), "mine");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
     }
 }

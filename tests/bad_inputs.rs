@@ -284,6 +284,8 @@ fn cases() -> Vec<Case> {
     vec![
         // ---- runs tables: cell values (the first data row is line 2) ----
         validate("time 1e300", one_bad("1e300"), Error(1, "a.csv:2: column 'time_ms': 1e300 is above 1e7 ms")),
+        validate("warps per SM 1e300", format!("{HEADER},warps_per_sm\n{ROW_TITAN},1e300\n"), Error(1, "a.csv:2: column 'warps_per_sm': 1e300 is above 64, the largest plausible value")),
+        validate("coefficient of variation 1e300", format!("{HEADER},time_cv\n{ROW_TITAN},1e300\n"), Error(1, "a.csv:2: column 'time_cv': 1e300 is above 100, the largest plausible value")),
         validate("time 0", one_bad("0"), Error(1, "a.csv:2: column 'time_ms': time must be > 0, found 0")),
         validate("time negative", one_bad("-1"), Error(1, "a.csv:2: column 'time_ms': time must be > 0, found -1")),
         validate("time NaN", one_bad("NaN"), Error(1, "a.csv:2: column 'time_ms': value is NaN: must be a finite number")),
@@ -308,7 +310,12 @@ fn cases() -> Vec<Case> {
         validate(
             "grid of 0 blocks",
             format!("{HEADER},grid_blocks\n{ROW_TITAN},0\n"),
-            Error(1, "a.csv:2: column 'grid_blocks': 0 is not what NVIDIA TITAN V (compute capability 7.0) can launch: a whole number of at least 1"),
+            Error(1, "a.csv:2: column 'grid_blocks': 0 is not what NVIDIA TITAN V (compute capability 7.0) can launch: a whole number from 1 to (2^31 - 1) x 65535 x 65535"),
+        ),
+        validate(
+            "grid of more blocks than a launch has",
+            format!("{HEADER},grid_blocks\n{ROW_TITAN},1e25\n"),
+            Error(1, "a.csv:2: column 'grid_blocks': 1e25 is not what NVIDIA TITAN V (compute capability 7.0) can launch: a whole number from 1 to (2^31 - 1) x 65535 x 65535"),
         ),
         validate(
             "more registers than a thread has",
@@ -478,6 +485,7 @@ fn cases() -> Vec<Case> {
             .with("c.toml", gpu_entry("Future", "8.6", "10", "100.0")),
         // ---- GPU names on the command line ----
         Case::err("gpus show unknown", 2, "gpus show: unknown GPU 'RTX 4075': not in the catalog (add it with --gpus FILE); close names: 'NVIDIA GeForce RTX 4070'", &["gpus", "show", "RTX 4075"]),
+        Case::err("--target of brand words only", 2, "--target: unknown GPU 'GeForce RTX': only brand words (nvidia, geforce, tesla, quadro, rtx, gtx): name the model", &["predict", "--runs", "{ref}", "--target", "GeForce RTX"]),
         Case::err("ambiguous --target", 2, "--target: unknown GPU 'TITAN': ambiguous: it matches", &["predict", "--runs", "{ref}", "--target", "TITAN"]),
         Case::err("unknown --target", 2, "--target: unknown GPU 'RTX 9999': not in the catalog", &["predict", "--runs", "{ref}", "--target", "RTX 9999"]),
         // ---- predict, tune, explain ----
@@ -520,6 +528,8 @@ fn cases() -> Vec<Case> {
             .with("sm.json", STUDY_METRICS.replace("\"sustained_bandwidth_gbps\": 267", "\"sustained_bandwidth_gbps\": -267")),
         Case::err("--study-metrics GPU twice", 1, "sm.json: line 4, column 3: NVIDIA TITAN V is listed twice", &pred(&["--model", "analytical-study", "--study-metrics", "{dir}/sm.json"]))
             .with("sm.json", STUDY_METRICS.replace("RTX 2080 Ti", "TITAN V")),
+        Case::err("--study-metrics compute above the peak", 1, "sm.json: line 5, column 36: sustained_compute_gflops 1e300 is above the catalog's peak for NVIDIA GeForce RTX 2080 Ti", &pred(&["--model", "analytical-study", "--study-metrics", "{dir}/sm.json"]))
+            .with("sm.json", STUDY_METRICS.replace("\"sustained_compute_gflops\": 10400", "\"sustained_compute_gflops\": 1e300")),
         Case::err("--study-metrics empty", 1, "sm.json: no GPUs: the list is empty", &pred(&["--model", "analytical-study", "--study-metrics", "{dir}/sm.json"]))
             .with("sm.json", "[]"),
         Case::err("bad --resources", 1, "r.csv: missing column 'kernel'", &pred(&["--resources", "{dir}/r.csv"])).with("r.csv", "garbage,x\n"),
@@ -714,8 +724,13 @@ fn file_safety_cases() -> Vec<Case> {
         Case::err("predict -o a directory", 1, "out.csv: is a directory", &p_into("{dir}/out.csv")).with("r.csv", &two).with("out.csv/keep", "mine\n"),
         Case::err("predict -o a dangling link", 1, "o.csv: a symbolic link to a file that does not exist", &p_into("{dir}/o.csv")).with("r.csv", &two).link("o.csv", "{dir}/nowhere.csv").no_file("nowhere.csv"),
         Case::err("data import -o a dangling link", 1, "a symbolic link to a file that does not exist", &["data", "import", "{dir}/r.csv", "-o", "{dir}/o.csv"]).with("r.csv", &two).link("o.csv", "{dir}/nowhere.csv").no_file("nowhere.csv"),
-        Case::new("predict -o a link writes through it", Stderr("wrote 1 predictions"), &p_into("{dir}/o.csv")).with("r.csv", &two).with("t.csv", "old\n").link("o.csv", "{dir}/t.csv").changes("t.csv").file_has("t.csv", "pred_ms"),
-        Case::new("predict -o over an earlier output", Stderr("wrote 1 predictions"), &p_into("{dir}/p.csv")).with("r.csv", &two).with("p.csv", "old\n").changes("p.csv").file_has("p.csv", "pred_ms"),
+        // ---- an existing file is replaced only with --force ----
+        Case::err("predict -o a link to an existing file", 1, "o.csv: exists, and gpucast replaces no file it did not write: give a new name, or --force", &p_into("{dir}/o.csv")).with("r.csv", &two).with("t.csv", "old\n").link("o.csv", "{dir}/t.csv"),
+        Case::new("predict --force -o a link writes through it", Stderr("wrote 1 predictions"), &[p_into("{dir}/o.csv"), vec!["--force"]].concat()).with("r.csv", &two).with("t.csv", "old\n").link("o.csv", "{dir}/t.csv").changes("t.csv").file_has("t.csv", "pred_ms"),
+        Case::err("predict -o over an existing file", 1, "p.csv: exists, and gpucast replaces no file it did not write", &p_into("{dir}/p.csv")).with("r.csv", &two).with("p.csv", "old\n"),
+        Case::new("predict --force -o over an earlier output", Stderr("wrote 1 predictions"), &[p_into("{dir}/p.csv"), vec!["--force"]].concat()).with("r.csv", &two).with("p.csv", "old\n").changes("p.csv").file_has("p.csv", "pred_ms"),
+        Case::err("data import -o over an existing file", 1, "x.parquet: exists, and gpucast replaces no file it did not write", &["data", "import", "{dir}/r.csv", "-o", "{dir}/x.parquet"]).with("r.csv", &two).with("x.parquet", "mine\n"),
+        Case::err("predict --force -o its runs file", 1, "r.csv: is also an input", &[p_into("{dir}/r.csv"), vec!["--force"]].concat()).with("r.csv", &two),
         Case::new("predict -o into directories it makes", Stderr("wrote 1 predictions"), &p_into("{dir}/new/sub/p.json")).with("r.csv", &two).file_has("new/sub/p.json", "pred_ms"),
         Case::new("data import -o beside its input", Stderr("wrote 2 rows"), &["data", "import", "{dir}/r.csv", "-o", "{dir}/x.csv"]).with("r.csv", &two).file_has("x.csv", "saxpy"),
         Case::new("data import -o outside its input directory", Stderr("wrote 2 rows"), &["data", "import", "{dir}/d", "-o", "{dir}/x.csv"]).with("d/r.csv", &two).file_has("x.csv", "saxpy"),
@@ -738,6 +753,9 @@ fn file_safety_cases() -> Vec<Case> {
         named("experiment named with ..", "../x"),
         named("experiment named with an absolute path", "/tmp/gpucast-x"),
         named("experiment named as a hidden file", ".x"),
+        experiment("experiment named as the summary", &exp("summary"), 1, "name = \"summary\": reproduce writes its own summary.md and summary.csv; give the experiment another name").no_file("out"),
+        experiment("experiment named as another's outputs", &exp("x"), 1, "x_per_target.csv: two outputs of this run have this name")
+            .with("exps/b.toml", exp("x_per_target")).no_file("out/x.md"),
         named("experiment named with a slash", "a/b"),
         named("experiment named with a backslash", "a\\\\b"),
         named("experiment with an empty name", ""),
@@ -866,7 +884,7 @@ fn gpu_name_cases() -> Vec<Case> {
         Case::new("cache device by its driver name", Stdout("1 rows in 1 file(s)"), &["data", "validate", "{dir}/c.json"]).with("c.json", cache_of("NVIDIA RTX A5000")),
         Case::err("GEMM table device of a family", 1, "column 'device': unknown GPU 'NVIDIA A100': ambiguous", &["data", "validate", "{dir}/g.csv"]).with("g.csv", gemm_of("NVIDIA A100")),
         Case::err("GEMM table device resembling another board", 1, "column 'device': unknown GPU 'Quadro RTX 5000'", &["data", "validate", "{dir}/g.csv"]).with("g.csv", gemm_of("Quadro RTX 5000")),
-        Case::err("study metrics of an ambiguous GPU", 1, "g.json", &["predict", "--runs", "{dir}/r.csv", "--target", "RTX 4090", "--model", "analytical-study", "--study-metrics", "{dir}/g.json"])
+        Case::err("study metrics of an ambiguous GPU", 1, "g.json: line 2, column 3: unknown GPU 'TITAN': ambiguous", &["predict", "--runs", "{dir}/r.csv", "--target", "RTX 4090", "--model", "analytical-study", "--study-metrics", "{dir}/g.json"])
             .with("r.csv", &two).with("g.json", STUDY_METRICS.replace("NVIDIA TITAN V", "TITAN")),
     ]
 }
@@ -1473,4 +1491,61 @@ fn an_interrupted_write_leaves_nothing_behind() {
         assert!(left.is_empty(), "SIG{signal} left {left:?}");
         assert!(!out.exists(), "SIG{signal}: a partial output");
     }
+}
+
+/// A Parquet file damaged in its footer (each byte of the footer's metadata with one
+/// bit flipped, as a bad disk or a cut download leaves it): every read ends in an exit
+/// code and one line, never a panic (polars's reader panics on some of these), and
+/// the damage is named where the reader fails.
+#[test]
+fn a_damaged_parquet_footer_is_an_error_not_a_crash() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("r.csv");
+    std::fs::write(&csv, runs(&[ROW_TITAN, ROW_2080])).unwrap();
+    let good = dir.path().join("good.parquet");
+    let s = |p: &Path| p.to_str().unwrap().to_string();
+    let made = run(
+        &[
+            "data".into(),
+            "import".into(),
+            s(&csv),
+            "-o".into(),
+            s(&good),
+        ],
+        None,
+    );
+    assert_eq!(made.code, Some(0), "{}", made.stderr);
+    let bytes = std::fs::read(&good).unwrap();
+    let n = bytes.len();
+    assert_eq!(&bytes[n - 4..], b"PAR1");
+    let footer = u32::from_le_bytes(bytes[n - 8..n - 4].try_into().unwrap()) as usize;
+    let (mut panics, mut damaged) = (Vec::new(), 0);
+    for at in n - 8 - footer..n - 8 {
+        let mut bad = bytes.clone();
+        bad[at] ^= 0x10;
+        let path = dir.path().join("bad.parquet");
+        std::fs::write(&path, &bad).unwrap();
+        let r = run(&["data".into(), "validate".into(), s(&path)], None);
+        let lines = r.stderr.lines().count();
+        if r.timed_out
+            || r.code == Some(101)
+            || r.stderr.contains("panicked")
+            || (r.code != Some(0) && lines != 1)
+        {
+            panics.push(format!("byte {at}: {:?} {}", r.code, r.stderr));
+        }
+        damaged += r
+            .stderr
+            .contains("bad.parquet: cannot read: the file is damaged") as usize;
+    }
+    assert!(
+        panics.is_empty(),
+        "{} of {footer} damaged footers: {}",
+        panics.len(),
+        panics.join("\n")
+    );
+    assert!(
+        damaged > 0,
+        "no flipped bit reached the reader's panic: the test no longer tests it"
+    );
 }

@@ -1946,8 +1946,9 @@ fn instruction_roofline_of_the_suites_exports() {
     assert!(svg.contains("L2 ceiling (163 GTXN/s, catalog)"), "{svg}");
     assert!(svg.contains("stride-8 / random wall"));
     // The H100's calibration: its measured clock, and its L2 bandwidth measured.
+    // (drawn again over the first run's chart: only with --force)
     let calibration = format!("{root}/datasets/own/h100-80gb-hbm3/calibration.toml");
-    gpucast_ok(&[
+    let again = [
         "--gpus",
         &calibration,
         "roofline",
@@ -1955,7 +1956,12 @@ fn instruction_roofline_of_the_suites_exports() {
         &h100,
         "--out",
         o,
-    ]);
+    ];
+    let e = gpucast(&again);
+    assert_eq!(e.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&e.stderr)
+        .contains("exists, and gpucast replaces no file it did not write"));
+    gpucast_ok(&[&again[..], &["--force"]].concat());
     let svg = std::fs::read_to_string(out.join(names[0])).unwrap();
     assert!(svg.contains("L2 ceiling (316 GTXN/s, measured)"), "{svg}");
     assert!(svg.contains("(measured clock)"));
@@ -1965,7 +1971,7 @@ fn instruction_roofline_of_the_suites_exports() {
         "--instruction",
         &format!("{root}/datasets/own/h100-80gb-hbm3/runs.csv"),
         "--out",
-        o,
+        tmp.path().join("none").to_str().unwrap(),
     ]);
     assert_eq!(e.status.code(), Some(2), "{}", stderr(&e));
     assert!(stderr(&e).contains("no run carries warp instructions"));

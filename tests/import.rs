@@ -283,7 +283,8 @@ fn auto_detects_each_format_and_names_the_formats_when_it_cannot() {
 fn cli_imports_prints_the_report_and_writes_zstd_parquet() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("kt.parquet");
-    // `data import OPTIONS FILES --out kt.parquet`
+    // `data import OPTIONS FILES --out kt.parquet --force` (each import replaces the
+    // last one's file)
     let import = |options: &[&str], files: &[&str]| {
         Command::new(env!("CARGO_BIN_EXE_gpucast"))
             .args(["data", "import"])
@@ -291,6 +292,7 @@ fn cli_imports_prints_the_report_and_writes_zstd_parquet() {
             .args(files.iter().map(|f| fixture(f)))
             .arg("--out")
             .arg(&out)
+            .arg("--force")
             .output()
             .unwrap()
     };

@@ -478,7 +478,7 @@ fn check_ranges(g: &Gpu) -> std::result::Result<(), Invalid> {
 /// `sustained_<precision>_gflops` against that precision's peak; a measured SM
 /// clock against `boost_clock_mhz`.
 fn check_sustained(g: &Gpu) -> std::result::Result<(), Invalid> {
-    const SLACK: f64 = 1.05;
+    const SLACK: f64 = super::MEASURED_ABOVE_PEAK_SLACK;
     // (`peak` names the peak, e.g. "the peak mem_bandwidth_gbs")
     let above = |key: &str, v: f64, peak: &str, value: f64| {
         (v > SLACK * value).then(|| {
@@ -612,7 +612,10 @@ fn nth_name(g: &Gpu, n: usize) -> &str {
     }
 }
 
-/// No name or alias (case-insensitive) may name two GPUs. `at(i, g, n)` places the
+/// No name or alias may name two GPUs, compared as names resolve
+/// ([`super::normalize_name`]: case, punctuation and a leading NVIDIA, GeForce or
+/// Tesla aside): an alias "RTX 4090" on a GPU of the user's would otherwise take
+/// the name from the GeForce RTX 4090. `at(i, g, n)` places the
 /// `n`th name of GPU `i` (see [`nth_name`]) when a file writes it. A clash is
 /// reported where the later GPU writes the name, else where the earlier one does (a
 /// file's GPU laid over a known one may clash with a known GPU after it).
@@ -629,13 +632,17 @@ fn check_duplicates(
             other.name
         )
     };
-    // lower-case spelling -> (GPU, which of its names)
+    // spelling as names resolve -> (GPU, which of its names)
     let mut seen: std::collections::HashMap<String, (usize, usize)> =
         std::collections::HashMap::new();
     for (i, g) in gpus.iter().enumerate() {
         let mut own = std::collections::HashSet::new();
         for n in 0..=g.aliases.len() {
-            let key = nth_name(g, n).trim().to_lowercase();
+            let spelled = nth_name(g, n).trim();
+            let key = match super::normalize_name(spelled) {
+                k if k.is_empty() => spelled.to_lowercase(),
+                k => k,
+            };
             if !own.insert(key.clone()) {
                 continue; // the same GPU naming itself twice is harmless
             }
@@ -1261,6 +1268,27 @@ mod tests {
             "{e}"
         );
         assert_eq!(c.gpus().len(), n + 1, "a failed merge changes nothing");
+    }
+
+    /// An alias that resolves as a known GPU's name does ("RTX 4090" for the GeForce
+    /// RTX 4090) is a clash, not a new meaning for the name.
+    #[test]
+    fn merge_rejects_an_alias_that_resolves_as_another_gpus_name() {
+        let mut c = Catalog::builtin();
+        let other = Catalog::from_toml_str(
+            &format!("{}aliases = [\"RTX 4090\"]\n", one("My GPU X", "8.9", 40)),
+            "mine.toml",
+        )
+        .unwrap();
+        let e = c.merge(other, "mine.toml").unwrap_err().to_string();
+        assert!(
+            e.contains("name or alias 'RTX 4090' of GPU 'My GPU X' is already used by GPU 'NVIDIA GeForce RTX 4090'"),
+            "{e}"
+        );
+        assert_eq!(
+            c.resolve("RTX 4090").unwrap().name,
+            "NVIDIA GeForce RTX 4090"
+        );
     }
 
     #[test]

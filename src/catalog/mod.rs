@@ -20,6 +20,11 @@ pub use distance::{
 };
 pub use names::normalize_name;
 
+/// How far above a peak a measured figure may be before it is a typo or a broken
+/// benchmark rather than a board boosting past its rated clock (the catalog's measured
+/// figures, the study's `gpu_metrics.json`).
+pub const MEASURED_ABOVE_PEAK_SLACK: f64 = 1.05;
+
 use serde::{Deserialize, Serialize};
 
 /// One GPU: vendor facts, per-SM limits and (optionally) measured figures.

@@ -235,6 +235,12 @@ impl Catalog {
     /// message about a data file: the GPUs it matches when it is ambiguous, else that it
     /// is not in the catalog, with close names.
     pub fn unresolved_hint(&self, name: &str) -> GpuHint {
+        if name_tokens(name).is_empty() && name.chars().any(|c| c.is_ascii_alphanumeric()) {
+            return GpuHint::Text(format!(
+                "only brand words ({}): name the model, e.g. 'RTX 4090' or 'A100 SXM4 40GB'",
+                BRAND_WORDS.join(", ")
+            ));
+        }
         match self.lookup(name) {
             Lookup::Ambiguous(gs) => GpuHint::Ambiguous(ambiguity(&gs)),
             _ => GpuHint::NotInCatalog {
@@ -540,22 +546,21 @@ mod tests {
     }
 
     #[test]
-    fn ambiguous_normalized_query_lists_both() {
-        // SYNTHETIC: two GPUs whose names normalize alike.
+    fn names_that_resolve_alike_are_refused() {
+        // SYNTHETIC: two GPUs whose names differ only in punctuation would make each
+        // exact spelling pick one and every other spelling of either ambiguous.
         let entry = |name: &str, sms: u32| {
             format!(
                 "[[gpu]]\nname = \"{name}\"\nvendor = \"NVIDIA\"\narch = \"Ampere\"\ncompute_capability = \"8.6\"\nsm_count = {sms}\nboost_clock_mhz = 1000.0\nfp32_gflops = 256.0\nmem_bandwidth_gbs = 100.0\nl2_bytes = 1048576\nregs_per_sm = 65536\nmax_threads_per_sm = 1536\nmax_blocks_per_sm = 16\nsmem_per_sm = 102400\nwarp_size = 32\n"
             )
         };
         let text = format!("{}\n{}", entry("Foo X-1", 1), entry("Foo X1", 2));
-        let c = Catalog::from_toml_str(&text, "t.toml").unwrap();
-        assert_eq!(c.resolve("Foo X-1").unwrap().sm_count, 1); // exact wins
-        assert_eq!(c.resolve("foo x1").unwrap().sm_count, 2); // case-insensitive exact
-        assert!(c.resolve("foo_x_1").is_none()); // normalized and tokens: both match
-        let e = c.resolve_or_err("foo_x_1").unwrap_err().to_string();
-        assert!(
-            e.contains("ambiguous") && e.contains("'Foo X-1'") && e.contains("'Foo X1'"),
-            "{e}"
+        let e = Catalog::from_toml_str(&text, "t.toml")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "t.toml:18:1: name or alias 'Foo X1' of GPU 'Foo X1' is already used by GPU 'Foo X-1'"
         );
     }
 }

@@ -144,5 +144,7 @@ pub fn write_accuracy_page(page: &Path, outcomes: &[Outcome]) -> Result<()> {
         Err(e) => return Err(Error::file(page.display(), e.to_string())),
     };
     let text = experiments::page::splice(old.as_deref(), &tables, &page.display().to_string())?;
+    // (the page keeps every line outside gpucast's markers: only its own tables change)
+    gpucast::files::note_replaceable(page);
     gpucast::report::write_atomic(page, &text)
 }

@@ -19,6 +19,9 @@ use std::path::Path;
 pub fn run(cli: Cli) -> Result<()> {
     gpucast::error::name_inputs(flag_of);
     gpucast::parallel::set_threads(cli.global.threads);
+    if cli.global.force {
+        gpucast::files::allow_replacing();
+    }
     let mut catalog = Catalog::builtin();
     for f in &cli.global.gpus {
         catalog.merge_file(f)?;

@@ -46,6 +46,12 @@ pub struct Global {
     /// do not depend on it
     #[arg(long, global = true, default_value_t = 0, value_name = "N")]
     pub threads: usize,
+    /// Let outputs (-o, --predictions, --plots, model files) replace existing files.
+    /// Without it an output is written only where no file is, or over one this run
+    /// wrote (reproduce --out: over those an earlier reproduce listed); an input is
+    /// never written over, with or without it
+    #[arg(long, global = true)]
+    pub force: bool,
 }
 
 #[derive(Subcommand, Debug)]
@@ -205,7 +211,8 @@ pub struct PredictArgs {
     #[arg(long, required = true)]
     pub runs: Vec<PathBuf>,
     /// The GPU the runs were measured on, for files that do not name it (an Nsight
-    /// Compute export without device__attribute_display_name)
+    /// Compute export without device__attribute_display_name); a file that names
+    /// another GPU is refused
     #[arg(long, value_name = "NAME")]
     pub gpu: Option<String>,
     /// GPU to predict for, or a partition of one: "H100 SXM5 [16 SMs]" (16 of its SMs, e.g. a CUDA green context)
@@ -266,7 +273,8 @@ pub struct RankArgs {
     /// Runs measured on the GPUs you have (as for `predict --runs`)
     #[arg(long, required = true)]
     pub runs: Vec<PathBuf>,
-    /// The GPU the runs were measured on, for files that do not name it
+    /// The GPU the runs were measured on, for files that do not name it; a file that
+    /// names another GPU is refused
     #[arg(long, value_name = "NAME")]
     pub gpu: Option<String>,
     /// Only this kernel's runs. Without it every kernel of the runs counts: a GPU's
@@ -318,7 +326,8 @@ pub struct ExplainArgs {
     #[arg(long, required = true)]
     pub runs: Vec<PathBuf>,
     /// The GPU the runs were measured on, for files that do not name it (an Nsight
-    /// Compute export without device__attribute_display_name)
+    /// Compute export without device__attribute_display_name); a file that names
+    /// another GPU is refused
     #[arg(long, value_name = "NAME")]
     pub gpu: Option<String>,
     /// 1-based row of the loaded runs (as `gpucast data show` numbers them)

@@ -4,7 +4,7 @@
 //! imported, what was not and why.
 
 use super::workload::Workloads;
-use super::{gemm_table, import as study, kernel_tuner, neusight, RunsTable};
+use super::{gemm_table, import as study, kernel_tuner, neusight, Run, RunsTable};
 use crate::error::{input_name, Error, Input, Result};
 use polars::prelude::*;
 use std::collections::BTreeMap;
@@ -245,8 +245,52 @@ pub fn import_paths(paths: &[PathBuf], format: Format, opts: &ImportOptions) -> 
     Ok(Imported { table, report })
 }
 
-/// Import one file in a given (not auto) format.
+/// Import one file in a given format (auto: the one [`detect`] finds). A GPU given
+/// in `opts` names the device of a file that names none; a file that names another
+/// is refused, not read as the given one.
 pub fn import_file(path: &Path, format: Format, opts: &ImportOptions) -> Result<Imported> {
+    let imported = import_format(path, format, opts)?;
+    check_given_gpu(path, &imported.table.runs, opts)?;
+    Ok(imported)
+}
+
+/// A file's runs are all on the GPU `opts` gives, where it gives one: that GPU names
+/// the device of a file that names none, and a file that names another is refused
+/// rather than read as either.
+pub(crate) fn check_given_gpu(path: &Path, runs: &[Run], opts: &ImportOptions) -> Result<()> {
+    let Some(given) = opts.gpu.as_deref() else {
+        return Ok(());
+    };
+    let mut builtin = None;
+    match runs
+        .iter()
+        .find(|r| !super::ncu::same_gpu(&r.gpu, given, &mut builtin))
+    {
+        Some(other) => Err(Error::file(
+            path.display(),
+            format!(
+                "the file names the GPU '{}' but --gpu '{given}' was given: omit --gpu (it names the GPU of a file that names none) or correct it",
+                other.gpu
+            ),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Whether a file (its first bytes `head`) is JSON, gzip'd or not: a Kernel Tuner
+/// cache. A gzip'd file is looked into: a gzip'd CSV is a table.
+pub(crate) fn is_json(path: &Path, head: &[u8]) -> Result<bool> {
+    if !is_json_or_gzip(head) {
+        return Ok(false);
+    }
+    if !head.starts_with(&[0x1f, 0x8b]) {
+        return Ok(true);
+    }
+    let text = kernel_tuner::read_text(path)?;
+    Ok(text.trim_start().starts_with(['{', '[']))
+}
+
+fn import_format(path: &Path, format: Format, opts: &ImportOptions) -> Result<Imported> {
     let file = path.display().to_string();
     match format {
         Format::KernelTuner => {
@@ -314,7 +358,7 @@ pub fn import_file(path: &Path, format: Format, opts: &ImportOptions) -> Result<
         }
         Format::Auto => {
             let fmt = detect(path)?;
-            import_file(path, fmt, opts)
+            import_format(path, fmt, opts)
         }
     }
 }
@@ -394,7 +438,7 @@ pub fn detect(path: &Path) -> Result<Format> {
     if neusight::looks_like_neusight(path) {
         return Ok(Format::NeuSight);
     }
-    if is_json_or_gzip(&read_head(path)?) {
+    if is_json(path, &read_head(path)?)? {
         let text = kernel_tuner::read_text(path)?;
         let doc: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
             Error::file(

@@ -104,15 +104,7 @@ pub(crate) fn read_text(path: &Path) -> Result<String> {
     let name = path.display().to_string();
     let name = name.as_str();
     let bytes = crate::files::read(path).map_err(|e| Error::file(name, e.to_string()))?;
-    let bytes = if bytes.starts_with(&[0x1f, 0x8b]) {
-        let mut out = Vec::new();
-        flate2::read::MultiGzDecoder::new(bytes.as_slice())
-            .read_to_end(&mut out)
-            .map_err(|e| Error::file(name, format!("cannot decompress gzip: {e}")))?;
-        out
-    } else {
-        bytes
-    };
+    let bytes = super::table_io::gunzip_if_gzip(bytes, name)?;
     // A byte-order mark (some editors write one) is not part of the JSON.
     let bytes = match bytes.strip_prefix(b"\xef\xbb\xbf") {
         Some(rest) => rest.to_vec(),

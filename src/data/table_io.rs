@@ -393,12 +393,35 @@ fn check_separator(header: &[u8], file: &str) -> Result<()> {
     ))
 }
 
+/// The gzip magic number: a file that starts with it is read decompressed.
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+
+/// `bytes` decompressed when they are gzip (`file` names them in errors), else as
+/// they are.
+pub(crate) fn gunzip_if_gzip(bytes: Vec<u8>, file: &str) -> Result<Vec<u8>> {
+    if !bytes.starts_with(&GZIP_MAGIC) {
+        return Ok(bytes);
+    }
+    let mut out = Vec::new();
+    std::io::Read::read_to_end(
+        &mut flate2::read::MultiGzDecoder::new(bytes.as_slice()),
+        &mut out,
+    )
+    .map_err(|e| Error::parse_file(file, format!("cannot decompress gzip: {e}")))?;
+    Ok(out)
+}
+
 fn read_frame(path: &Path) -> Result<(DataFrame, RowLines)> {
     let name = &path.display().to_string();
     let bad = |e: PolarsError| {
         Error::parse_file(name, format!("cannot read: {}", first_line(&e.to_string())))
     };
-    match extension(path).as_deref() {
+    // (`runs.csv.gz`: the table's own type is the one before `.gz`)
+    let ext = match extension(path).as_deref() {
+        Some("gz") => extension(&path.with_extension("")),
+        other => other.map(str::to_string),
+    };
+    match ext.as_deref() {
         Some("parquet") => {
             let df = if crate::files::is_pipe(path) {
                 let bytes = crate::files::read(path).map_err(|e| Error::io(name, e))?;
@@ -415,7 +438,8 @@ fn read_frame(path: &Path) -> Result<(DataFrame, RowLines)> {
             Ok((df, RowLines(None)))
         }
         Some("csv") | Some("tsv") | Some("txt") | None => {
-            let mut bytes = crate::files::read(path).map_err(|e| Error::io(name, e))?;
+            let bytes = crate::files::read(path).map_err(|e| Error::io(name, e))?;
+            let mut bytes = gunzip_if_gzip(bytes, name)?;
             if bytes.starts_with(UTF8_BOM) {
                 bytes.drain(..UTF8_BOM.len());
             }
@@ -457,7 +481,7 @@ fn read_frame(path: &Path) -> Result<(DataFrame, RowLines)> {
         }
         Some(other) => Err(Error::parse_file(
             name,
-            format!("unknown file type '.{other}' (expected .csv or .parquet)"),
+            format!("unknown file type '.{other}' (expected .csv, .csv.gz or .parquet)"),
         )),
     }
 }
@@ -469,6 +493,14 @@ const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 /// polars, built without its decimal type, panics on a decimal column, and a list
 /// column read as text gave every run a time of 0.
 pub(crate) fn read_parquet<R: polars::io::mmap::MmapBytesReader>(
+    reader: R,
+    file: &str,
+) -> Result<DataFrame> {
+    crate::error::contain_panic(file, || read_parquet_checked(reader, file))
+}
+
+/// [`read_parquet`], where a panic of the reader is not yet contained.
+fn read_parquet_checked<R: polars::io::mmap::MmapBytesReader>(
     reader: R,
     file: &str,
 ) -> Result<DataFrame> {
@@ -562,7 +594,7 @@ pub fn read_file_with(path: &Path, opts: &ImportOptions) -> Result<RunsTable> {
         if super::neusight::looks_like_neusight(path) {
             return imported(Format::NeuSight);
         }
-        if super::importers::is_json_or_gzip(&head) {
+        if super::importers::is_json(path, &head)? {
             return imported(Format::KernelTuner);
         }
         if super::ncu::looks_like_ncu(path) {
@@ -576,11 +608,14 @@ pub fn read_file_with(path: &Path, opts: &ImportOptions) -> Result<RunsTable> {
         return imported(Format::GemmTable);
     }
     let file: Arc<str> = Arc::from(path.display().to_string());
-    if import::is_study_format(&df) {
-        let df = import::study_to_canonical(&df, &file, &lines)?;
-        return from_frame(df, file, lines);
-    }
-    from_frame(df, file, lines)
+    let df = if import::is_study_format(&df) {
+        import::study_to_canonical(&df, &file, &lines)?
+    } else {
+        df
+    };
+    let table = from_frame(df, file, lines)?;
+    super::importers::check_given_gpu(path, &table.runs, opts)?;
+    Ok(table)
 }
 
 /// Column `name` as text cells (None = null or empty).
@@ -660,8 +695,13 @@ fn check_number(
             } else {
                 ""
             };
+            let max = if max < 1e6 {
+                format!("{max}")
+            } else {
+                format!("{max:e}")
+            };
             return Err(err(format!(
-                "{cell} is above {max:e}{what}, the largest plausible value: a typo?"
+                "{cell} is above {max}{what}, the largest plausible value: a typo?"
             )));
         }
     }

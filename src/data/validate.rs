@@ -59,7 +59,7 @@ const FLOOR_CAP_MS: f64 = 0.020;
 /// Faster than any back-to-back launch measured on NVIDIA GPUs (1 us; the reference
 /// study's floor is 1.3-5.5 us).
 pub const LAUNCH_FLOOR_MS: f64 = 1e-3;
-const PEAK_SLACK: f64 = 1.05;
+const PEAK_SLACK: f64 = crate::catalog::MEASURED_ABOVE_PEAK_SLACK;
 /// A run without launch geometry counts as throughput-bound from this fraction of
 /// its roofline time on.
 const MIN_ROOF_FRACTION: f64 = 0.25;
@@ -299,6 +299,10 @@ fn partition_sms(r: &Run, gpu: &Gpu) -> Result<Option<u32>> {
     Ok((n < gpu.sm_count as f64).then_some(n as u32))
 }
 
+/// Most blocks one launch can have: a grid of 2^31 - 1 x 65,535 x 65,535 (every
+/// compute capability from 3.0 on).
+const MAX_GRID_BLOCKS: f64 = 2_147_483_647.0 * 65_535.0 * 65_535.0;
+
 /// A run's launch as its GPU allows one: whole numbers, a block of 1 to the
 /// compute capability's most threads, registers and shared memory per block within
 /// its limits, at least one block. The projection drops a launch it cannot place
@@ -313,34 +317,35 @@ fn check_launch(r: &Run, gpu: &Gpu, catalog: &Catalog) -> Result<()> {
             "block_threads",
             r.block_threads,
             1,
-            Some(limits.max_threads_per_block),
+            f64::from(limits.max_threads_per_block),
         ),
-        ("grid_blocks", r.grid_blocks, 1, None),
+        ("grid_blocks", r.grid_blocks, 1, MAX_GRID_BLOCKS),
         (
             "regs_per_thread",
             r.regs_per_thread,
             0,
-            Some(limits.max_regs_per_thread),
+            f64::from(limits.max_regs_per_thread),
         ),
         (
             "smem_per_block",
             r.smem_per_block,
             0,
-            Some(limits.max_smem_per_block),
+            f64::from(limits.max_smem_per_block),
         ),
     ];
     for (column, value, min, max) in checks {
         let Some(v) = value else { continue };
-        let in_range = v >= f64::from(min) && max.is_none_or(|m| v <= f64::from(m));
+        let in_range = v >= f64::from(min) && v <= max;
         if !(v.fract() == 0.0 && in_range) {
             let shown = if v.fract() == 0.0 && v.abs() < 1e15 {
                 format!("{v:.0}")
             } else {
                 format!("{v:?}")
             };
-            let range = match max {
-                Some(m) => format!("from {min} to {m}"),
-                None => format!("of at least {min}"),
+            let range = if max == MAX_GRID_BLOCKS {
+                format!("from {min} to (2^31 - 1) x 65535 x 65535")
+            } else {
+                format!("from {min} to {max:.0}")
             };
             return Err(run_error(
                 r,

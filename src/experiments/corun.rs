@@ -96,7 +96,9 @@ pub fn load_gpu(dir: &Path, catalog: &Catalog) -> Result<GpuData> {
     let (table, _) = crate::data::load_validated(&files, &cat)?;
     let runs = table.runs;
     let sets = read_sets(&dir.join("corun.csv"), &runs, &|name| {
-        cat.resolve(name).map(|g| g.name.clone())
+        cat.resolve(name)
+            .map(|g| (g.name.clone(), g.sm_count))
+            .ok_or_else(|| cat.unresolved_hint(name).to_string())
     })?;
     let gpu = sets
         .first()

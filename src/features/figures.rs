@@ -293,17 +293,41 @@ impl Calibration {
             let at = |key: &str| json_key_place(&text, key, i);
             let gpu = catalog.resolve(&e.device_name).ok_or_else(|| {
                 bad(format!(
-                    "{}: unknown GPU '{}'",
+                    "{}: unknown GPU '{}': {}",
                     at("device_name"),
-                    e.device_name
+                    e.device_name,
+                    catalog.unresolved_hint(&e.device_name)
                 ))
             })?;
-            for (key, v) in [
-                ("sustained_bandwidth_gbps", e.sustained_bandwidth_gbps),
-                ("sustained_compute_gflops", e.sustained_compute_gflops),
+            for (key, v, peak_key, peak) in [
+                (
+                    "sustained_bandwidth_gbps",
+                    e.sustained_bandwidth_gbps,
+                    "mem_bandwidth_gbs",
+                    gpu.mem_bandwidth_gbs,
+                ),
+                (
+                    "sustained_compute_gflops",
+                    e.sustained_compute_gflops,
+                    "fp32_gflops",
+                    gpu.fp32_gflops,
+                ),
             ] {
                 if !(v.is_finite() && v > 0.0) {
                     return Err(bad(format!("{}: {key} must be > 0, found {v}", at(key))));
+                }
+                // (the catalog's own measured figures get the same slack)
+                if v > crate::catalog::MEASURED_ABOVE_PEAK_SLACK * peak {
+                    let v = if v < 1e15 {
+                        format!("{v}")
+                    } else {
+                        format!("{v:e}")
+                    };
+                    return Err(bad(format!(
+                        "{}: {key} {v} is above the catalog's peak for {} ({peak_key} {peak}): no measurement exceeds the peak",
+                        at(key),
+                        gpu.name
+                    )));
                 }
             }
             let figures = (e.sustained_bandwidth_gbps, e.sustained_compute_gflops);

@@ -43,7 +43,7 @@
 
 use super::interval::{interval_log, HeldOutError};
 use crate::catalog::Gpu;
-use crate::data::Run;
+use crate::data::{upper_bound, Run};
 use crate::error::{Error, Result};
 use crate::features::Figures;
 pub use gpucast_runs::CORUN_COLUMNS;
@@ -379,6 +379,10 @@ pub fn launch_bytes(runs: &[Run], gpu: &str, kernel: &str, config: &str) -> Opti
     })
 }
 
+/// How [`read_sets`] learns a co-run file's GPU: its catalog name and SM count, or why
+/// the name names none.
+pub type GpuOf<'a> = dyn Fn(&str) -> std::result::Result<(String, u32), String> + 'a;
+
 /// A set's key in a co-run file: GPU, date, commit and its kernels, sorted.
 type SetKey = (String, String, String, Vec<String>);
 
@@ -386,12 +390,10 @@ type SetKey = (String, String, String, Vec<String>);
 /// [`CORUN_COLUMNS`]) into sets, the bytes of each kernel from `runs` (the same GPU's
 /// runs and profiles, [`launch_bytes`]). A set is the rows of one GPU, date and
 /// commit whose kernel and co-runners name the same kernels; each must have one row
-/// per kernel. `gpu_name` maps the file's GPU name to the catalog's (None: unknown).
-pub fn read_sets(
-    path: &Path,
-    runs: &[Run],
-    gpu_name: &dyn Fn(&str) -> Option<String>,
-) -> Result<Vec<CorunSet>> {
+/// per kernel. `gpu_of` maps the file's GPU name to the catalog's and its SM count
+/// (Err: why it names no GPU). A partition larger than its GPU, or a time beyond what
+/// a runs table takes ([`upper_bound`]), is an error.
+pub fn read_sets(path: &Path, runs: &[Run], gpu_of: &GpuOf) -> Result<Vec<CorunSet>> {
     let file = path.display().to_string();
     let text =
         crate::files::read_to_string(path).map_err(|e| Error::io_error(&file, "reading", e))?;
@@ -440,33 +442,46 @@ pub fn read_sets(
                 )
             })
         };
-        let number = |c: usize| -> Result<f64> {
+        let number = |c: usize, max: f64| -> Result<f64> {
             let v = field(c)?;
-            v.parse::<f64>()
+            let column = CORUN_COLUMNS[c];
+            let x = v
+                .parse::<f64>()
                 .ok()
                 .filter(|x| x.is_finite() && *x > 0.0)
                 .ok_or_else(|| {
                     Error::file(
                         &file,
-                        format!(
-                            "line {n}, column '{}': '{v}' is not a positive number",
-                            CORUN_COLUMNS[c]
-                        ),
+                        format!("line {n}, column '{column}': '{v}' is not a positive number"),
                     )
-                })
+                })?;
+            if x > max {
+                return Err(Error::file(
+                    &file,
+                    format!("line {n}, column '{column}': {v} is above {max}"),
+                ));
+            }
+            Ok(x)
         };
         let gpu_raw = field(0)?;
-        let gpu = gpu_name(gpu_raw).ok_or_else(|| {
+        let (gpu, gpu_sms) = gpu_of(gpu_raw).map_err(|why| {
             Error::file(
                 &file,
-                format!("line {n}, column 'gpu': '{gpu_raw}' is not a GPU of the catalog"),
+                format!("line {n}, column 'gpu': '{gpu_raw}' names no GPU of the catalog: {why}"),
             )
         })?;
         let kernel = field(1)?.to_string();
         let config = field(2)?.to_string();
-        let sm_count = number(3)?;
-        let time_alone_ms = number(6)?;
-        let together = number(7)?;
+        let sm_count = number(3, f64::from(gpu_sms))?;
+        if sm_count.fract() != 0.0 {
+            return Err(Error::file(
+                &file,
+                format!("line {n}, column 'sm_count': {sm_count} is not a whole number of SMs"),
+            ));
+        }
+        let max_ms = upper_bound("time_ms").unwrap_or(f64::INFINITY);
+        let time_alone_ms = number(6, max_ms)?;
+        let together = number(7, max_ms)?;
         let bytes = launch_bytes(runs, &gpu, &kernel, &config).ok_or_else(|| {
             Error::file(
                 &file,
@@ -892,7 +907,10 @@ mod tests {
             ..Run::default()
         };
         let runs = [run("a", "n=1,b=2"), run("b", "n=1")];
-        let name = |g: &str| (g == "G").then(|| "G".to_string());
+        let name = |g: &str| match g {
+            "G" => Ok(("G".to_string(), 64)),
+            _ => Err("not in the catalog".to_string()),
+        };
         let sets = read_sets(&path, &runs, &name).unwrap();
         assert_eq!(sets.len(), 2);
         assert_eq!(sets[0].kernels.len(), 2);
@@ -914,6 +932,23 @@ mod tests {
 
         std::fs::write(&path, good.replace("G,b", "X,b")).unwrap();
         let e = read_sets(&path, &runs, &name).unwrap_err().to_string();
-        assert!(e.contains("line 3, column 'gpu'"), "{e}");
+        assert!(
+            e.contains("line 3, column 'gpu': 'X' names no GPU of the catalog: not in the catalog"),
+            "{e}"
+        );
+
+        // a partition of more SMs than the GPU has, a time no run takes
+        std::fs::write(&path, good.replace("G,b,n=1,64", "G,b,n=1,99")).unwrap();
+        let e = read_sets(&path, &runs, &name).unwrap_err().to_string();
+        assert!(
+            e.contains("line 3, column 'sm_count': 99 is above 64"),
+            "{e}"
+        );
+        std::fs::write(&path, good.replace("2.0,2.2", "2.0,1e300")).unwrap();
+        let e = read_sets(&path, &runs, &name).unwrap_err().to_string();
+        assert!(
+            e.contains("line 3, column 'time_together_ms': 1e300 is above 10000000"),
+            "{e}"
+        );
     }
 }

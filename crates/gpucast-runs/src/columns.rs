@@ -294,7 +294,9 @@ pub fn column(name: &str) -> Option<&'static ColumnSpec> {
 /// Largest plausible value of a numeric column; a larger one is a typo, not data.
 /// Times: 1e7 ms (about 3 hours). Counts of FLOPs, bytes or instructions: 1e21
 /// (a zettaop: beyond any kernel launch), and of sectors or wavefronts alike.
-/// Fractions: 1.
+/// Fractions: 1. Resident blocks or warps per SM: 64 (no GPU holds more). Timing
+/// trials: 1e9. A coefficient of variation: 100 (a standard deviation 100 times the
+/// mean is no timing).
 pub fn upper_bound(name: &str) -> Option<f64> {
     let spec = column(name)?;
     if !spec.numeric {
@@ -302,6 +304,12 @@ pub fn upper_bound(name: &str) -> Option<f64> {
     }
     if name == "achieved_occupancy" {
         Some(1.0)
+    } else if name == "blocks_per_sm" || name == "warps_per_sm" {
+        Some(64.0)
+    } else if name == "trials" {
+        Some(1e9)
+    } else if name == "time_cv" {
+        Some(100.0)
     } else if name.ends_with("_ms") {
         Some(1e7)
     } else if name.starts_with("flops")
@@ -449,6 +457,8 @@ mod tests {
     fn bounds() {
         assert_eq!(upper_bound("time_ms"), Some(1e7));
         assert_eq!(upper_bound("time_std_ms"), Some(1e7));
+        assert_eq!(upper_bound("warps_per_sm"), Some(64.0));
+        assert_eq!(upper_bound("time_cv"), Some(100.0));
         assert_eq!(upper_bound("flops"), Some(1e21));
         assert_eq!(upper_bound("flops_fma"), Some(1e21));
         assert_eq!(upper_bound("dram_bytes"), Some(1e21));

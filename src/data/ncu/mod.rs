@@ -148,7 +148,7 @@ pub fn looks_like_ncu(path: &Path) -> bool {
 /// Do two GPU names mean the same GPU: equal but for case, or the same GPU of the
 /// built-in catalog (the export's "NVIDIA H200" and a given "H200 SXM"), read into
 /// `builtin` the first time it is needed?
-fn same_gpu(a: &str, b: &str, builtin: &mut Option<crate::catalog::Catalog>) -> bool {
+pub(crate) fn same_gpu(a: &str, b: &str, builtin: &mut Option<crate::catalog::Catalog>) -> bool {
     if a.eq_ignore_ascii_case(b) {
         return true;
     }
