@@ -49,6 +49,13 @@ impl EntrySpans {
                     }
                 }
                 s.fields.push((k.get_ref().to_string(), k.span(), v.span()));
+                // (a table's own keys too, dotted: `measured.dram_copy_gbs`)
+                if let DeValue::Table(sub) = v.get_ref() {
+                    for (sk, sv) in sub.iter() {
+                        let dotted = format!("{}.{}", k.get_ref(), sk.get_ref());
+                        s.fields.push((dotted, sk.span(), sv.span()));
+                    }
+                }
             }
         }
         s
@@ -146,13 +153,14 @@ impl<'a> Positions<'a> {
 /// A validation failure of one entry: the message and, when it is about one field,
 /// the field's key.
 struct Invalid {
-    key: Option<&'static str>,
+    /// The key as written: `name`, or a dotted `measured.dram_copy_gbs`.
+    key: Option<String>,
     message: String,
 }
 
-fn invalid(key: &'static str, message: impl Into<String>) -> Invalid {
+fn invalid(key: &str, message: impl Into<String>) -> Invalid {
     Invalid {
-        key: Some(key),
+        key: Some(key.to_string()),
         message: message.into(),
     }
 }
@@ -196,7 +204,7 @@ fn parse_table(mut doc: DeTable, pos: &Positions) -> Result<(Vec<Gpu>, Vec<Compu
         })?;
         validate_gpu(&gpu).map_err(|bad| {
             Error::file(
-                pos.at("gpu", i, bad.key),
+                pos.at("gpu", i, bad.key.as_deref()),
                 format!("{label}: {}", bad.message),
             )
         })?;
@@ -213,7 +221,7 @@ fn parse_table(mut doc: DeTable, pos: &Positions) -> Result<(Vec<Gpu>, Vec<Compu
         })?;
         validate_cc(&cc).map_err(|bad| {
             Error::file(
-                pos.at("cc", i, bad.key),
+                pos.at("cc", i, bad.key.as_deref()),
                 format!("{label}: {}", bad.message),
             )
         })?;
@@ -463,7 +471,7 @@ fn check_ranges(g: &Gpu) -> std::result::Result<(), Invalid> {
     for (k, v) in &g.measured {
         if !(v.is_finite() && *v > 0.0 && *v <= 1e8) {
             return Err(Invalid {
-                key: None,
+                key: Some(format!("measured.{k}")),
                 message: format!("measured.{k} {} is outside 0..1e8", shown(*v)),
             });
         }

@@ -142,6 +142,8 @@ fn data_import(
     // (before the report: a failed import prints its one error line, nothing else)
     if validate {
         data::validate(&mut table, catalog)?;
+    } else {
+        data::validate::refuse_ambiguous_gpus(&table, catalog)?;
     }
     let (t, notes) = report::import_report(&imported.report);
     out_table(&t, Format::Table, &notes)?;
@@ -462,6 +464,15 @@ fn tune(a: TuneArgs, catalog: &Catalog) -> Result<()> {
             ));
         }
         gpucast::files::check_new_output(path, &a.predict.options().inputs())?;
+        let runs = &a.predict.runs[0];
+        let format = data::importers::detect(runs)?;
+        if format != data::importers::Format::KernelTuner {
+            return Err(Error::usage(format!(
+                "--write-cache: {} is in the {} format, not a Kernel Tuner cache: only a cache's tuning space can be written back with predicted times",
+                runs.display(),
+                format.name()
+            )));
+        }
     }
     let check = if a.no_check {
         PickCheck::No

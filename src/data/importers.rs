@@ -308,6 +308,15 @@ fn import_format(path: &Path, format: Format, opts: &ImportOptions) -> Result<Im
             gemm_table::import(path, source)
         }
         Format::Study | Format::Canonical => {
+            if is_json(path, &read_head(path)?)? {
+                return Err(Error::file(
+                    &file,
+                    format!(
+                        "a JSON file, not a CSV or Parquet table: a Kernel Tuner cache is read with {} kernel-tuner (or auto)",
+                        input_name(Input::ImportFormat)
+                    ),
+                ));
+            }
             let df = read_frame(path)?;
             let is_study = study::is_study_format(&df);
             if format == Format::Study && !is_study {

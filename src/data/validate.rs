@@ -37,7 +37,7 @@
 
 use super::{Exclusion, Run, RunsTable, Warning};
 use crate::catalog::{Catalog, Gpu, PrecisionClass};
-use crate::error::{Error, Position, Result};
+use crate::error::{Error, GpuHint, Position, Result};
 use gpucast_runs::VALIDATION_FLAGS;
 use rustc_hash::FxHashMap as HashMap;
 use std::collections::BTreeMap;
@@ -129,19 +129,7 @@ pub fn validate(table: &mut RunsTable, catalog: &Catalog) -> Result<ValidationRe
             Some(&id) => id,
             None => {
                 let Some(gpu) = catalog.resolve(&run.gpu) else {
-                    let written = table
-                        .gpu_fields
-                        .iter()
-                        .find(|g| *g.file == *run.origin.file);
-                    return Err(Error::unknown_gpu(
-                        run.gpu.to_string(),
-                        &*run.origin.file,
-                        written
-                            .and_then(|g| g.at)
-                            .unwrap_or_else(|| Position::of(&run.origin)),
-                        written.map_or("column 'gpu'", |g| g.field.as_str()),
-                        catalog.unresolved_hint(&run.gpu),
-                    ));
+                    return Err(unknown_gpu(&table.gpu_fields, run, catalog));
                 };
                 // two spellings of one GPU are one GPU
                 let id = match gpus.iter().position(|g| g.name == gpu.name) {
@@ -278,6 +266,41 @@ fn run_error(r: &Run, column: &str, message: String) -> Error {
         Some(column),
         message,
     )
+}
+
+/// The error for a run whose GPU name `catalog` does not resolve, placed where its
+/// file writes the name.
+fn unknown_gpu(fields: &[super::GpuField], run: &Run, catalog: &Catalog) -> Error {
+    let written = fields.iter().find(|g| *g.file == *run.origin.file);
+    Error::unknown_gpu(
+        run.gpu.to_string(),
+        &*run.origin.file,
+        written
+            .and_then(|g| g.at)
+            .unwrap_or_else(|| Position::of(&run.origin)),
+        written.map_or("column 'gpu'", |g| g.field.as_str()),
+        catalog.unresolved_hint(&run.gpu),
+    )
+}
+
+/// Refuse a GPU name that can name no GPU of any catalog: one that matches several of
+/// `catalog`'s ("A100") or is brand words only. A name the catalog does not know is
+/// kept (a GPU a user's `--gpus` file may add later). What `data import` checks
+/// without `--validate`.
+pub fn refuse_ambiguous_gpus(table: &RunsTable, catalog: &Catalog) -> Result<()> {
+    let mut seen = std::collections::HashSet::new();
+    for run in &table.runs {
+        if !seen.insert(run.gpu.as_str()) || catalog.resolve(&run.gpu).is_some() {
+            continue;
+        }
+        if !matches!(
+            catalog.unresolved_hint(&run.gpu),
+            GpuHint::NotInCatalog { .. }
+        ) {
+            return Err(unknown_gpu(&table.gpu_fields, run, catalog));
+        }
+    }
+    Ok(())
 }
 
 /// SMs of the partition a run was restricted to, when fewer than the whole GPU's; an
