@@ -129,7 +129,7 @@ pub fn subset_rows(table: &[Run], rows: usize, gpus: usize) -> Result<Vec<usize>
     ranked.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
     if ranked.len() < gpus {
         return Err(Error::usage(format!(
-            "the data has {} GPUs, --gpus asks for {gpus}",
+            "the data has {} GPUs, --gpu-count asks for {gpus}",
             ranked.len()
         )));
     }

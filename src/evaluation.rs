@@ -92,6 +92,16 @@ pub enum KnownTestRuns {
 }
 
 impl Protocol {
+    /// The settings a protocol table may give beside `name`: serde reads a unit
+    /// variant of a tagged enum without looking at other keys, so
+    /// `protocol = { name = "logo", foo = 1 }` is checked against this list.
+    pub fn settings(name: &str) -> &'static [&'static str] {
+        match name {
+            "new-kernel" => &["test_kernels", "smallest_only", "known"],
+            _ => &[],
+        }
+    }
+
     pub fn name(&self) -> &'static str {
         match self {
             Protocol::Logo => "logo",
@@ -142,6 +152,11 @@ impl Protocol {
             }
         }
         if let Protocol::NewKernel { test_kernels, .. } = self {
+            if test_kernels.is_empty() {
+                return Err(Error::usage(
+                    "protocol new-kernel with test_kernels = []: name the kernels to hold out",
+                ));
+            }
             for k in test_kernels {
                 if !runs.iter().any(|r| &r.kernel == k) {
                     let mut known: Vec<&str> = runs.iter().map(|r| r.kernel.as_str()).collect();

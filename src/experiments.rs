@@ -191,6 +191,25 @@ impl Experiment {
         e.model_specs()
             .map_err(|err| Error::file(file, err.to_string()))?;
         let bad = |m: String| Error::file(file, m);
+        if let Ok(doc) = toml::from_str::<toml::Table>(text) {
+            if let Some(toml::Value::Table(p)) = doc.get("protocol") {
+                let allowed = Protocol::settings(e.protocol.name());
+                if let Some(k) = p
+                    .keys()
+                    .find(|k| *k != "name" && !allowed.contains(&k.as_str()))
+                {
+                    return Err(bad(format!(
+                        "protocol.{k}: protocol {} takes {}",
+                        e.protocol.name(),
+                        if allowed.is_empty() {
+                            "no setting but its name".to_string()
+                        } else {
+                            format!("only {}", allowed.join(", "))
+                        }
+                    )));
+                }
+            }
+        }
         if !is_plain_file_name(&e.name) {
             return Err(bad(format!(
                 "name = {:?}: the outputs are named after it, so it must be a plain file name (letters, digits, '-', '_', '.'; not starting with '.')",
@@ -1218,6 +1237,19 @@ fn run_experiment(
         l.study_metrics.as_deref(),
         &|| {},
     )?;
+    if o.evaluation.records.is_empty() {
+        // (an empty test set, targets that are also the only sources, ...)
+        return Err(Error::usage(format!(
+            "experiment '{}': its protocol and selection leave no measured run to score ({} runs in its data{}): check its test kernels, targets and sources",
+            e.name,
+            runs.len(),
+            o.evaluation
+                .unpredicted
+                .iter()
+                .map(|(m, n)| format!("; {m}: {n} test rows without a prediction"))
+                .collect::<String>()
+        )));
+    }
     if e.roofline && opts.plots {
         // whole GPUs only: the roofline charts draw the built-in catalog's roofs
         let whole = runs.iter().filter(|r| catalog.resolve(&r.gpu).is_some());
@@ -1431,6 +1463,16 @@ fn publish(staging: &Path, out: &Path, files: &[PathBuf]) -> Result<()> {
             out.join(first).display(),
             format!("exists and was not written by gpucast reproduce{more}: move it, or give another --out"),
         ));
+    }
+    // (a file an earlier run listed may be replaced, unless this run read it)
+    for r in &rel {
+        let dest = out.join(r);
+        if listed.iter().any(|l| Path::new(l) == *r) {
+            crate::files::note_replaceable(&dest);
+        }
+        if std::fs::symlink_metadata(&dest).is_ok() {
+            crate::files::check_output(&dest, &[])?;
+        }
     }
     for (staged, r) in files.iter().zip(&rel) {
         let dest = out.join(r);

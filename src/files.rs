@@ -56,6 +56,9 @@ struct Registry {
     replaceable: Vec<(FileId, PathBuf)>,
     /// Whether any existing file may be replaced ([`allow_replacing`]).
     replace_any: bool,
+    /// Pipes given as outputs, opened when checked (a reader was there then): closing
+    /// one before writing would end its reader's input.
+    pipes_out: HashMap<PathBuf, std::fs::File>,
 }
 
 static REGISTRY: Mutex<Option<Registry>> = Mutex::new(None);
@@ -158,12 +161,22 @@ fn note_input(meta: &std::fs::Metadata, path: &Path) {
 /// Read a pipe to its end once: opened without waiting for a writer (a FIFO nobody
 /// writes to reads as empty instead of blocking forever), then read blocking.
 fn read_pipe(path: &Path) -> std::io::Result<Vec<u8>> {
+    let mut f = open_without_waiting(path, std::fs::OpenOptions::new().read(true))?;
+    let mut bytes = Vec::new();
+    f.read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
+/// Open `path` with `options` without waiting for the other end of a pipe (opening a
+/// FIFO blocks until a writer or reader comes), then block as usual for the reads or
+/// writes. A pipe opened for writing that nobody reads fails at once (ENXIO).
+fn open_without_waiting(
+    path: &Path,
+    options: &mut std::fs::OpenOptions,
+) -> std::io::Result<std::fs::File> {
     use std::os::unix::fs::OpenOptionsExt;
     use std::os::unix::io::AsRawFd;
-    let mut f = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)?;
+    let f = options.custom_flags(libc::O_NONBLOCK).open(path)?;
     let fd = f.as_raw_fd();
     // SAFETY: fcntl on a descriptor this function owns; only the status flags change.
     unsafe {
@@ -172,9 +185,21 @@ fn read_pipe(path: &Path) -> std::io::Result<Vec<u8>> {
             libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK);
         }
     }
-    let mut bytes = Vec::new();
-    f.read_to_end(&mut bytes)?;
-    Ok(bytes)
+    Ok(f)
+}
+
+/// `target` (the pipe or device `path` leads to) opened for writing; a pipe nobody
+/// reads is an error at once, not a wait.
+fn open_pipe_for_writing(target: &Path, path: &Path) -> Result<std::fs::File> {
+    open_without_waiting(target, std::fs::OpenOptions::new().write(true)).map_err(|e| {
+        match e.raw_os_error() {
+            Some(libc::ENXIO) => Error::file(
+                path.display(),
+                "is a pipe nobody reads: start its reader first, or write a file",
+            ),
+            _ => Error::file(path.display(), format!("cannot write: {e}")),
+        }
+    })
 }
 
 /// The whole content of an input file (see the module documentation).
@@ -318,6 +343,10 @@ pub fn check_output(path: &Path, inputs: &[PathBuf]) -> Result<()> {
             "is a directory: give a file name to write",
         ));
     }
+    if meta.file_type().is_fifo() && !with_registry(|r| r.pipes_out.contains_key(&target)) {
+        let f = open_pipe_for_writing(&target, path)?;
+        with_registry(|r| r.pipes_out.insert(target.clone(), f));
+    }
     let id = FileId::of(&meta);
     let canonical = target
         .canonicalize()
@@ -420,10 +449,10 @@ pub fn write_atomic_with(
     check_output(path, &[])?;
     let target = write_target(path)?;
     if std::fs::metadata(&target).is_ok_and(|m| special_kind(&m.file_type()).is_some()) {
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .open(&target)
-            .map_err(|e| Error::file(path.display(), format!("cannot write: {e}")))?;
+        let mut f = match with_registry(|r| r.pipes_out.remove(&target)) {
+            Some(f) => f,
+            None => open_pipe_for_writing(&target, path)?,
+        };
         return fill(&mut f);
     }
     let mut tmp = temporary_beside(path, &target)?;

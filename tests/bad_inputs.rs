@@ -630,6 +630,11 @@ fn cases() -> Vec<Case> {
         ),
         experiment("experiment with an unknown model", "name = \"x\"\ntitle = \"t\"\nprotocol = { name = \"logo\" }\nmodels = [\"analyticl\"]\n", 1, "a.toml: unknown model 'analyticl'"),
         experiment("experiment TOML syntax", "name = \"x\"\nprotocol = { name = \"logo\"\n", 1, "a.toml:2:"),
+        experiment("experiment protocol with a setting it does not take", "name = \"x\"\ntitle = \"t\"\nprotocol = { name = \"logo\", foo = 1 }\nmodels = [\"analytical\"]\n", 1, "a.toml: protocol.foo: protocol logo takes no setting but its name"),
+        experiment("experiment new-kernel of no test kernels", "name = \"x\"\ntitle = \"t\"\nprotocol = { name = \"new-kernel\", test_kernels = [] }\nmodels = [\"analytical\"]\n", 2, "protocol new-kernel with test_kernels = []: name the kernels to hold out"),
+        experiment("experiment whose targets are its only sources", "name = \"x\"\ntitle = \"t\"\nprotocol = { name = \"logo\" }\nmodels = [\"analytical\"]\n[selection]\ntargets = [\"TITAN V\"]\nsources = [\"TITAN V\"]\n", 2, "experiment 'x': its protocol and selection leave no measured run to score"),
+        experiment("experiment gate of three coverage bounds", "name = \"x\"\ntitle = \"t\"\nprotocol = { name = \"logo\" }\nmodels = [\"analytical\"]\n[gate.analytical]\ncoverage = [85, 95, 99]\n", 1, "gate.analytical.coverage = [85.0, 95.0, 99.0]: two percentages, the least first"),
+        experiment("experiment gate bound NaN", "name = \"x\"\ntitle = \"t\"\nprotocol = { name = \"logo\" }\nmodels = [\"analytical\"]\n[gate.analytical]\npooled_mape_max = nan\n", 1, "gate.analytical.pooled_mape_max = NaN: a bound is a number >= 0"),
         experiment("experiment sample 2", "name = \"x\"\ntitle = \"t\"\nprotocol = { name = \"logo\" }\nmodels = [\"analytical\"]\nsample = 2.0\n", 1, "sample = 2: must be in (0, 1]"),
         experiment(
             "experiment test kernel not in the data",
@@ -724,6 +729,7 @@ fn file_safety_cases() -> Vec<Case> {
         Case::err("predict -o a directory", 1, "out.csv: is a directory", &p_into("{dir}/out.csv")).with("r.csv", &two).with("out.csv/keep", "mine\n"),
         Case::err("predict -o a dangling link", 1, "o.csv: a symbolic link to a file that does not exist", &p_into("{dir}/o.csv")).with("r.csv", &two).link("o.csv", "{dir}/nowhere.csv").no_file("nowhere.csv"),
         Case::err("data import -o a dangling link", 1, "a symbolic link to a file that does not exist", &["data", "import", "{dir}/r.csv", "-o", "{dir}/o.csv"]).with("r.csv", &two).link("o.csv", "{dir}/nowhere.csv").no_file("nowhere.csv"),
+        Case::err("predict -o a FIFO nobody reads", 1, "o.csv: is a pipe nobody reads", &p_into("{dir}/o.csv")).with("r.csv", &two).fifo("o.csv"),
         // ---- an existing file is replaced only with --force ----
         Case::err("predict -o a link to an existing file", 1, "o.csv: exists, and gpucast replaces no file it did not write: give a new name, or --force", &p_into("{dir}/o.csv")).with("r.csv", &two).with("t.csv", "old\n").link("o.csv", "{dir}/t.csv"),
         Case::new("predict --force -o a link writes through it", Stderr("wrote 1 predictions"), &[p_into("{dir}/o.csv"), vec!["--force"]].concat()).with("r.csv", &two).with("t.csv", "old\n").link("o.csv", "{dir}/t.csv").changes("t.csv").file_has("t.csv", "pred_ms"),
@@ -743,6 +749,8 @@ fn file_safety_cases() -> Vec<Case> {
             .with("out/notes.txt", "mine\n").with("out/sub/data.csv", "a\n").file_has("out/x.md", "Protocol `logo`"),
         rep("reproduce --out replaces what an earlier reproduce wrote", Stdout("wrote 8 files"), "{dir}/out")
             .with("out/x.md", "old\n").with("out/.gpucast-reproduce", "x.md\n").changes("out/x.md").changes("out/.gpucast-reproduce").file_has("out/x.md", "Protocol `logo`"),
+        Case::new("reproduce --out never replaces its own input, listed or not", Error(1, "out/runs.csv: is also an input"), &["reproduce", "--experiments", "{dir}/exps", "--out", "{dir}/out", "--no-plots", "--data", "{dir}/out/runs.csv"])
+            .with("exps/a.toml", exp("runs")).with("out/runs.csv", &two).with("out/.gpucast-reproduce", "runs.csv\n"),
         rep("reproduce --out lists what it wrote", Stdout("wrote 8 files"), "{dir}/out").file_has("out/.gpucast-reproduce", "x_predictions.csv"),
         rep("reproduce --out never replaces a link", Error(1, "x.md: exists and was not written by gpucast reproduce"), "{dir}/out")
             .with("mine.txt", "mine\n").with("out/.gpucast-reproduce", "x.md\n").link("out/x.md", "{dir}/mine.txt"),

@@ -865,6 +865,32 @@ impl Catalog {
         self.merge_placed(other, origin, |_, _, _| None)
     }
 
+    /// A GPU added by a merge may not take a spelling that already means something
+    /// here: a name or alias that resolves to a GPU of this catalog, matches several
+    /// ("A100"), or is brand words only ("RTX") would make that spelling pick the new
+    /// GPU where it names another or none.
+    /// The first such spelling of `g` (which of its names, [`nth_name`]) and why.
+    fn taken_name(&self, g: &Gpu) -> Option<(usize, String)> {
+        use crate::error::GpuHint;
+        (0..=g.aliases.len()).find_map(|i| {
+            let n = nth_name(g, i);
+            let why = match self.resolve(n) {
+                Some(other) => format!("it names GPU '{}'", other.name),
+                None => match self.unresolved_hint(n) {
+                    GpuHint::NotInCatalog { .. } => return None,
+                    hint => format!("it is {hint}"),
+                },
+            };
+            Some((
+                i,
+                format!(
+                    "name or alias '{n}' of GPU '{}' already means something ({why}): give the GPU names of its own",
+                    g.name
+                ),
+            ))
+        })
+    }
+
     /// [`Catalog::merge`], a name clash placed by `at` (see [`check_duplicates`]).
     fn merge_placed(
         &mut self,
@@ -881,7 +907,13 @@ impl Catalog {
             });
             match pos {
                 Some(i) => merged.gpus[i] = g,
-                None => merged.gpus.push(g),
+                None => {
+                    if let Some((n, message)) = self.taken_name(&g) {
+                        let place = at(merged.gpus.len(), &g, n);
+                        return Err(Error::file(place.as_deref().unwrap_or(origin), message));
+                    }
+                    merged.gpus.push(g)
+                }
             }
         }
         merge_ccs(&mut merged.ccs, other.ccs);
@@ -1151,7 +1183,7 @@ mod tests {
         assert_eq!(
             e,
             format!(
-                "{}:17:12: name or alias 'H100 SXM5' of GPU 'Fuzz' is already used by GPU 'NVIDIA H100 SXM5 80GB'",
+                "{}:17:12: name or alias 'H100 SXM5' of GPU 'Fuzz' already means something (it names GPU 'NVIDIA H100 SXM5 80GB'): give the GPU names of its own",
                 p.display()
             )
         );
@@ -1180,7 +1212,7 @@ mod tests {
         .unwrap();
         assert_eq!(
             c.merge(other, "mine.toml").unwrap_err().to_string(),
-            "mine.toml: name or alias 'Tesla T4' of GPU 'My card' is already used by GPU 'NVIDIA Tesla T4'"
+            "mine.toml: name or alias 'Tesla T4' of GPU 'My card' already means something (it names GPU 'NVIDIA Tesla T4'): give the GPU names of its own"
         );
     }
 
@@ -1290,13 +1322,32 @@ mod tests {
         .unwrap();
         let e = c.merge(other, "mine.toml").unwrap_err().to_string();
         assert!(
-            e.contains("name or alias 'RTX 4090' of GPU 'My GPU X' is already used by GPU 'NVIDIA GeForce RTX 4090'"),
+            e.contains("name or alias 'RTX 4090' of GPU 'My GPU X' already means something (it names GPU 'NVIDIA GeForce RTX 4090')"),
             "{e}"
         );
         assert_eq!(
             c.resolve("RTX 4090").unwrap().name,
             "NVIDIA GeForce RTX 4090"
         );
+        // a spelling that matches several GPUs, or only brand words, is taken too
+        for (alias, why) in [
+            (
+                "A100",
+                "it is ambiguous: it matches 'NVIDIA A100 PCIe 40GB'",
+            ),
+            ("rtx", "it is only brand words"),
+        ] {
+            let other = Catalog::from_toml_str(
+                &format!("{}aliases = [\"{alias}\"]\n", one("My GPU X", "8.9", 40)),
+                "mine.toml",
+            )
+            .unwrap();
+            let e = c.merge(other, "mine.toml").unwrap_err().to_string();
+            let said =
+                format!("name or alias '{alias}' of GPU 'My GPU X' already means something ({why}");
+            assert!(e.contains(&said), "{e}");
+        }
+        assert!(c.resolve("A100").is_none());
     }
 
     #[test]

@@ -539,7 +539,7 @@ pub(crate) fn frame_from_bytes(bytes: Vec<u8>, name: &str) -> Result<(DataFrame,
         return Err(Error::file(name, "empty file"));
     }
     if bytes.starts_with(b"PAR1") {
-        let df = super::table_io::read_parquet(std::io::Cursor::new(bytes), name)?;
+        let df = super::table_io::read_parquet(bytes, name)?;
         Ok((df, false))
     } else {
         // Text cells: each value is parsed (and its errors located) by the importer.

@@ -113,11 +113,22 @@ fn concat_extras(extras: Vec<(usize, DataFrame)>) -> Result<DataFrame> {
 /// cache (`.json` or gzipped, naming `tune_params_keys` near its start); other CSVs
 /// (trial dumps, profiler exports: a campaign's Nsight Compute exports profile the
 /// runs its runs.csv times) and other JSON are skipped.
+/// A file that cannot be read is an error, not a file skipped: its rows would be
+/// missing without a word.
 pub fn runs_files_in(dir: &Path) -> Result<Vec<PathBuf>> {
-    Ok(crate::files::walk(dir)?
-        .into_iter()
-        .filter(|p| is_runs_file(p) || super::kernel_tuner::looks_like_cache(p))
-        .collect())
+    let mut found = Vec::new();
+    for p in crate::files::walk(dir)? {
+        if let Err(e) = std::fs::File::open(&p) {
+            return Err(Error::io(
+                p.display(),
+                format!("cannot read a file of the input directory: {e}"),
+            ));
+        }
+        if is_runs_file(&p) || super::kernel_tuner::looks_like_cache(&p) {
+            found.push(p);
+        }
+    }
+    Ok(found)
 }
 
 /// Why a directory holds no runs file: what its files are instead.
@@ -423,15 +434,8 @@ fn read_frame(path: &Path) -> Result<(DataFrame, RowLines)> {
     };
     match ext.as_deref() {
         Some("parquet") => {
-            let df = if crate::files::is_pipe(path) {
-                let bytes = crate::files::read(path).map_err(|e| Error::io(name, e))?;
-                read_parquet(std::io::Cursor::new(bytes), name)?
-            } else {
-                read_parquet(
-                    crate::files::open(path).map_err(|e| Error::io(name, e))?,
-                    name,
-                )?
-            };
+            let bytes = crate::files::read(path).map_err(|e| Error::io(name, e))?;
+            let df = read_parquet(bytes, name)?;
             if df.height() == 0 {
                 return Err(Error::parse_file(name, "no data rows"));
             }
@@ -492,22 +496,64 @@ const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 /// column types a table of runs can: numbers, text, booleans. Checked before reading:
 /// polars, built without its decimal type, panics on a decimal column, and a list
 /// column read as text gave every run a time of 0.
-pub(crate) fn read_parquet<R: polars::io::mmap::MmapBytesReader>(
-    reader: R,
-    file: &str,
-) -> Result<DataFrame> {
-    crate::error::contain_panic(file, || read_parquet_checked(reader, file))
+pub(crate) fn read_parquet(bytes: Vec<u8>, file: &str) -> Result<DataFrame> {
+    crate::error::contain_panic(file, || read_parquet_checked(bytes, file))
 }
 
-/// [`read_parquet`], where a panic of the reader is not yet contained.
-fn read_parquet_checked<R: polars::io::mmap::MmapBytesReader>(
-    reader: R,
-    file: &str,
-) -> Result<DataFrame> {
+/// Walk every page header of every column chunk of a Parquet file (`bytes`) and
+/// refuse sizes no page of it can have: a page larger than its column chunk, or of
+/// more values than its row group has rows. polars trusts these numbers and asks
+/// for that much memory, and a failed allocation aborts the process; a damaged
+/// header must end in a one-line error instead.
+fn check_parquet_pages(bytes: &[u8], file: &str) -> Result<()> {
+    use polars_parquet::parquet::page::CompressedPage;
+    use polars_parquet::parquet::read::{read_metadata, PageReader};
+    let damaged = |what: String| {
+        Error::parse_file(file, format!("cannot read: the file is damaged ({what})"))
+    };
+    let meta = read_metadata(&mut std::io::Cursor::new(bytes))
+        .map_err(|e| damaged(first_line(&e.to_string()).to_string()))?;
+    let buffer: polars_buffer::Buffer<u8> = bytes.to_vec().into();
+    for (g, group) in meta.row_groups.iter().enumerate() {
+        let rows = group.num_rows();
+        for column in group.parquet_columns() {
+            let range = column.byte_range();
+            let (start, end) = (range.start as usize, range.end as usize);
+            if start > end || end > bytes.len() {
+                return Err(damaged(format!(
+                    "row group {g}: a column chunk at bytes {start}..{end} of {}",
+                    bytes.len()
+                )));
+            }
+            let chunk_bytes = column.uncompressed_size().max(0) as usize;
+            let cursor = std::io::Cursor::new(buffer.clone().sliced(start..end));
+            for page in PageReader::new(cursor, column, Vec::new(), end - start) {
+                let page = page.map_err(|e| {
+                    damaged(format!("row group {g}: {}", first_line(&e.to_string())))
+                })?;
+                let CompressedPage::Data(page) = page else {
+                    continue;
+                };
+                let (size, values) = (page.uncompressed_size(), page.num_values());
+                if size > chunk_bytes || values > rows {
+                    return Err(damaged(format!(
+                        "row group {g}: a page of {size} bytes and {values} values in a column of {chunk_bytes} bytes and {rows} rows"
+                    )));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// [`read_parquet`], where a panic of the reader is not yet contained: the schema,
+/// then the pages ([`check_parquet_pages`], of flat columns once the schema allows
+/// no other), then the rows.
+fn read_parquet_checked(bytes: Vec<u8>, file: &str) -> Result<DataFrame> {
     let bad = |e: PolarsError| {
         Error::parse_file(file, format!("cannot read: {}", first_line(&e.to_string())))
     };
-    let mut reader = ParquetReader::new(reader);
+    let mut reader = ParquetReader::new(std::io::Cursor::new(&bytes[..]));
     let schema = reader.schema().map_err(bad)?;
     for (name, field) in schema.iter() {
         if let Some(kind) = unreadable_type(&field.dtype) {
@@ -520,6 +566,7 @@ fn read_parquet_checked<R: polars::io::mmap::MmapBytesReader>(
             ));
         }
     }
+    check_parquet_pages(&bytes, file)?;
     reader.finish().map_err(bad)
 }
 

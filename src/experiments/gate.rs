@@ -31,7 +31,7 @@ pub struct ModelGate {
     pub worst_target_mape_max: Option<f64>,
     /// Least and most share (%) of the measurements inside the pooled interval, which
     /// must be the calibrated 90 % one.
-    pub coverage: Option<[f64; 2]>,
+    pub coverage: Option<Vec<f64>>,
     /// Least mean Spearman rank correlation over the tuning spaces (pooled).
     pub spearman_min: Option<f64>,
     /// Most MAPE (%) of each named target (its name as the results give it).
@@ -64,13 +64,38 @@ pub fn validate(gates: &Gates, models: &[String]) -> std::result::Result<(), Str
                 models.join(", ")
             ));
         }
-        if let Some([lo, hi]) = g.coverage {
-            if !(0.0..=100.0).contains(&lo) || !(0.0..=100.0).contains(&hi) || lo > hi {
+        if let Some(c) = &g.coverage {
+            let ordered = matches!(c[..], [lo, hi] if (0.0..=100.0).contains(&lo) && (0.0..=100.0).contains(&hi) && lo <= hi);
+            if !ordered {
                 return Err(format!(
-                    "{} = [{lo}, {hi}]: two percentages, the least first",
+                    "{} = {c:?}: two percentages, the least first",
                     at("coverage")
                 ));
             }
+        }
+        let bounds = [
+            ("pooled_mape_max", g.pooled_mape_max),
+            ("worst_target_mape_max", g.worst_target_mape_max),
+            ("max_harm_points", g.max_harm_points),
+            ("per_corpus_harm_points", g.per_corpus_harm_points),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .chain(
+            g.target_mape_max
+                .iter()
+                .map(|(t, v)| (format!("target_mape_max.\"{t}\""), Some(*v))),
+        );
+        for (key, v) in bounds {
+            if let Some(v) = v.filter(|v| !(v.is_finite() && *v >= 0.0)) {
+                return Err(format!("{} = {v}: a bound is a number >= 0", at(&key)));
+            }
+        }
+        if let Some(v) = g.spearman_min.filter(|v| !(-1.0..=1.0).contains(v)) {
+            return Err(format!(
+                "{} = {v}: a rank correlation is from -1 to 1",
+                at("spearman_min")
+            ));
         }
         match (&g.max_harm_vs, g.max_harm_points, g.per_corpus_harm_points) {
             (None, Some(_), _) | (None, _, Some(_)) => {
@@ -255,7 +280,7 @@ pub fn check_model(o: &Outcome, model: &str, g: &ModelGate) -> Vec<Check> {
             ),
         }
     }
-    if let Some([lo, hi]) = g.coverage {
+    if let Some(&[lo, hi]) = g.coverage.as_deref() {
         let (value, note) = match pooled {
             None => (f64::NAN, not_scored()),
             Some(m) if m.interval != "90%" => (

@@ -442,7 +442,7 @@ pub fn read_sets(path: &Path, runs: &[Run], gpu_of: &GpuOf) -> Result<Vec<CorunS
                 )
             })
         };
-        let number = |c: usize, max: f64| -> Result<f64> {
+        let number = |c: usize, min: f64, max: f64| -> Result<f64> {
             let v = field(c)?;
             let column = CORUN_COLUMNS[c];
             let x = v
@@ -461,6 +461,12 @@ pub fn read_sets(path: &Path, runs: &[Run], gpu_of: &GpuOf) -> Result<Vec<CorunS
                     format!("line {n}, column '{column}': {v} is above {max}"),
                 ));
             }
+            if x < min {
+                return Err(Error::file(
+                    &file,
+                    format!("line {n}, column '{column}': {v} is below {min}, faster than any kernel launch"),
+                ));
+            }
             Ok(x)
         };
         let gpu_raw = field(0)?;
@@ -472,7 +478,7 @@ pub fn read_sets(path: &Path, runs: &[Run], gpu_of: &GpuOf) -> Result<Vec<CorunS
         })?;
         let kernel = field(1)?.to_string();
         let config = field(2)?.to_string();
-        let sm_count = number(3, f64::from(gpu_sms))?;
+        let sm_count = number(3, 0.0, f64::from(gpu_sms))?;
         if sm_count.fract() != 0.0 {
             return Err(Error::file(
                 &file,
@@ -480,8 +486,9 @@ pub fn read_sets(path: &Path, runs: &[Run], gpu_of: &GpuOf) -> Result<Vec<CorunS
             ));
         }
         let max_ms = upper_bound("time_ms").unwrap_or(f64::INFINITY);
-        let time_alone_ms = number(6, max_ms)?;
-        let together = number(7, max_ms)?;
+        let min_ms = crate::data::validate::LAUNCH_FLOOR_MS;
+        let time_alone_ms = number(6, min_ms, max_ms)?;
+        let together = number(7, min_ms, max_ms)?;
         let bytes = launch_bytes(runs, &gpu, &kernel, &config).ok_or_else(|| {
             Error::file(
                 &file,
@@ -950,5 +957,10 @@ mod tests {
             e.contains("line 3, column 'time_together_ms': 1e300 is above 10000000"),
             "{e}"
         );
+        std::fs::write(&path, good.replace("2.0,2.2", "2.0,1e-9")).unwrap();
+        let e = read_sets(&path, &runs, &name).unwrap_err().to_string();
+        let said =
+            "line 3, column 'time_together_ms': 1e-9 is below 0.001, faster than any kernel launch";
+        assert!(e.contains(said), "{e}");
     }
 }
