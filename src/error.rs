@@ -84,6 +84,8 @@ pub enum Input {
     LaunchFloor,
     /// GPUs a ranking is limited to.
     Targets,
+    /// Leave to replace existing files with outputs ([`crate::files::allow_replacing`]).
+    Replace,
 }
 
 impl Input {
@@ -100,6 +102,7 @@ impl Input {
             Input::ImportFormat => "input format",
             Input::LaunchFloor => "launch floors",
             Input::Targets => "GPUs to rank",
+            Input::Replace => "files::allow_replacing",
         }
     }
 }

@@ -343,15 +343,11 @@ pub fn check_output(path: &Path, inputs: &[PathBuf]) -> Result<()> {
             "is a directory: give a file name to write",
         ));
     }
-    if meta.file_type().is_fifo() && !with_registry(|r| r.pipes_out.contains_key(&target)) {
-        let f = open_pipe_for_writing(&target, path)?;
-        with_registry(|r| r.pipes_out.insert(target.clone(), f));
-    }
     let id = FileId::of(&meta);
     let canonical = target
         .canonicalize()
         .or_else(|_| lexical(&target).canonicalize())
-        .unwrap_or(target);
+        .unwrap_or_else(|_| target.clone());
     with_registry(|r| {
         // (an input removed since frees its inode for another file: still the same?)
         let still = |p: &Path| std::fs::metadata(p).is_ok_and(|m| FileId::of(&m) == id);
@@ -382,11 +378,20 @@ pub fn check_output(path: &Path, inputs: &[PathBuf]) -> Result<()> {
         if meta.is_file() && !r.replace_any && !replaceable {
             return Err(Error::file(
                 path.display(),
-                "exists, and gpucast replaces no file it did not write: give a new name, or --force to replace it",
+                format!(
+                    "exists, and gpucast replaces no file it did not write: give a new name, or allow replacing it ({})",
+                    crate::error::input_name(crate::error::Input::Replace)
+                ),
             ));
         }
         Ok(())
-    })
+    })?;
+    // (a pipe is opened now, while its reader is known to be there, and kept open)
+    if meta.file_type().is_fifo() && !with_registry(|r| r.pipes_out.contains_key(&target)) {
+        let f = open_pipe_for_writing(&target, path)?;
+        with_registry(|r| r.pipes_out.insert(target, f));
+    }
+    Ok(())
 }
 
 /// Remember that this run wrote `target`: writing it again replaces nothing of the
@@ -599,7 +604,7 @@ mod tests {
         let users = dir.path().join("b.svg");
         std::fs::write(&users, "mine").unwrap();
         let e = write_atomic(&users, "new").unwrap_err().to_string();
-        assert!(e.contains("b.svg: exists, and gpucast replaces no file it did not write: give a new name, or --force to replace it"), "{e}");
+        assert!(e.contains("b.svg: exists, and gpucast replaces no file it did not write: give a new name, or allow replacing it (files::allow_replacing)"), "{e}");
         assert_eq!(std::fs::read_to_string(&users).unwrap(), "mine");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
     }

@@ -731,7 +731,7 @@ fn file_safety_cases() -> Vec<Case> {
         Case::err("data import -o a dangling link", 1, "a symbolic link to a file that does not exist", &["data", "import", "{dir}/r.csv", "-o", "{dir}/o.csv"]).with("r.csv", &two).link("o.csv", "{dir}/nowhere.csv").no_file("nowhere.csv"),
         Case::err("predict -o a FIFO nobody reads", 1, "o.csv: is a pipe nobody reads", &p_into("{dir}/o.csv")).with("r.csv", &two).fifo("o.csv"),
         // ---- an existing file is replaced only with --force ----
-        Case::err("predict -o a link to an existing file", 1, "o.csv: exists, and gpucast replaces no file it did not write: give a new name, or --force", &p_into("{dir}/o.csv")).with("r.csv", &two).with("t.csv", "old\n").link("o.csv", "{dir}/t.csv"),
+        Case::err("predict -o a link to an existing file", 1, "o.csv: exists, and gpucast replaces no file it did not write: give a new name, or allow replacing it (--force)", &p_into("{dir}/o.csv")).with("r.csv", &two).with("t.csv", "old\n").link("o.csv", "{dir}/t.csv"),
         Case::new("predict --force -o a link writes through it", Stderr("wrote 1 predictions"), &[p_into("{dir}/o.csv"), vec!["--force"]].concat()).with("r.csv", &two).with("t.csv", "old\n").link("o.csv", "{dir}/t.csv").changes("t.csv").file_has("t.csv", "pred_ms"),
         Case::err("predict -o over an existing file", 1, "p.csv: exists, and gpucast replaces no file it did not write", &p_into("{dir}/p.csv")).with("r.csv", &two).with("p.csv", "old\n"),
         Case::new("predict --force -o over an earlier output", Stderr("wrote 1 predictions"), &[p_into("{dir}/p.csv"), vec!["--force"]].concat()).with("r.csv", &two).with("p.csv", "old\n").changes("p.csv").file_has("p.csv", "pred_ms"),

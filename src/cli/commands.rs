@@ -55,6 +55,7 @@ fn flag_of(input: Input) -> &'static str {
         Input::ImportFormat => "--from",
         Input::LaunchFloor => "--launch-floor",
         Input::Targets => "--targets",
+        Input::Replace => "--force",
     }
 }
 

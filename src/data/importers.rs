@@ -269,8 +269,9 @@ pub(crate) fn check_given_gpu(path: &Path, runs: &[Run], opts: &ImportOptions) -
         Some(other) => Err(Error::file(
             path.display(),
             format!(
-                "the file names the GPU '{}' but --gpu '{given}' was given: omit --gpu (it names the GPU of a file that names none) or correct it",
-                other.gpu
+                "the file names the GPU '{}' but {gpu} '{given}' was given: omit {gpu} (it names the GPU of a file that names none) or correct it",
+                other.gpu,
+                gpu = input_name(Input::Gpu)
             ),
         )),
         None => Ok(()),
