@@ -1195,6 +1195,34 @@ fn run_experiment(
             )));
         }
     }
+    // A gate names a target as the results spell it ("NVIDIA TITAN V", "corpus: NAME"):
+    // a short or unknown name would fail the gate only after the run.
+    for (model, g) in &e.gate {
+        for t in g.target_mape_max.keys() {
+            let gpu = t.rsplit(": ").next().unwrap_or(t);
+            let why = match exp_catalog.resolve(gpu) {
+                Some(found) if found.name == gpu => continue,
+                Some(found) => format!("results name it '{}'", t.replace(gpu, &found.name)),
+                None => exp_catalog.unresolved_hint(gpu).to_string(),
+            };
+            return Err(Error::usage(format!(
+                "experiment '{}': gate.{model}.target_mape_max names '{t}': {why}",
+                e.name
+            )));
+        }
+    }
+    if let Some(v) = e.vendors.iter().flatten().find(|v| {
+        !exp_catalog
+            .vendors()
+            .iter()
+            .any(|known| known.eq_ignore_ascii_case(v))
+    }) {
+        return Err(Error::usage(format!(
+            "experiment '{}': vendor '{v}' is not one of the catalog's ({})",
+            e.name,
+            exp_catalog.vendors().join(", ")
+        )));
+    }
     let selected: Vec<Run>;
     let runs = if e.is_sampled() || e.kernels.is_some() || e.vendors.is_some() {
         selected = selected_runs(e, &l.table.runs, exp_catalog);

@@ -635,6 +635,8 @@ fn cases() -> Vec<Case> {
         experiment("experiment whose targets are its only sources", "name = \"x\"\ntitle = \"t\"\nprotocol = { name = \"logo\" }\nmodels = [\"analytical\"]\n[selection]\ntargets = [\"TITAN V\"]\nsources = [\"TITAN V\"]\n", 2, "experiment 'x': its protocol and selection leave no measured run to score"),
         experiment("experiment gate of three coverage bounds", "name = \"x\"\ntitle = \"t\"\nprotocol = { name = \"logo\" }\nmodels = [\"analytical\"]\n[gate.analytical]\ncoverage = [85, 95, 99]\n", 1, "gate.analytical.coverage = [85.0, 95.0, 99.0]: two percentages, the least first"),
         experiment("experiment gate bound NaN", "name = \"x\"\ntitle = \"t\"\nprotocol = { name = \"logo\" }\nmodels = [\"analytical\"]\n[gate.analytical]\npooled_mape_max = nan\n", 1, "gate.analytical.pooled_mape_max = NaN: a bound is a number >= 0"),
+        experiment("experiment of a vendor the catalog lacks", "name = \"x\"\ntitle = \"t\"\nprotocol = { name = \"logo\" }\nmodels = [\"analytical\"]\nvendors = [\"nvidiaa\"]\n", 2, "experiment 'x': vendor 'nvidiaa' is not one of the catalog's (AMD, NVIDIA)"),
+        experiment("experiment gate on a target's short name", "name = \"x\"\ntitle = \"t\"\nprotocol = { name = \"logo\" }\nmodels = [\"analytical\"]\n[gate.analytical]\ntarget_mape_max = { \"TITAN V\" = 35 }\n", 2, "experiment 'x': gate.analytical.target_mape_max names 'TITAN V': results name it 'NVIDIA TITAN V'"),
         experiment("experiment sample 2", "name = \"x\"\ntitle = \"t\"\nprotocol = { name = \"logo\" }\nmodels = [\"analytical\"]\nsample = 2.0\n", 1, "sample = 2: must be in (0, 1]"),
         experiment(
             "experiment test kernel not in the data",
@@ -729,6 +731,8 @@ fn file_safety_cases() -> Vec<Case> {
         Case::err("predict -o a directory", 1, "out.csv: is a directory", &p_into("{dir}/out.csv")).with("r.csv", &two).with("out.csv/keep", "mine\n"),
         Case::err("predict -o a dangling link", 1, "o.csv: a symbolic link to a file that does not exist", &p_into("{dir}/o.csv")).with("r.csv", &two).link("o.csv", "{dir}/nowhere.csv").no_file("nowhere.csv"),
         Case::err("data import -o a dangling link", 1, "a symbolic link to a file that does not exist", &["data", "import", "{dir}/r.csv", "-o", "{dir}/o.csv"]).with("r.csv", &two).link("o.csv", "{dir}/nowhere.csv").no_file("nowhere.csv"),
+        Case::err("evaluate --plots over a chart of the user's, before any work", 1, "pp/logo_error_cdf.svg: exists, and gpucast replaces no file it did not write", &["evaluate", "--data", "{ref}", "--plots", "{dir}/pp", "--predictions", "{dir}/p.csv"]).with("pp/logo_error_cdf.svg", "mine\n").no_file("p.csv"),
+        Case::err("evaluate a model named twice", 2, "--model analytical is named twice", &["evaluate", "--data", "{ref}", "--model", "analytical,analytical"]),
         Case::err("predict -o a FIFO nobody reads", 1, "o.csv: is a pipe nobody reads", &p_into("{dir}/o.csv")).with("r.csv", &two).fifo("o.csv"),
         // ---- an existing file is replaced only with --force ----
         Case::err("predict -o a link to an existing file", 1, "o.csv: exists, and gpucast replaces no file it did not write: give a new name, or allow replacing it (--force)", &p_into("{dir}/o.csv")).with("r.csv", &two).with("t.csv", "old\n").link("o.csv", "{dir}/t.csv"),

@@ -891,8 +891,21 @@ fn evaluate(a: EvaluateArgs, catalog: &Catalog) -> Result<()> {
             dir.display()
         )));
     }
-    let (table, rep) = load_noting(&a.data, &Default::default(), catalog)?;
     let protocol = Protocol::new(a.protocol.into(), a.test_kernels.clone());
+    if let Some(dir) = a.plots.as_ref().filter(|d| d.is_dir()) {
+        claim_plots(dir, protocol.name())?;
+    }
+    if let Some(m) = a
+        .model
+        .iter()
+        .enumerate()
+        .find_map(|(i, m)| a.model[..i].contains(m).then_some(m))
+    {
+        return Err(Error::usage(format!(
+            "--model {m} is named twice: name each model once"
+        )));
+    }
+    let (table, rep) = load_noting(&a.data, &Default::default(), catalog)?;
     let specs = a
         .model
         .iter()
@@ -933,6 +946,21 @@ fn evaluate(a: EvaluateArgs, catalog: &Catalog) -> Result<()> {
         eprintln!("wrote {} charts to {}", written.len(), dir.display());
     }
     print_evaluation(&a, &eval, &protocol, (&ours, &study), rep.rows)
+}
+
+/// Before any work, the charts `evaluate --plots DIR` would write over: every
+/// `PROTOCOL_*.svg` already in `dir` must be one it may replace (`--force`), so a
+/// refusal comes before the evaluation, not after part of its files are written.
+fn claim_plots(dir: &Path, protocol: &str) -> Result<()> {
+    let prefix = format!("{protocol}_");
+    let entries = std::fs::read_dir(dir).map_err(|e| Error::io(dir.display(), e.to_string()))?;
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name.starts_with(&prefix) && name.ends_with(".svg") {
+            gpucast::files::check_output(&e.path(), &[])?;
+        }
+    }
+    Ok(())
 }
 
 /// `evaluate`'s output: the results in the chosen format, per kernel when asked, and
