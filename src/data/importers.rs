@@ -279,16 +279,21 @@ pub(crate) fn check_given_gpu(path: &Path, runs: &[Run], opts: &ImportOptions) -
 }
 
 /// Whether a file (its first bytes `head`) is JSON, gzip'd or not: a Kernel Tuner
-/// cache. A gzip'd file is looked into: a gzip'd CSV is a table.
-pub(crate) fn is_json(path: &Path, head: &[u8]) -> Result<bool> {
-    if !is_json_or_gzip(head) {
-        return Ok(false);
-    }
+/// cache. A gzip'd file is looked into, the start of it only (its first 512
+/// decompressed bytes): a gzip'd CSV is a table; a gzip stream that does not
+/// decompress is left to the cache reader, which says why.
+pub(crate) fn is_json(head: &[u8]) -> bool {
     if !head.starts_with(&[0x1f, 0x8b]) {
-        return Ok(true);
+        return is_json_or_gzip(head);
     }
-    let text = kernel_tuner::read_text(path)?;
-    Ok(text.trim_start().starts_with(['{', '[']))
+    let mut start = Vec::new();
+    // (a head cut mid-stream decompresses as far as it goes: enough to look at)
+    let _ = std::io::Read::read_to_end(
+        &mut std::io::Read::take(flate2::read::MultiGzDecoder::new(head), 512),
+        &mut start,
+    );
+    // (nothing decompresses: the cache reader says why)
+    start.is_empty() || (!start.starts_with(&[0x1f, 0x8b]) && is_json_or_gzip(&start))
 }
 
 fn import_format(path: &Path, format: Format, opts: &ImportOptions) -> Result<Imported> {
@@ -309,7 +314,7 @@ fn import_format(path: &Path, format: Format, opts: &ImportOptions) -> Result<Im
             gemm_table::import(path, source)
         }
         Format::Study | Format::Canonical => {
-            if is_json(path, &read_head(path)?)? {
+            if is_json(&read_head(path)?) {
                 return Err(Error::file(
                     &file,
                     format!(
@@ -448,7 +453,7 @@ pub fn detect(path: &Path) -> Result<Format> {
     if neusight::looks_like_neusight(path) {
         return Ok(Format::NeuSight);
     }
-    if is_json(path, &read_head(path)?)? {
+    if is_json(&read_head(path)?) {
         let text = kernel_tuner::read_text(path)?;
         let doc: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
             Error::file(

@@ -505,15 +505,15 @@ pub(crate) fn read_parquet(bytes: Vec<u8>, file: &str) -> Result<DataFrame> {
 /// more values than its row group has rows. polars trusts these numbers and asks
 /// for that much memory, and a failed allocation aborts the process; a damaged
 /// header must end in a one-line error instead.
-fn check_parquet_pages(bytes: &[u8], file: &str) -> Result<()> {
+fn check_parquet_pages(buffer: &polars_buffer::Buffer<u8>, file: &str) -> Result<()> {
     use polars_parquet::parquet::page::CompressedPage;
     use polars_parquet::parquet::read::{read_metadata, PageReader};
     let damaged = |what: String| {
         Error::parse_file(file, format!("cannot read: the file is damaged ({what})"))
     };
+    let bytes: &[u8] = buffer;
     let meta = read_metadata(&mut std::io::Cursor::new(bytes))
         .map_err(|e| damaged(first_line(&e.to_string()).to_string()))?;
-    let buffer: polars_buffer::Buffer<u8> = bytes.to_vec().into();
     for (g, group) in meta.row_groups.iter().enumerate() {
         let rows = group.num_rows();
         for column in group.parquet_columns() {
@@ -553,7 +553,9 @@ fn read_parquet_checked(bytes: Vec<u8>, file: &str) -> Result<DataFrame> {
     let bad = |e: PolarsError| {
         Error::parse_file(file, format!("cannot read: {}", first_line(&e.to_string())))
     };
-    let mut reader = ParquetReader::new(std::io::Cursor::new(&bytes[..]));
+    // (one buffer for the page walk and the reader: no copy of the file)
+    let buffer: polars_buffer::Buffer<u8> = bytes.into();
+    let mut reader = ParquetReader::new(std::io::Cursor::new(&buffer[..]));
     let schema = reader.schema().map_err(bad)?;
     for (name, field) in schema.iter() {
         if let Some(kind) = unreadable_type(&field.dtype) {
@@ -566,7 +568,7 @@ fn read_parquet_checked(bytes: Vec<u8>, file: &str) -> Result<DataFrame> {
             ));
         }
     }
-    check_parquet_pages(&bytes, file)?;
+    check_parquet_pages(&buffer, file)?;
     reader.finish().map_err(bad)
 }
 
@@ -641,7 +643,7 @@ pub fn read_file_with(path: &Path, opts: &ImportOptions) -> Result<RunsTable> {
         if super::neusight::looks_like_neusight(path) {
             return imported(Format::NeuSight);
         }
-        if super::importers::is_json(path, &head)? {
+        if super::importers::is_json(&head) {
             return imported(Format::KernelTuner);
         }
         if super::ncu::looks_like_ncu(path) {
