@@ -8,6 +8,11 @@
 //!   may be projected from the same kernel measured on other GPUs (the study's Exp 3).
 //! - `new-family`: each (target GPU, kernel family) in turn is held out of fitting
 //!   together; the family's runs on other GPUs may still be projected.
+//! - `loco`: each corpus and each of its GPUs in turn; nothing fitted saw the corpus.
+//! - `newer`: each GPU from the GPUs that launched before it (the question users ask of
+//!   the next generation): nothing fitted or projected saw a GPU of its launch or later.
+//! - `loao`: each GPU with every GPU of its architecture removed from the sources and
+//!   from every fitted part.
 //!
 //! Rows excluded by the validation rule are neither fitted nor scored; the counts are
 //! reported.
@@ -46,6 +51,12 @@ pub enum ProtocolKind {
     /// Leave one corpus out: every fitted part has seen neither the target's corpus
     /// (the runs' `source`) nor the target GPU; the corpus's other GPUs are the sources
     Loco,
+    /// Each GPU from the GPUs that launched before it (launch year, then compute
+    /// capability), in every corpus with two or more such GPUs
+    Newer,
+    /// Leave one architecture out: every GPU of the target's architecture is removed
+    /// from the sources and from every fitted part
+    Loao,
 }
 
 /// A protocol with its settings. In an experiment file:
@@ -75,7 +86,23 @@ pub enum Protocol {
     /// other GPUs, as in LOGO. What a model learned must then carry over to a campaign
     /// it never saw.
     Loco,
+    /// Each GPU T of each corpus from the GPUs that launched before it
+    /// ([`launch_order`]): every fitted part is fitted on runs (of any corpus) on older
+    /// GPUs only, and T's runs in a corpus are projected from that corpus's runs on
+    /// older GPUs. A corpus with fewer than [`NEWER_MIN_SOURCES`] older GPUs does not
+    /// score T. The question of the next generation: how will it run on a GPU newer
+    /// than any measured?
+    Newer,
+    /// Leave one architecture out: each GPU T of each corpus with every GPU of T's
+    /// architecture (the catalog's `arch`) removed from the sources and from every
+    /// fitted part; T's runs in a corpus are projected from that corpus's runs on GPUs
+    /// of other architectures.
+    Loao,
 }
+
+/// The fewest older GPUs of its corpus a target needs under [`Protocol::Newer`]: with
+/// one, the chronological table would mostly measure a single pair of GPUs.
+pub const NEWER_MIN_SOURCES: usize = 2;
 
 pub use crate::models::{corpus, NO_SOURCE};
 
@@ -109,6 +136,8 @@ impl Protocol {
             Protocol::NewKernel { .. } => "new-kernel",
             Protocol::NewFamily => "new-family",
             Protocol::Loco => "loco",
+            Protocol::Newer => "newer",
+            Protocol::Loao => "loao",
         }
     }
     /// The protocol `kind` with its defaults (`test_kernels`: the study's four).
@@ -123,12 +152,14 @@ impl Protocol {
             },
             ProtocolKind::NewFamily => Protocol::NewFamily,
             ProtocolKind::Loco => Protocol::Loco,
+            ProtocolKind::Newer => Protocol::Newer,
+            ProtocolKind::Loao => Protocol::Loao,
         }
     }
 
     /// Check the protocol against the data: test kernels must exist and a protocol
     /// holding GPUs out needs two (either would otherwise give an empty table).
-    pub fn check(&self, runs: &[Run]) -> Result<()> {
+    pub fn check(&self, runs: &[Run], catalog: &crate::catalog::Catalog) -> Result<()> {
         if matches!(self, Protocol::Logo | Protocol::NewFamily) {
             let gpus: BTreeSet<&str> = runs.iter().map(|r| r.gpu.as_str()).collect();
             if gpus.len() < 2 {
@@ -149,6 +180,17 @@ impl Protocol {
                     "protocol loco holds one corpus (the runs' source) out at a time: it needs two or more corpora, one with runs of two or more GPUs (the data has: {})",
                     has.join(", ")
                 )));
+            }
+        }
+        if matches!(self, Protocol::Newer | Protocol::Loao) {
+            let refs: Vec<&Run> = runs.iter().collect();
+            if lineage_folds(&refs, self, catalog)?.is_empty() {
+                return Err(Error::usage(match self {
+                    Protocol::Newer => format!(
+                        "protocol newer predicts each GPU from the GPUs launched before it: it needs a corpus with a GPU and {NEWER_MIN_SOURCES} or more older ones"
+                    ),
+                    _ => "protocol loao holds one architecture out at a time: it needs a corpus with GPUs of two or more architectures".to_string(),
+                }));
             }
         }
         if let Protocol::NewKernel { test_kernels, .. } = self {
@@ -626,9 +668,6 @@ impl Selection {
 struct Fold<'a> {
     /// What the fold holds out, for reports ("NVIDIA TITAN V", "largest sizes", ...).
     label: String,
-    /// The target its records report instead of the run's GPU: in LOCO "corpus: GPU",
-    /// since one GPU measured by two corpora is two targets there.
-    target_label: Option<Arc<str>>,
     /// Lists the fold's runs when it is evaluated: folds waiting their turn hold none
     /// (at 1M rows a LOGO fold's list is 7 MB, and new-family has a fold per target
     /// and family).
@@ -654,6 +693,37 @@ impl<'a> FoldRuns<'a> {
 struct TestGroup<'a> {
     extra_evidence: Vec<&'a Run>,
     tests: Vec<&'a Run>,
+    /// When set, only the fold's evidence in this corpus is consulted (a target of a
+    /// corpus is projected from that corpus's runs, as in LOCO).
+    corpus: Option<&'a str>,
+    /// The target its records report instead of the run's GPU: "corpus: GPU" where
+    /// one GPU measured by two corpora is two targets (LOCO, newer, loao).
+    target_label: Option<Arc<str>>,
+}
+
+impl<'a> TestGroup<'a> {
+    fn of(tests: Vec<&'a Run>) -> Self {
+        TestGroup {
+            extra_evidence: Vec::new(),
+            tests,
+            corpus: None,
+            target_label: None,
+        }
+    }
+    /// The runs of GPU `t` in corpus `c`, projected from that corpus's evidence and
+    /// reported as "c: t".
+    fn in_corpus(runs: &[&'a Run], c: &'a str, t: &str) -> Self {
+        TestGroup {
+            extra_evidence: Vec::new(),
+            tests: runs
+                .iter()
+                .copied()
+                .filter(|r| corpus(r) == c && r.gpu == t)
+                .collect(),
+            corpus: Some(c),
+            target_label: Some(format!("{c}: {t}").into()),
+        }
+    }
 }
 
 /// The LOGO folds as (target GPU, training GPUs): each selected target with every
@@ -696,15 +766,7 @@ fn loco_folds<'a>(runs: &'a [&'a Run]) -> Vec<Fold<'a>> {
         .into_iter()
         .map(|(c, t)| Fold {
             label: format!("{c}: {t}"),
-            target_label: Some(format!("{c}: {t}").into()),
-            groups: vec![TestGroup {
-                extra_evidence: Vec::new(),
-                tests: runs
-                    .iter()
-                    .copied()
-                    .filter(|r| corpus(r) == c && r.gpu == t)
-                    .collect(),
-            }],
+            groups: vec![TestGroup::in_corpus(runs, c, t)],
             runs: Box::new(move || FoldRuns {
                 fit: runs
                     .iter()
@@ -721,21 +783,112 @@ fn loco_folds<'a>(runs: &'a [&'a Run]) -> Vec<Fold<'a>> {
         .collect()
 }
 
+/// Where a GPU stands for the protocols that hold GPUs out by what they are: its launch
+/// (year, then compute capability; none without a launch year) and its architecture.
+struct Lineage<'a> {
+    launch: Option<(u32, (u32, u32))>,
+    arch: &'a str,
+}
+
+/// Whether `source` may teach a model about `target` under `newer` (launched before
+/// it) or `loao` (another architecture).
+fn may_teach(protocol: &Protocol, target: &Lineage, source: &Lineage) -> bool {
+    match protocol {
+        Protocol::Newer => matches!((source.launch, target.launch), (Some(s), Some(t)) if s < t),
+        Protocol::Loao => source.arch != target.arch,
+        _ => unreachable!("only newer and loao hold sources out by lineage"),
+    }
+}
+
+/// The fewest allowed GPUs of a target's corpus that let it be scored.
+fn lineage_min_sources(protocol: &Protocol) -> usize {
+    match protocol {
+        Protocol::Newer => NEWER_MIN_SOURCES,
+        _ => 1,
+    }
+}
+
+/// The `newer` and `loao` folds: targets whose allowed sources are the same GPUs share
+/// one fold, fitted once on every corpus's runs on those GPUs; each (corpus, target)
+/// whose corpus has enough of them is a test group projected from that corpus's runs
+/// on them (reported "corpus: GPU", as in LOCO).
+fn lineage_folds<'a>(
+    runs: &'a [&'a Run],
+    protocol: &Protocol,
+    catalog: &'a crate::catalog::Catalog,
+) -> Result<Vec<Fold<'a>>> {
+    let mut lineage: BTreeMap<&str, Lineage> = BTreeMap::new();
+    let mut in_corpus: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    for r in runs {
+        in_corpus
+            .entry(corpus(r))
+            .or_default()
+            .insert(r.gpu.as_str());
+        if !lineage.contains_key(r.gpu.as_str()) {
+            let gpu = catalog.resolve_or_err(&r.gpu)?;
+            let launch = gpu.launch_year.map(|y| (y, gpu.cc_major_minor()));
+            lineage.insert(
+                r.gpu.as_str(),
+                Lineage {
+                    launch,
+                    arch: &gpu.arch,
+                },
+            );
+        }
+    }
+    // Allowed sources -> the (corpus, target) pairs they serve.
+    let mut by_sources: BTreeMap<BTreeSet<&str>, Vec<(&str, &str)>> = BTreeMap::new();
+    for (&t, lt) in &lineage {
+        let allowed: BTreeSet<&str> = lineage
+            .iter()
+            .filter(|(_, ls)| may_teach(protocol, lt, ls))
+            .map(|(&g, _)| g)
+            .collect();
+        for (&c, gpus) in &in_corpus {
+            if gpus.contains(t)
+                && gpus.intersection(&allowed).count() >= lineage_min_sources(protocol)
+            {
+                by_sources.entry(allowed.clone()).or_default().push((c, t));
+            }
+        }
+    }
+    Ok(by_sources
+        .into_iter()
+        .map(|(allowed, targets)| {
+            let mut names: Vec<&str> = targets.iter().map(|(_, t)| *t).collect();
+            names.dedup();
+            Fold {
+                label: format!("{} (from {} GPUs)", names.join(", "), allowed.len()),
+                groups: targets
+                    .iter()
+                    .map(|&(c, t)| TestGroup::in_corpus(runs, c, t))
+                    .collect(),
+                runs: Box::new(move || {
+                    FoldRuns::same(
+                        runs.iter()
+                            .copied()
+                            .filter(|r| allowed.contains(r.gpu.as_str()))
+                            .collect(),
+                    )
+                }),
+            }
+        })
+        .collect())
+}
+
 fn logo_folds<'a>(runs: &'a [&'a Run], sel: &Selection) -> Vec<Fold<'a>> {
     let gpus: BTreeSet<&str> = runs.iter().map(|r| r.gpu.as_str()).collect();
     logo_groups(&gpus, sel)
         .into_iter()
         .map(|(t, group)| Fold {
-            target_label: None,
             label: if sel.per_source {
                 format!("{t} from {}", group.join(" + "))
             } else {
                 t.to_string()
             },
-            groups: vec![TestGroup {
-                extra_evidence: Vec::new(),
-                tests: runs.iter().copied().filter(|r| r.gpu == t).collect(),
-            }],
+            groups: vec![TestGroup::of(
+                runs.iter().copied().filter(|r| r.gpu == t).collect(),
+            )],
             runs: Box::new(move || {
                 FoldRuns::same(
                     runs.iter()
@@ -767,15 +920,23 @@ fn work_extents<'a>(runs: &[&'a Run]) -> HashMap<(&'a str, &'a str), (f64, f64, 
 
 /// The protocol's folds ([`protocol_folds`]), each scoring only the selection's
 /// kernels; a fold with nothing left to score is dropped.
-fn folds<'a>(runs: &'a [&'a Run], protocol: &Protocol, sel: &Selection) -> Vec<Fold<'a>> {
-    let mut folds = protocol_folds(runs, protocol, sel);
+fn folds<'a>(
+    runs: &'a [&'a Run],
+    protocol: &Protocol,
+    sel: &Selection,
+    catalog: &'a crate::catalog::Catalog,
+) -> Result<Vec<Fold<'a>>> {
+    let mut folds = match protocol {
+        Protocol::Newer | Protocol::Loao => lineage_folds(runs, protocol, catalog)?,
+        _ => protocol_folds(runs, protocol, sel),
+    };
     if let Some(kernels) = &sel.score_kernels {
         for g in folds.iter_mut().flat_map(|f| f.groups.iter_mut()) {
             g.tests.retain(|r| kernels.iter().any(|k| r.kernel == *k));
         }
         folds.retain(|f| f.groups.iter().any(|g| !g.tests.is_empty()));
     }
-    folds
+    Ok(folds)
 }
 
 /// The folds of `protocol` (every run scored).
@@ -786,19 +947,16 @@ fn protocol_folds<'a>(runs: &'a [&'a Run], protocol: &Protocol, sel: &Selection)
     match protocol {
         Protocol::Logo => logo_folds(runs, sel),
         Protocol::Loco => loco_folds(runs),
+        Protocol::Newer | Protocol::Loao => unreachable!("lineage_folds"),
         Protocol::NewSize => {
             let largest = |r: &Run| extent(r).2 > 1 && r.work() >= extent(r).1;
             let (test, train): (Vec<&Run>, Vec<&Run>) =
                 runs.iter().copied().partition(|r| largest(r));
             let train: Arc<[&Run]> = train.into();
             vec![Fold {
-                target_label: None,
                 label: "largest sizes".into(),
                 runs: Box::new(move || FoldRuns::same(train.clone())),
-                groups: vec![TestGroup {
-                    extra_evidence: Vec::new(),
-                    tests: test,
-                }],
+                groups: vec![TestGroup::of(test)],
             }]
         }
         Protocol::NewKernel {
@@ -833,12 +991,11 @@ fn protocol_folds<'a>(runs: &'a [&'a Run], protocol: &Protocol, sel: &Selection)
                         .collect();
                     TestGroup {
                         extra_evidence,
-                        tests,
+                        ..TestGroup::of(tests)
                     }
                 })
                 .collect();
             vec![Fold {
-                target_label: None,
                 label: format!("kernels {}", test_kernels.join(",")),
                 runs: Box::new(move || FoldRuns {
                     fit: fit.clone(),
@@ -862,7 +1019,6 @@ fn protocol_folds<'a>(runs: &'a [&'a Run], protocol: &Protocol, sel: &Selection)
                         continue;
                     }
                     out.push(Fold {
-                        target_label: None,
                         label: format!("{t}, family {f}"),
                         // The family's runs on other GPUs are sources a projection may
                         // use; nothing learned has seen the family or the target.
@@ -878,10 +1034,7 @@ fn protocol_folds<'a>(runs: &'a [&'a Run], protocol: &Protocol, sel: &Selection)
                                 evidence,
                             }
                         }),
-                        groups: vec![TestGroup {
-                            extra_evidence: Vec::new(),
-                            tests,
-                        }],
+                        groups: vec![TestGroup::of(tests)],
                     });
                 }
             }
@@ -937,7 +1090,7 @@ pub fn evaluate_on<'r>(
         excluded_rows,
         ..Evaluation::default()
     };
-    let folds = folds(&kept, protocol, selection);
+    let folds = folds(&kept, protocol, selection, ctx.catalog)?;
     let names = Names::of(&kept);
     let floors = harness_floors(&kept);
     for spec in models {
@@ -1030,7 +1183,13 @@ fn evaluate_fold(
         if group.tests.is_empty() {
             continue;
         }
-        let evidence = Evidence::new(runs.evidence.iter().chain(&group.extra_evidence).copied());
+        let evidence = Evidence::new(
+            runs.evidence
+                .iter()
+                .filter(|r| group.corpus.is_none_or(|c| corpus(r) == c))
+                .chain(&group.extra_evidence)
+                .copied(),
+        );
         let mut query = crate::data::Query::default(); // one buffer: no allocation per test run
         for run in &group.tests {
             match model.predict_work(run, &run.gpu, &mut query, &evidence, ctx)? {
@@ -1042,7 +1201,7 @@ fn evaluate_fold(
                             .get(&(run.gpu.as_str(), run.source.as_deref()))
                             .copied(),
                     );
-                    if let Some(t) = &fold.target_label {
+                    if let Some(t) = &group.target_label {
                         rec.target = t.clone();
                     }
                     out.records.push(rec)
@@ -1055,9 +1214,18 @@ fn evaluate_fold(
 }
 
 /// Number of folds a protocol makes on these runs (for progress bars).
-pub fn fold_count(runs: &[Run], protocol: &Protocol, sel: &Selection) -> usize {
+pub fn fold_count(
+    runs: &[Run],
+    protocol: &Protocol,
+    sel: &Selection,
+    catalog: &crate::catalog::Catalog,
+) -> usize {
     let kept = runs.iter().filter(|r| !is_excluded(r));
     match protocol {
+        Protocol::Newer | Protocol::Loao => {
+            let kept: Vec<&Run> = kept.collect();
+            lineage_folds(&kept, protocol, catalog).map_or(0, |f| f.len())
+        }
         Protocol::Logo => {
             let gpus: BTreeSet<&str> = kept.map(|r| r.gpu.as_str()).collect();
             logo_groups(&gpus, sel).len()

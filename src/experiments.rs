@@ -339,6 +339,7 @@ pub const BUILTIN: &[(&str, &str)] = &[
         "kt_three_gpu_logo.toml",
         include_str!("../experiments/kt_three_gpu_logo.toml"),
     ),
+    ("loao.toml", include_str!("../experiments/loao.toml")),
     ("loco.toml", include_str!("../experiments/loco.toml")),
     (
         "neusight_amd_logo.toml",
@@ -348,6 +349,7 @@ pub const BUILTIN: &[(&str, &str)] = &[
         "neusight_logo.toml",
         include_str!("../experiments/neusight_logo.toml"),
     ),
+    ("newer.toml", include_str!("../experiments/newer.toml")),
     (
         "own_partition_scaling.toml",
         include_str!("../experiments/own_partition_scaling.toml"),
@@ -512,7 +514,7 @@ pub fn evaluate_models(
     progress: &(dyn Fn() + Sync),
 ) -> Result<Evaluation> {
     use crate::models::Fit;
-    protocol.check(runs)?;
+    protocol.check(runs, setup.catalog)?;
     let mut evaluation = Evaluation::default();
     for is_study in [true, false] {
         let group: Vec<&dyn Fit> = models
@@ -696,7 +698,8 @@ pub fn write_outputs(o: &Outcome, out: &Path, with_plots: bool) -> Result<Vec<Pa
         .iter()
         .map(|r| r.source.as_deref())
         .collect();
-    let per_corpus = (o.evaluation.protocol == "loco" || corpora.len() > 1)
+    let per_corpus = (matches!(o.evaluation.protocol.as_str(), "loco" | "newer" | "loao")
+        || corpora.len() > 1)
         .then(|| report::per_corpus_table(&o.evaluation));
     if let Some(t) = &per_corpus {
         md += &format!("\n## Per corpus (the runs' source; {name}_per_corpus.csv)\n\n");
@@ -1244,7 +1247,7 @@ fn run_experiment(
         &l.table.runs[..]
     };
     if !opts.data.is_empty() {
-        if let Err(why) = e.protocol.check(runs) {
+        if let Err(why) = e.protocol.check(runs, exp_catalog) {
             // Other data given with --data: not what this experiment's protocol needs.
             return Ok(Err(format!("- {}: skipped ({why})", e.name)));
         }

@@ -1086,8 +1086,142 @@ fn loco_never_shows_the_corpus_or_the_target_to_the_model() {
         .filter(|r| r.source.as_deref() == Some("a"))
         .cloned()
         .collect();
-    let err = Protocol::Loco.check(&one).unwrap_err().to_string();
+    let err = Protocol::Loco
+        .check(&one, &catalog)
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("protocol loco holds one corpus"), "{err}");
+}
+
+/// SYNTHETIC runs of two corpora on GPUs of four generations (TITAN V 2017 Volta,
+/// RTX 2080 Ti 2018 Turing, RTX 3090 2020 and RTX A4000 2021 Ampere, RTX 4070 2023
+/// Ada), for the protocols that hold GPUs out by launch and architecture.
+fn lineage_runs() -> Vec<Run> {
+    let mut text = String::from("gpu,kernel,config,time_ms,flops,dram_bytes,source\n");
+    for (source, gpus) in [
+        (
+            "a",
+            [
+                "NVIDIA TITAN V",
+                "NVIDIA GeForce RTX 2080 Ti",
+                "NVIDIA RTX A4000",
+                "NVIDIA GeForce RTX 4070",
+            ],
+        ),
+        (
+            "b",
+            [
+                "NVIDIA TITAN V",
+                "NVIDIA GeForce RTX 2080 Ti",
+                "NVIDIA GeForce RTX 3090",
+                "NVIDIA RTX A4000",
+            ],
+        ),
+    ] {
+        for g in gpus {
+            for n in 1..=3 {
+                text += &format!(
+                    "{g},k,N={n},{},0,{},{source}\n",
+                    0.1 * f64::from(n),
+                    n * 100_000
+                );
+            }
+        }
+    }
+    synthetic_runs(&text)
+}
+
+/// The targets a spy was scored on and the GPUs each of its fits saw.
+fn spy_evaluation(protocol: &Protocol) -> (Vec<String>, Vec<Vec<String>>) {
+    let catalog = Catalog::builtin();
+    let runs = lineage_runs();
+    protocol.check(&runs, &catalog).unwrap();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let spy = Spy(seen.clone(), |r| r.gpu.as_str());
+    let e = evaluation::evaluate(
+        &runs,
+        protocol,
+        &Selection::default(),
+        &[&spy],
+        &spec_context(&catalog),
+        &|| {},
+    )
+    .unwrap();
+    let mut targets: Vec<String> = e
+        .results
+        .iter()
+        .filter(|r| r.target != "all")
+        .map(|r| r.target.clone())
+        .collect();
+    targets.sort();
+    let mut seen = seen.lock().unwrap().clone();
+    seen.sort();
+    (targets, seen)
+}
+
+/// `newer`: each GPU is predicted only from GPUs launched before it, in corpora with
+/// two or more of them; targets with the same older GPUs share one fit, which saw no
+/// GPU of the target's launch or later (in any corpus).
+#[test]
+fn newer_predicts_each_gpu_from_older_ones_only() {
+    let (targets, seen) = spy_evaluation(&Protocol::Newer);
+    assert_eq!(
+        targets,
+        [
+            "a: NVIDIA GeForce RTX 4070",
+            "a: NVIDIA RTX A4000",
+            "b: NVIDIA GeForce RTX 3090",
+            "b: NVIDIA RTX A4000",
+        ]
+    );
+    let (tv, ti, g3090, a4000) = (
+        "NVIDIA TITAN V",
+        "NVIDIA GeForce RTX 2080 Ti",
+        "NVIDIA GeForce RTX 3090",
+        "NVIDIA RTX A4000",
+    );
+    assert_eq!(
+        seen,
+        [
+            vec![ti, g3090, a4000, tv],
+            vec![ti, g3090, tv],
+            vec![ti, tv],
+        ]
+    );
+    // one corpus whose GPUs have fewer than two older ones each scores nothing
+    let two: Vec<Run> = lineage_runs()
+        .into_iter()
+        .filter(|r| r.gpu == tv || r.gpu == ti)
+        .collect();
+    let err = Protocol::Newer
+        .check(&two, &Catalog::builtin())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("GPUs launched before it"), "{err}");
+}
+
+/// `loao`: every GPU of the target's architecture is out of the fit and the sources
+/// (the 3090 and the A4000 share one fit that saw neither).
+#[test]
+fn loao_holds_the_targets_architecture_out() {
+    let (targets, seen) = spy_evaluation(&Protocol::Loao);
+    assert_eq!(targets.len(), 8, "{targets:?}");
+    let (tv, ti, g3090, a4000, g4070) = (
+        "NVIDIA TITAN V",
+        "NVIDIA GeForce RTX 2080 Ti",
+        "NVIDIA GeForce RTX 3090",
+        "NVIDIA RTX A4000",
+        "NVIDIA GeForce RTX 4070",
+    );
+    assert_eq!(
+        seen,
+        [
+            vec![ti, g3090, g4070, a4000],
+            vec![ti, g3090, a4000, tv],
+            vec![ti, g4070, tv],
+            vec![g3090, g4070, a4000, tv],
+        ]
+    );
 }
 
 /// SYNTHETIC runs of one corpus: six memory-bound kernels at four sizes on `gpus`,

@@ -920,7 +920,8 @@ fn evaluate(a: EvaluateArgs, catalog: &Catalog) -> Result<()> {
     }
     .resolved(catalog, &table.runs)?;
     let pb = progress_bar(
-        (gpucast::evaluation::fold_count(&table.runs, &protocol, &selection) * specs.len()) as u64,
+        (gpucast::evaluation::fold_count(&table.runs, &protocol, &selection, catalog) * specs.len())
+            as u64,
         protocol.name(),
     );
     let setup = ModelSetup {
@@ -984,7 +985,12 @@ fn print_evaluation(
         }
         // one CSV a program can read: the per-kernel rows beside the per-target ones
         (Format::Csv, true) => out(&report::results_and_kernels_table(eval).to_csv())?,
-        (Format::Table, false) if a.protocol == ProtocolKind::Loco => {
+        (Format::Table, false)
+            if matches!(
+                a.protocol,
+                ProtocolKind::Loco | ProtocolKind::Newer | ProtocolKind::Loao
+            ) =>
+        {
             out(&report::results_table(eval).to_text())?;
             out("\nPer corpus (the runs' source):\n")?;
             out(&report::per_corpus_table(eval).to_text())?;

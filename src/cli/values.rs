@@ -83,6 +83,12 @@ value_enum! {
         /// Leave one corpus out: every fitted part has seen neither the target's corpus
         /// (the runs' `source`) nor the target GPU; the corpus's other GPUs are the sources
         Loco,
+        /// Each GPU from the GPUs that launched before it (launch year, then compute
+        /// capability), in every corpus with two or more such GPUs
+        Newer,
+        /// Leave one architecture out: every GPU of the target's architecture is removed
+        /// from the sources and from every fitted part
+        Loao,
     }
 }
 
@@ -153,6 +159,8 @@ mod tests {
             ProtocolKind::NewKernel,
             ProtocolKind::NewFamily,
             ProtocolKind::Loco,
+            ProtocolKind::Newer,
+            ProtocolKind::Loao,
         ] {
             assert_eq!(
                 value_name(&v),

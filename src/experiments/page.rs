@@ -58,10 +58,16 @@ fn pair(a: Option<String>, b: Option<String>) -> String {
 pub fn accuracy_tables(outcomes: &[Outcome]) -> String {
     let mut md = String::from("MAPE % unless said; worst target in brackets. Each experiment's files in the output directory of `reproduce` have every metric per target and per kernel.\n\n");
     md += &ours_table(outcomes).to_markdown();
-    for o in outcomes.iter().filter(|o| o.evaluation.protocol == "loco") {
+    for o in outcomes.iter() {
+        let held_out = match o.evaluation.protocol.as_str() {
+            "loco" => "Leave one corpus out, per corpus (`{e}`: `{e}_per_corpus.csv`; every fitted part saw neither the corpus nor the target GPU",
+            "newer" => "Each GPU from the GPUs launched before it, per corpus (`{e}`: `{e}_per_corpus.csv`; every fitted part and every source is older than the target",
+            "loao" => "Leave one architecture out, per corpus (`{e}`: `{e}_per_corpus.csv`; no fitted part and no source is of the target's architecture",
+            _ => continue,
+        };
         md += &format!(
-            "\nLeave one corpus out, per corpus (`{}`: `{}_per_corpus.csv`; every fitted part saw neither the corpus nor the target GPU; MAPE %, worst target of at least 10 rows, 90 % interval coverage, then launch-bound and work-bound rows as MAPE (coverage)):\n\n",
-            o.experiment.name, o.experiment.name
+            "\n{}; MAPE %, worst target of at least 10 rows, 90 % interval coverage, then launch-bound and work-bound rows as MAPE (coverage)):\n\n",
+            held_out.replace("{e}", &o.experiment.name)
         );
         md += &corpus_table(o).to_markdown();
     }

@@ -28,6 +28,40 @@ pub fn sm_clock_mhz(gpu: &Gpu) -> f64 {
         .unwrap_or_else(|| gpu.boost_clock_mhz * power_limited_clock_factor(gpu))
 }
 
+/// Share of an FP32 FLOP-bound kernel's warp instructions that are FFMA when no
+/// instruction counts say otherwise. A kernel the FLOP roof binds does little but
+/// arithmetic; its FFMAs still share the issue slots with the loads, address and loop
+/// instructions that feed them. A register-blocked SGEMM main loop (the library GEMMs
+/// and convolutions users time) issues per k-step an r x r outer product of FFMAs and
+/// about r/2 vector shared-memory loads (r = 8: 64 FFMA, 4 LDS.128, plus the loop's
+/// branch and address updates): 0.85-0.9 of its instructions. Our own Nsight Compute
+/// exports give 0.88 for the suite's FMA microbenchmark (`fp32_fma_peak`:
+/// `smsp__sass_thread_inst_executed_op_ffma_pred_on.sum` / 32 over
+/// `smsp__inst_executed.sum`, `datasets/own/*/ncu`); 0.8 allows for the prologue and
+/// epilogue around a library kernel's main loop.
+pub const DEFAULT_FFMA_SHARE: f64 = 0.8;
+
+/// The share of its FP32 peak an FFMA-bound kernel can reach on `gpu` (of [`DEFAULT_FFMA_SHARE`]
+/// FFMAs) when its schedulers, not its FP32 lanes, limit it: since Volta (compute
+/// capability 7.0) each of an SM's four schedulers issues one warp instruction per
+/// clock, 128 lane-instructions per SM clock. An SM of 64 FP32 lanes (GV100, TU10x,
+/// GA100) has issue to spare: 1. An SM of 128 (GA10x, AD10x, Hopper, Blackwell) can
+/// keep them busy only with FFMAs alone: 128 x 0.8 / 128 = 0.8. Earlier NVIDIA SMs
+/// (Maxwell, Pascal, Kepler) dual-issue, and AMD compute units issue per SIMD: 1. 1
+/// when the catalog gives no FP32 lanes per SM.
+pub fn fp32_issue_fraction(gpu: &Gpu) -> f64 {
+    let single_issue = gpu.vendor.eq_ignore_ascii_case("NVIDIA") && gpu.cc_major_minor().0 >= 7;
+    match gpu.cores_per_sm {
+        Some(lanes) if single_issue && lanes > 0 => {
+            let issue_lanes = SCHEDULERS_PER_SM
+                * WARP_INSTRUCTIONS_PER_SCHEDULER_CLOCK
+                * f64::from(gpu.warp_size.max(1));
+            (issue_lanes * DEFAULT_FFMA_SHARE / f64::from(lanes)).min(1.0)
+        }
+        _ => 1.0,
+    }
+}
+
 /// Warp (wavefront) instructions one SM (compute unit) issues per clock. An NVIDIA SM:
 /// 4 schedulers x 1. An AMD compute unit issues per SIMD, each SIMD one wavefront
 /// instruction per pass of the wavefront over its lanes: stream processors /

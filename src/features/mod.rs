@@ -523,7 +523,16 @@ pub fn work_features(
         figs.l1_gbs,
     );
     let peak_gflops = gpu.peak_gflops_for(work.precision);
-    let flop_ms = roofline::compute_time_ms(work.flops, figs.sustained_gflops(peak_gflops));
+    // FP32 on the CUDA cores without instruction counts: the FLOP roof is the share
+    // of the peak the schedulers can feed (with counts, the issue roof below is).
+    let issue_share = match work.precision {
+        PrecisionClass::Fp32 | PrecisionClass::Other if !work.instructions.any() => {
+            instruction::fp32_issue_fraction(gpu)
+        }
+        _ => 1.0,
+    };
+    let flop_ms =
+        roofline::compute_time_ms(work.flops, figs.sustained_gflops(peak_gflops) * issue_share);
     // Instruction counts add the issue and ALU roofs to the compute roof; the bound
     // is `issue` where the issue roof is its largest term (`compute` for the ALU
     // lanes: arithmetic throughput). Without counts the compute roof is the FLOPs'.
