@@ -519,6 +519,29 @@ fn target_launch_floor_ms(
     }
 }
 
+/// How a projection splits a source's busy time between its roof and latency.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RoofBasis {
+    /// The roof explains the share eta = roof / busy; the rest scales with the latency
+    /// ratio (work over warp parallelism, or the clock ratio without a launch).
+    Blend,
+    /// Compute-bound work without launch geometry (a library call timed by its sizes:
+    /// GEMM latency tables, PyTorch operators): all of it scales with the compute
+    /// roof. Without a grid the latency ratio can only be the clock ratio, which says
+    /// nothing of the SMs a library kernel fills; the library picks a kernel that
+    /// fills the GPU for a compute-bound shape, so its time follows the compute roof.
+    RoofOnly,
+}
+
+/// The [`RoofBasis`] of a projection from a source with features `fs`.
+pub fn roof_basis(fs: &RunFeatures) -> RoofBasis {
+    if fs.bound == Bound::Compute && fs.grid_warps.is_none() {
+        RoofBasis::RoofOnly
+    } else {
+        RoofBasis::Blend
+    }
+}
+
 /// [`project`] from the source's time and features `fs` on `gs`, the projected work's
 /// `ft` on `gt` and the ratio of the projected work's amount to the source's. With
 /// [`LaunchFloors::Sources`] the target sits on the source's launch floor where the
@@ -540,10 +563,10 @@ fn project_features(
         (Some(ps), Some(pt)) => work_ratio * ps / pt,
         _ => work_ratio * gs.boost_clock_mhz / gt.boost_clock_mhz,
     };
-    let eta = if fs.roof_ms > 0.0 {
-        (fs.roof_ms / busy).clamp(0.0, 1.0)
-    } else {
-        0.0
+    let eta = match roof_basis(&fs) {
+        RoofBasis::RoofOnly => 1.0,
+        RoofBasis::Blend if fs.roof_ms > 0.0 => (fs.roof_ms / busy).clamp(0.0, 1.0),
+        RoofBasis::Blend => 0.0,
     };
     let roof_ratio = if fs.roof_ms > 0.0 && ft.roof_ms > 0.0 {
         ft.roof_ms / fs.roof_ms

@@ -249,6 +249,15 @@ fn features_line(x: &RunFeatures) -> String {
     )
 }
 
+/// Whether `run`'s FLOPs are FP32 on the CUDA cores (the FLOP roof the issue share
+/// scales).
+fn is_fp32(run: &Run) -> bool {
+    matches!(
+        crate::catalog::PrecisionClass::from_label(run.precision()),
+        crate::catalog::PrecisionClass::Fp32 | crate::catalog::PrecisionClass::Other
+    )
+}
+
 /// Every term of the projections of one query (made as `fitted` makes them: its
 /// sources weighted by their similarity to its power, the target on its sources'
 /// launch floors where it chose that) and their combination, with what its calibrated
@@ -285,6 +294,21 @@ pub fn explain_text(
         if let Some(line) = instruction_line(source, target, catalog) {
             s += &line;
         }
+        for (side, gpu) in [
+            ("source", catalog.resolve(&source.gpu)),
+            ("target", catalog.resolve(target)),
+        ] {
+            let share = gpu.map_or(1.0, crate::features::instruction::fp32_issue_fraction);
+            if share < 1.0
+                && !crate::features::instruction::InstructionCounts::carried(source)
+                && is_fp32(source)
+            {
+                s += &format!(
+                    "  {side} FP32 roof x{share:.2}: its FP32 lanes are fed by four single-issue schedulers, {:.0} % of the instructions FFMA (no instruction counts)\n",
+                    100.0 * crate::features::instruction::DEFAULT_FFMA_SHARE
+                );
+            }
+        }
         s += &format!("  busy (measured - floor)  {:.6} ms\n", p.busy_source_ms);
         let efficiency = if p.source.occupancy.is_some() {
             format!("{:.3}", p.efficiency)
@@ -296,6 +320,11 @@ pub fn explain_text(
             "  roof share (eta) {:.3}: time ratio = roof ratio {:.4}^eta x latency ratio {:.4}^(1-eta) x wave ratio {:.4}  (the study's occupancy ratio: {:.4})\n",
             p.roof_share, p.roof_ratio, p.latency_ratio, p.wave_ratio, p.occupancy_ratio
         );
+        if crate::models::analytical::roof_basis(&p.source)
+            == crate::models::analytical::RoofBasis::RoofOnly
+        {
+            s += "  compute-bound without launch geometry: the time scales with the compute roof alone (eta = 1)\n";
+        }
         s += &format!(
             "  projection {:.6} ms  (with DRAM roof {:.6}, with L2 roof {:.6})\n",
             p.pred_ms, p.pred_dram_ms, p.pred_l2_ms
