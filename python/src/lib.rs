@@ -426,9 +426,25 @@ const FUNCTIONS: [(&CStr, &CStr, Function); 7] = [
     (c"version", c"version({}) -> the library's version", version),
 ];
 
+/// The module, made from a module definition as Python requires of an extension
+/// (made once per process, so leaked: the interpreter keeps a pointer to it).
 fn module(py: Python<'_>) -> PyResult<Bound<'_, PyModule>> {
+    use pyo3::ffi;
     gpucast::error::name_inputs(keyword_of);
-    let m = PyModule::new(py, "gpucast._gpucast")?;
+    let def = Box::leak(Box::new(ffi::PyModuleDef {
+        m_base: ffi::PyModuleDef_HEAD_INIT,
+        m_name: c"gpucast._gpucast".as_ptr(),
+        m_doc: c"The gpucast library's functions for the gpucast package (one dict of options each).".as_ptr(),
+        m_size: -1,
+        m_methods: std::ptr::null_mut(),
+        m_slots: std::ptr::null_mut(),
+        m_traverse: None,
+        m_clear: None,
+        m_free: None,
+    }));
+    // SAFETY: the definition lives as long as the process; the lock is held.
+    let m = unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyModule_Create(def))? };
+    let m = m.cast_into::<PyModule>()?;
     for (name, doc, f) in FUNCTIONS {
         let function = PyCFunction::new_closure(
             py,
@@ -441,7 +457,6 @@ fn module(py: Python<'_>) -> PyResult<Bound<'_, PyModule>> {
         )?;
         m.add(name.to_str()?, function)?;
     }
-    m.add("__doc__", "The gpucast library's functions for the gpucast package (one dict of options each).")?;
     Ok(m)
 }
 
