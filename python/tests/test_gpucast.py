@@ -222,3 +222,15 @@ def test_bad_options_are_usage_errors():
         assert "\n" not in str(raised.value)
     with pytest.raises(gpucast.UsageError, match="model analytical is named twice"):
         gpucast.evaluate(STUDY, ["analytical", "analytical"])
+
+
+def test_the_docs_example_runs_as_written(monkeypatch, capsys):
+    page = (REPO / "docs/python.md").read_text()
+    example = page.split("```python\n", 1)[1].split("```", 1)[0]
+    monkeypatch.chdir(REPO)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", gpucast.Note)
+        exec(compile(example, "docs/python.md", "exec"), {})
+    printed = capsys.readouterr().out
+    assert "saxpy predictions" in printed
+    assert "2 target: unknown GPU 'RTX 6000'" in printed
