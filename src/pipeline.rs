@@ -557,7 +557,12 @@ pub fn evaluate(
         &selection,
         &specs,
         setup,
-        &|| progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1, total),
+        &|| {
+            progress(
+                done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1,
+                total,
+            )
+        },
     )?;
     evaluation.data = table.files.clone();
     Ok(Evaluated {

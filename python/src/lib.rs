@@ -333,7 +333,9 @@ fn rank(py: Python<'_>, o: &Options) -> PyResult<Py<PyAny>> {
             .min_memory_gb
             .is_some_and(|m| !(m.is_finite() && m >= 0.0))
         {
-            return Err(Error::usage("min_memory_gb: give a number of GB, 0 or more"));
+            return Err(Error::usage(
+                "min_memory_gb: give a number of GB, 0 or more",
+            ));
         }
         let catalog = catalog(&with.catalog)?;
         let prices = prices
@@ -402,7 +404,11 @@ fn evaluate(py: Python<'_>, o: &Options) -> PyResult<Py<PyAny>> {
         } else {
             gpucast::report::results_table(eval)
         };
-        let notes: Vec<String> = evaluated.note.iter().map(|n| format!("note: {n}")).collect();
+        let notes: Vec<String> = evaluated
+            .note
+            .iter()
+            .map(|n| format!("note: {n}"))
+            .collect();
         Ok((table.to_csv(), notes))
     })?;
     out.into_py_any(py)
@@ -434,7 +440,9 @@ fn module(py: Python<'_>) -> PyResult<Bound<'_, PyModule>> {
     let def = Box::leak(Box::new(ffi::PyModuleDef {
         m_base: ffi::PyModuleDef_HEAD_INIT,
         m_name: c"gpucast._gpucast".as_ptr(),
-        m_doc: c"The gpucast library's functions for the gpucast package (one dict of options each).".as_ptr(),
+        m_doc:
+            c"The gpucast library's functions for the gpucast package (one dict of options each)."
+                .as_ptr(),
         m_size: -1,
         m_methods: std::ptr::null_mut(),
         m_slots: std::ptr::null_mut(),
