@@ -134,6 +134,7 @@ def _predicting(
     seed: int,
     target_calibration: str,
     launch_floor: Optional[str],
+    study_metrics: Optional[PathLike],
     catalog: Optional[Paths],
 ) -> Dict[str, Any]:
     return {
@@ -145,6 +146,7 @@ def _predicting(
         "seed": seed,
         "target_calibration": target_calibration,
         "launch_floor": launch_floor,
+        "study_metrics": os.fspath(study_metrics) if study_metrics is not None else None,
         "catalog": _paths(catalog),
     }
 
@@ -206,6 +208,7 @@ def predict(
     seed: int = 42,
     target_calibration: str = "spec",
     launch_floor: Optional[str] = None,
+    study_metrics: Optional[PathLike] = None,
     catalog: Optional[Paths] = None,
 ) -> pl.DataFrame:
     """Every run's work predicted on ``target`` (``gpucast predict -o FILE``).
@@ -228,10 +231,13 @@ def predict(
             or ``study``.
         launch_floor: where a target's launch floor comes from: ``sources`` or
             ``catalog`` (default: ``sources``, or a saved model's own).
+        study_metrics: the reference study's gpu_metrics.json (for
+            ``analytical-study`` and ``target_calibration="study"``; default: the
+            one beside the data).
         catalog: GPU catalog TOML file(s) merged over the built-in one.
     """
     with _RunsFiles() as files:
-        options = _predicting(files, runs, model, gpu, source, data, seed, target_calibration, launch_floor, catalog)
+        options = _predicting(files, runs, model, gpu, source, data, seed, target_calibration, launch_floor, study_metrics, catalog)
         parquet, notes = _gpucast.predict({**options, "target": target})
     _notes(notes)
     return _frame(parquet)
@@ -261,6 +267,7 @@ def tune(
     seed: int = 42,
     target_calibration: str = "spec",
     launch_floor: Optional[str] = None,
+    study_metrics: Optional[PathLike] = None,
     catalog: Optional[Paths] = None,
 ) -> pl.DataFrame:
     """The configurations of each tuning space predicted fastest on ``target``
@@ -274,13 +281,14 @@ def tune(
         top: configurations shown per tuning space.
         check: also score the model's first picks on the data's other GPUs
             (leave-one-GPU-out), said in a :class:`Note`.
-        model, gpu, source, data, seed, target_calibration, launch_floor, catalog:
+        model, gpu, source, data, seed, target_calibration, launch_floor,
+            study_metrics, catalog:
             as for :func:`predict`.
     """
     if top < 1:
         raise UsageError(f"top {top}: show at least one configuration", 2)
     with _RunsFiles() as files:
-        options = _predicting(files, runs, model, gpu, source, data, seed, target_calibration, launch_floor, catalog)
+        options = _predicting(files, runs, model, gpu, source, data, seed, target_calibration, launch_floor, study_metrics, catalog)
         csv, notes = _gpucast.tune({**options, "target": target, "kernel": kernel, "top": top, "check": check})
     _notes(notes)
     return _table(csv)
@@ -302,6 +310,7 @@ def rank(
     seed: int = 42,
     target_calibration: str = "spec",
     launch_floor: Optional[str] = None,
+    study_metrics: Optional[PathLike] = None,
     catalog: Optional[Paths] = None,
 ) -> pl.DataFrame:
     """Every catalog GPU (or those the filters keep) ranked fastest first for a
@@ -316,7 +325,8 @@ def rank(
         min_memory_gb: only GPUs with at least this much memory.
         targets: only these GPUs.
         prices: a TOML of ``"GPU name" = dollars per hour``: adds the cost per run.
-        model, gpu, source, data, seed, target_calibration, launch_floor, catalog:
+        model, gpu, source, data, seed, target_calibration, launch_floor,
+            study_metrics, catalog:
             as for :func:`predict`.
     """
     filters = {
@@ -327,7 +337,7 @@ def rank(
         "prices": os.fspath(prices) if prices is not None else None,
     }
     with _RunsFiles() as files:
-        options = _predicting(files, runs, model, gpu, source, data, seed, target_calibration, launch_floor, catalog)
+        options = _predicting(files, runs, model, gpu, source, data, seed, target_calibration, launch_floor, study_metrics, catalog)
         csv, notes = _gpucast.rank({**options, **filters, "kernel": kernel})
     _notes(notes)
     return _table(csv)
@@ -344,6 +354,7 @@ def evaluate(
     seed: int = 42,
     target_calibration: str = "spec",
     launch_floor: Optional[str] = None,
+    study_metrics: Optional[PathLike] = None,
     catalog: Optional[Paths] = None,
 ) -> pl.DataFrame:
     """Models scored under a protocol (``gpucast evaluate --format csv``): one row
@@ -358,7 +369,8 @@ def evaluate(
         test_kernels: the kernels held out by ``new-kernel``.
         score_kernels: score only these kernels (every run still trains).
         per_kernel: add rows per kernel, pooled over targets (target ``all``).
-        seed, target_calibration, launch_floor, catalog: as for :func:`predict`.
+        seed, target_calibration, launch_floor, study_metrics, catalog: as for
+            :func:`predict`.
     """
     names = [m for m in models.split(",")] if isinstance(models, str) else list(models)
     with _RunsFiles() as files:
@@ -373,6 +385,7 @@ def evaluate(
                 "seed": seed,
                 "target_calibration": target_calibration,
                 "launch_floor": launch_floor,
+                "study_metrics": os.fspath(study_metrics) if study_metrics is not None else None,
                 "catalog": _paths(catalog),
             }
         )

@@ -40,6 +40,7 @@ def predict(
     seed: int = ...,
     target_calibration: str = ...,
     launch_floor: Optional[str] = ...,
+    study_metrics: Optional[PathLike] = ...,
     catalog: Optional[Paths] = ...,
 ) -> pl.DataFrame: ...
 def predict_trace(trace: PathLike, target: str, model: PathLike = ..., **options: Any) -> pl.DataFrame: ...
@@ -57,6 +58,7 @@ def tune(
     seed: int = ...,
     target_calibration: str = ...,
     launch_floor: Optional[str] = ...,
+    study_metrics: Optional[PathLike] = ...,
     catalog: Optional[Paths] = ...,
 ) -> pl.DataFrame: ...
 def rank(
@@ -75,6 +77,7 @@ def rank(
     seed: int = ...,
     target_calibration: str = ...,
     launch_floor: Optional[str] = ...,
+    study_metrics: Optional[PathLike] = ...,
     catalog: Optional[Paths] = ...,
 ) -> pl.DataFrame: ...
 def evaluate(
@@ -88,5 +91,6 @@ def evaluate(
     seed: int = ...,
     target_calibration: str = ...,
     launch_floor: Optional[str] = ...,
+    study_metrics: Optional[PathLike] = ...,
     catalog: Optional[Paths] = ...,
 ) -> pl.DataFrame: ...

@@ -124,7 +124,11 @@ fn parquet(df: &mut DataFrame) -> gpucast::Result<Vec<u8>> {
 }
 
 /// Where target figures and launch floors come from, from their names.
-fn figures(target_calibration: &str, launch_floor: Option<&str>) -> gpucast::Result<FigureOptions> {
+fn figures(
+    target_calibration: &str,
+    launch_floor: Option<&str>,
+    study_metrics: Option<PathBuf>,
+) -> gpucast::Result<FigureOptions> {
     let target_calibration = match target_calibration {
         "spec" => FiguresSource::Spec,
         "measured" => FiguresSource::Measured,
@@ -148,6 +152,7 @@ fn figures(target_calibration: &str, launch_floor: Option<&str>) -> gpucast::Res
     Ok(FigureOptions {
         target_calibration,
         launch_floors,
+        study_metrics,
         ..Default::default()
     })
 }
@@ -179,6 +184,7 @@ impl<'py> Options<'py> {
             seed: self.get("seed")?,
             target_calibration: self.get("target_calibration")?,
             launch_floor: self.get("launch_floor")?,
+            study_metrics: self.get("study_metrics")?,
             catalog: self.get("catalog")?,
         })
     }
@@ -249,6 +255,7 @@ struct Predicting {
     seed: u64,
     target_calibration: String,
     launch_floor: Option<String>,
+    study_metrics: Option<PathBuf>,
     catalog: Vec<PathBuf>,
 }
 
@@ -261,7 +268,11 @@ impl Predicting {
             model: self.model.clone(),
             data: self.data.clone(),
             seed: self.seed,
-            figures: figures(&self.target_calibration, self.launch_floor.as_deref())?,
+            figures: figures(
+                &self.target_calibration,
+                self.launch_floor.as_deref(),
+                self.study_metrics.clone(),
+            )?,
         })
     }
 }
@@ -366,6 +377,7 @@ fn evaluate(py: Python<'_>, o: &Options) -> PyResult<Py<PyAny>> {
     let seed: u64 = o.get("seed")?;
     let target_calibration: String = o.get("target_calibration")?;
     let launch_floor: Option<String> = o.get("launch_floor")?;
+    let study_metrics: Option<PathBuf> = o.get("study_metrics")?;
     let files: Vec<PathBuf> = o.get("catalog")?;
     let out = call(py, move || {
         let kind = match protocol.as_str() {
@@ -395,7 +407,7 @@ fn evaluate(py: Python<'_>, o: &Options) -> PyResult<Py<PyAny>> {
             models,
             score_kernels,
             seed,
-            figures: figures(&target_calibration, launch_floor.as_deref())?,
+            figures: figures(&target_calibration, launch_floor.as_deref(), study_metrics)?,
         };
         let evaluated = pipeline::evaluate(&opts, &catalog, &|_, _| {})?;
         let eval = &evaluated.evaluation;

@@ -118,6 +118,18 @@ def test_a_dataframe_is_accepted_wherever_runs_are():
     )
 
 
+def test_a_dataframe_takes_the_study_metrics_it_has_no_folder_for():
+    # (a file's are found beside it; a frame's must be given, or the study's model
+    # projects with catalog figures)
+    frame = quiet(gpucast.load, STUDY)
+    from_file = quiet(gpucast.evaluate, STUDY, "analytical-study")
+    metrics = STUDY.parent / "gpu_metrics.json"
+    assert_frame_equal(quiet(gpucast.evaluate, frame, "analytical-study", study_metrics=metrics), from_file)
+    assert not quiet(gpucast.evaluate, frame, "analytical-study").equals(from_file)
+    with pytest.raises(gpucast.FileError, match="no such file"):
+        gpucast.evaluate(frame, "analytical-study", study_metrics=STUDY.parent / "none.json")
+
+
 def test_predictions_go_to_pandas():
     preds = quiet(gpucast.predict, STUDY, TARGET).to_pandas()
     assert len(preds) > 0
