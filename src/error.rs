@@ -86,6 +86,8 @@ pub enum Input {
     Targets,
     /// Leave to replace existing files with outputs ([`crate::files::allow_replacing`]).
     Replace,
+    /// The models to fit or evaluate, by name.
+    Model,
 }
 
 impl Input {
@@ -103,6 +105,7 @@ impl Input {
             Input::LaunchFloor => "launch floors",
             Input::Targets => "GPUs to rank",
             Input::Replace => "files::allow_replacing",
+            Input::Model => "model",
         }
     }
 }

@@ -411,3 +411,165 @@ pub fn predictions(
 pub fn claim_output(path: &Path, inputs: &[PathBuf]) -> Result<()> {
     crate::files::check_output(path, inputs)
 }
+
+/// Runs imported as `data import` does: `format` is an importer's name or `auto`
+/// (each file's detected), `gpu` (if given) names a GPU of the catalog; with
+/// `validate` the rows are checked and flagged, else only GPU names several catalog
+/// entries could mean are refused. Returns the table and the import's report.
+pub fn import(
+    paths: &[PathBuf],
+    format: &str,
+    opts: ImportOptions,
+    validate: bool,
+    catalog: &Catalog,
+) -> Result<(RunsTable, data::importers::ImportReport)> {
+    let format = data::importers::Format::parse(format)?;
+    if let Some(name) = &opts.gpu {
+        resolve_input(catalog, Input::Gpu, name)?;
+    }
+    let imported = data::importers::import_paths(paths, format, &opts)?;
+    let mut table = imported.table;
+    if validate {
+        data::validate(&mut table, catalog)?;
+    } else {
+        data::validate::refuse_ambiguous_gpus(&table, catalog)?;
+    }
+    Ok((table, imported.report))
+}
+
+/// What `tune` ranks must exist in `preds`: the kernel asked for (if any) is in the
+/// data, and some tuning space (two or more configurations of one kernel doing the
+/// same work) has predictions; the error says why none has.
+pub fn check_tuning(preds: &Predictions, kernel: Option<&str>) -> Result<()> {
+    if let Some(k) = kernel {
+        preds.rows.require_kernel(Input::Kernel, k)?;
+    }
+    if !preds.tuning_space_kernels(kernel).is_empty() {
+        return Ok(());
+    }
+    let unranked = preds.unranked(kernel);
+    let why: Vec<&str> = unranked.iter().map(|(_, note)| note.as_str()).collect();
+    Err(Error::usage(format!(
+        "no tuning space (two or more configurations of one kernel doing the same work) has predictions{}",
+        if why.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", why.join(". "))
+        }
+    )))
+}
+
+/// The notes `tune` shows below its ranking, one line each: the target's own rows
+/// left out, spaces of ranked kernels left unranked, and how the first pick did where
+/// the data measured the target (and, checked, on the data's other GPUs).
+pub fn tuning_notes(preds: &Predictions, kernel: Option<&str>) -> Vec<String> {
+    let mut notes: Vec<String> = preds.target_rows_note().into_iter().collect();
+    let ranked = preds.tuning_space_kernels(kernel);
+    for (_, note) in preds
+        .unranked(kernel)
+        .iter()
+        .filter(|(k, _)| ranked.contains(k))
+    {
+        notes.push(format!("note: {note}"));
+    }
+    for check in preds.checked_on_target(kernel) {
+        notes.push(format!("note: {}", check.text(&preds.target)));
+    }
+    for check in &preds.source_checks {
+        notes.push(format!("note: {}", check.text()));
+    }
+    notes
+}
+
+/// What `evaluate` scores: models under a protocol on the runs of `data`.
+#[derive(Debug, Clone)]
+pub struct EvaluateOptions {
+    /// Runs files or directories.
+    pub data: Vec<PathBuf>,
+    pub protocol: crate::evaluation::Protocol,
+    /// Model names (each once).
+    pub models: Vec<String>,
+    /// Score only these kernels (every run still trains as the protocol allows).
+    pub score_kernels: Option<Vec<String>>,
+    /// Seed of the learned models.
+    pub seed: u64,
+    pub figures: FigureOptions,
+}
+
+/// An evaluation with what a front end shows beside it.
+pub struct Evaluated {
+    pub evaluation: crate::evaluation::Evaluation,
+    /// Rows of the data (before the validation rule's exclusions).
+    pub rows: usize,
+    /// Figures of our models, and of analytical-study.
+    pub ours: Calibration,
+    pub study: Calibration,
+    /// What the data's files held that was not read as runs, in a line.
+    pub note: Option<String>,
+}
+
+/// Load the data of `opts` and score its models under its protocol; `progress` is
+/// told (folds done, folds in all) as folds end.
+pub fn evaluate(
+    opts: &EvaluateOptions,
+    catalog: &Catalog,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<Evaluated> {
+    if let Some(m) = opts
+        .models
+        .iter()
+        .enumerate()
+        .find_map(|(i, m)| opts.models[..i].contains(m).then_some(m))
+    {
+        return Err(Error::usage(format!(
+            "{} {m} is named twice: name each model once",
+            crate::error::input_name(Input::Model)
+        )));
+    }
+    let loaded = load(&opts.data, &Default::default(), catalog)?;
+    let table = loaded.table;
+    let specs = opts
+        .models
+        .iter()
+        .map(|m| crate::models::ModelSpec::parse(m, opts.seed))
+        .collect::<Result<Vec<_>>>()?;
+    let ours = opts.figures.calibration(false, &opts.data, catalog)?;
+    let study = opts.figures.calibration(true, &opts.data, catalog)?;
+    let resources = opts.figures.kernel_resources()?;
+    let selection = crate::evaluation::Selection {
+        score_kernels: opts.score_kernels.clone(),
+        ..Default::default()
+    }
+    .resolved(catalog, &table.runs)?;
+    let total = crate::evaluation::fold_count(&table.runs, &opts.protocol, &selection, catalog)
+        * specs.len();
+    let done = std::sync::atomic::AtomicUsize::new(0);
+    let setup = crate::experiments::ModelSetup {
+        catalog,
+        ours: &ours,
+        study: &study,
+        resources: resources.as_ref(),
+        launch_floors: opts.figures.launch_floors.unwrap_or_default(),
+    };
+    let mut evaluation = crate::experiments::evaluate_models(
+        &table.runs,
+        &opts.protocol,
+        &selection,
+        &specs,
+        setup,
+        &|| {
+            progress(
+                done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1,
+                total,
+            )
+        },
+    )?;
+    evaluation.data = table.files.clone();
+    Ok(Evaluated {
+        evaluation,
+        rows: loaded.report.rows,
+        ours,
+        study,
+        note: loaded.note,
+    })
+}

@@ -6,8 +6,8 @@ use super::*;
 use gpucast::catalog::{Catalog, Gpu};
 use gpucast::data;
 use gpucast::error::{Error, Input, Result};
-use gpucast::evaluation::{Protocol, Selection};
-use gpucast::experiments::{self, ModelSetup, ReproduceOptions};
+use gpucast::evaluation::Protocol;
+use gpucast::experiments::{self, ReproduceOptions};
 use gpucast::features::Calibration;
 use gpucast::models::{analytical, hybrid::HybridParams, Context, Evidence, ModelSpec};
 use gpucast::pipeline::{self, FigureOptions, PickCheck, PredictOptions, Target};
@@ -56,6 +56,7 @@ fn flag_of(input: Input) -> &'static str {
         Input::LaunchFloor => "--launch-floor",
         Input::Targets => "--targets",
         Input::Replace => "--force",
+        Input::Model => "--model",
     }
 }
 
@@ -481,23 +482,8 @@ fn tune(a: TuneArgs, catalog: &Catalog) -> Result<()> {
         PickCheck::OnSources(a.kernel.as_deref())
     };
     let preds = predictions(&a.predict, catalog, check)?;
-    if let Some(k) = &a.kernel {
-        preds.rows.require_kernel(Input::Kernel, k)?;
-    }
     let kernel = a.kernel.as_deref();
-    let ranked = preds.tuning_space_kernels(kernel);
-    let unranked = preds.unranked(kernel);
-    if ranked.is_empty() {
-        let why: Vec<&str> = unranked.iter().map(|(_, note)| note.as_str()).collect();
-        return Err(Error::usage(format!(
-            "no tuning space (two or more configurations of one kernel doing the same work) has predictions{}",
-            if why.is_empty() {
-                String::new()
-            } else {
-                format!(" ({})", why.join(". "))
-            }
-        )));
-    }
+    pipeline::check_tuning(&preds, kernel)?;
     if let (Some(path), Some(kind)) = (&a.predict.out, file) {
         let format = if kind == OutFile::Json {
             Format::Json
@@ -526,17 +512,8 @@ fn tune(a: TuneArgs, catalog: &Catalog) -> Result<()> {
     if let Some(path) = &a.write_cache {
         write_cache(path, &a.predict.runs[0], &preds)?;
     }
-    note_target_rows(&preds);
-    for (_, note) in unranked.iter().filter(|(k, _)| ranked.contains(k)) {
-        eprintln!("note: {note}");
-    }
-    // Where the data measured the target too: how the first pick did there (the
-    // top-1 regret of `evaluate`'s tuning-space tables).
-    for check in preds.checked_on_target(kernel) {
-        eprintln!("note: {}", check.text(&preds.target));
-    }
-    for check in &preds.source_checks {
-        eprintln!("note: {}", check.text());
+    for note in pipeline::tuning_notes(&preds, kernel) {
+        eprintln!("{note}");
     }
     Ok(())
 }
@@ -895,48 +872,26 @@ fn evaluate(a: EvaluateArgs, catalog: &Catalog) -> Result<()> {
     if let Some(dir) = a.plots.as_ref().filter(|d| d.is_dir()) {
         claim_plots(dir, protocol.name())?;
     }
-    if let Some(m) = a
-        .model
-        .iter()
-        .enumerate()
-        .find_map(|(i, m)| a.model[..i].contains(m).then_some(m))
-    {
-        return Err(Error::usage(format!(
-            "--model {m} is named twice: name each model once"
-        )));
-    }
-    let (table, rep) = load_noting(&a.data, &Default::default(), catalog)?;
-    let specs = a
-        .model
-        .iter()
-        .map(|m| ModelSpec::parse(m, a.seed))
-        .collect::<Result<Vec<_>>>()?;
-    let ours = a.figures.options().calibration(false, &a.data, catalog)?;
-    let study = a.figures.options().calibration(true, &a.data, catalog)?;
-    let resources = a.figures.options().kernel_resources()?;
-    let selection = Selection {
+    let opts = pipeline::EvaluateOptions {
+        data: a.data.clone(),
+        protocol: protocol.clone(),
+        models: a.model.clone(),
         score_kernels: a.score_kernels.clone(),
-        ..Selection::default()
-    }
-    .resolved(catalog, &table.runs)?;
-    let pb = progress_bar(
-        (gpucast::evaluation::fold_count(&table.runs, &protocol, &selection, catalog) * specs.len())
-            as u64,
-        protocol.name(),
-    );
-    let setup = ModelSetup {
-        catalog,
-        ours: &ours,
-        study: &study,
-        resources: resources.as_ref(),
-        launch_floors: a.figures.launch_floor(),
+        seed: a.seed,
+        figures: a.figures.options(),
     };
-    let mut eval =
-        experiments::evaluate_models(&table.runs, &protocol, &selection, &specs, setup, &|| {
-            pb.inc(1)
-        })?;
+    let pb = progress_bar(0, protocol.name());
+    let evaluated = pipeline::evaluate(&opts, catalog, &|done, total| {
+        pb.set_length(total as u64);
+        pb.set_position(done as u64);
+    });
     pb.finish_and_clear();
-    eval.data = table.files.clone();
+    let evaluated = evaluated?;
+    if let Some(note) = &evaluated.note {
+        eprintln!("note: {note}");
+    }
+    let eval = evaluated.evaluation;
+    let (ours, study) = (evaluated.ours, evaluated.study);
     if let Some(p) = &a.predictions {
         report::write_atomic(p, &report::records_table(&eval).to_csv())?;
     }
@@ -946,7 +901,7 @@ fn evaluate(a: EvaluateArgs, catalog: &Catalog) -> Result<()> {
         let written = report::plots::evaluation_plots(&eval.records, name, dir)?;
         eprintln!("wrote {} charts to {}", written.len(), dir.display());
     }
-    print_evaluation(&a, &eval, &protocol, (&ours, &study), rep.rows)
+    print_evaluation(&a, &eval, &protocol, (&ours, &study), evaluated.rows)
 }
 
 /// Before any work, the charts `evaluate --plots DIR` would write over: every
