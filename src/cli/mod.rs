@@ -2,6 +2,7 @@
 
 mod check;
 mod commands;
+mod paths;
 mod values;
 
 use clap::{Args, Parser, Subcommand};
