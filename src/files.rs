@@ -468,34 +468,41 @@ pub fn check_distinct_outputs(outputs: &[Output]) -> Result<()> {
         for (i, a) in outputs[..j].iter().enumerate() {
             let (la, lb) = (&landed[i], &landed[j]);
             let clash = if la == lb {
-                Some(format!("{} names it too", a.flag))
+                Some((b, format!("{} names it too", a.flag)))
             } else {
-                // (a directory output below a file output, or a file inside one)
+                // (an output inside a file output, or a file inside a directory output
+                // under a name written there: the inner one is named)
                 [(a, la, b, lb), (b, lb, a, la)]
                     .into_iter()
                     .find_map(|(d, ld, f, lf)| {
                         let inside = lf.strip_prefix(ld).ok()?;
                         match (d.writes, f.writes) {
-                            (Some(writes), None) if writes(inside) => Some(format!(
-                                "{} writes a file of this name into {}",
-                                d.flag,
-                                d.path.display()
+                            (Some(writes), None) if writes(inside) => Some((
+                                f,
+                                format!(
+                                    "{} writes a file of this name into {}",
+                                    d.flag,
+                                    d.path.display()
+                                ),
                             )),
-                            (None, _) => Some(format!(
-                                "inside {}, which {} writes as a file",
-                                d.path.display(),
-                                d.flag
+                            (None, _) => Some((
+                                f,
+                                format!(
+                                    "inside {}, which {} writes as a file",
+                                    d.path.display(),
+                                    d.flag
+                                ),
                             )),
                             _ => None,
                         }
                     })
             };
-            if let Some(why) = clash {
+            if let Some((named, why)) = clash {
                 return Err(Error::refused(
-                    b.path.display(),
+                    named.path.display(),
                     format!(
                         "{} of this command: {why}; give each output its own place",
-                        b.flag
+                        named.flag
                     ),
                 ));
             }
@@ -554,8 +561,14 @@ fn temporary_beside(path: &Path, target: &Path) -> Result<(Temporary, std::fs::F
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
-    Temporary::file_in(dir, "")
-        .map_err(|e| Error::io_error(path.display(), "cannot create a temporary file", e))
+    Temporary::file_in(dir, "").map_err(|e| {
+        let doing = if dir.is_dir() {
+            "cannot create a temporary file"
+        } else {
+            "cannot create directory"
+        };
+        Error::io_error(path.display(), doing, e)
+    })
 }
 
 /// Gives a finished temporary file an ordinary file's permissions (it is made private

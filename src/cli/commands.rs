@@ -1191,9 +1191,7 @@ fn corun(a: CorunArgs, catalog: &Catalog) -> Result<()> {
 fn reproduce(a: ReproduceArgs, catalog: &Catalog) -> Result<()> {
     let t0 = std::time::Instant::now();
     if let Some(page) = &a.accuracy_page {
-        // (the page is spliced, not replaced: gpucast keeps every line of the user's)
-        gpucast::files::note_replaceable(page);
-        claim_output(page)?;
+        super::check::check_accuracy_page(page)?;
     }
     // Built-in experiments read the shipped data under the data directory (unless
     // --data replaces it); --experiments DIR reads files, their data beside them.

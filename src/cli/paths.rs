@@ -56,7 +56,11 @@ fn writes(command: &Command) -> Vec<(&'static str, PathBuf, Option<Writes>)> {
         Command::Reproduce(a) => {
             // (every file inside --out is reproduce's to manage)
             v.push(("--out", a.out.clone(), Some(Box::new(|_: &Path| true))));
-            v.extend(a.accuracy_page.clone().map(|o| ("--accuracy-page", o, None)));
+            v.extend(
+                a.accuracy_page
+                    .clone()
+                    .map(|o| ("--accuracy-page", o, None)),
+            );
         }
         _ => {}
     }

@@ -152,10 +152,14 @@ pub(super) fn read_manifest(out: &Path) -> Result<Manifest> {
             )));
         }
         if let Some(link) = link_on_the_way(out, &rel) {
-            return Err(bad(format!(
-                "'{name}' leads through the symbolic link '{}' (reproduce never writes through a link)",
-                link.display()
-            )));
+            return Err(bad(if link == rel {
+                format!("'{name}' is a symbolic link (reproduce never writes through a link)")
+            } else {
+                format!(
+                    "'{name}' leads through the symbolic link '{}' (reproduce never writes through a link)",
+                    link.display()
+                )
+            }));
         }
         entries.push(Entry { hash, path: rel });
     }
@@ -215,7 +219,8 @@ fn not_replaceable(out: &Path, rel: &Path, manifest: &Manifest) -> Result<Option
                 .into(),
         ));
     };
-    let now = read_no_follow(&dest).map_err(|e| Error::io_error(dest.display(), "cannot read", e))?;
+    let now =
+        read_no_follow(&dest).map_err(|e| Error::io_error(dest.display(), "cannot read", e))?;
     if sha256(&now) != *hash {
         return Ok(Some(
             "was changed since gpucast reproduce wrote it (or its line in the manifest was)".into(),
@@ -371,7 +376,10 @@ mod tests {
         let out = dir.path();
         let h = sha256(b"x");
         for (line, fragment) in [
-            (format!("{h}  ../x.md"), "'../x.md' is not a file reproduce writes"),
+            (
+                format!("{h}  ../x.md"),
+                "'../x.md' is not a file reproduce writes",
+            ),
             (format!("{h}  /etc/passwd"), "'/etc/passwd' is not a file"),
             (format!("{h}  a/./b"), ""),
             (format!("{h}  {MANIFEST}"), "is not a file reproduce writes"),

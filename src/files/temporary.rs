@@ -311,7 +311,12 @@ mod tests {
         assert!(!path.exists() && !registered(&path));
         // (only the directories made for it stay)
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
-        assert_eq!(std::fs::read_dir(dir.path().join("new/sub")).unwrap().count(), 0);
+        assert_eq!(
+            std::fs::read_dir(dir.path().join("new/sub"))
+                .unwrap()
+                .count(),
+            0
+        );
     }
 
     #[test]
@@ -330,7 +335,10 @@ mod tests {
         let staged = s.path().to_path_buf();
         drop(s);
         assert!(!staged.exists());
-        assert_eq!(std::fs::read_to_string(dir.path().join("a.svg")).unwrap(), "a");
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("a.svg")).unwrap(),
+            "a"
+        );
         assert_eq!(
             std::fs::read_to_string(dir.path().join("mine.svg")).unwrap(),
             "mine"
