@@ -318,7 +318,7 @@ fn manifest_text(
         lines.push((r.clone(), sha256(&bytes)));
     }
     for e in &old.entries {
-        if rel.contains(&e.path) || lines.iter().any(|(p, _)| *p == e.path) {
+        if rel.contains(&e.path) {
             continue;
         }
         if e.hash.is_some() && not_replaceable(out, &e.path, old)?.is_none() {
@@ -329,6 +329,7 @@ fn manifest_text(
         }
     }
     lines.sort();
+    lines.dedup_by(|a, b| a.0 == b.0);
     let mut text = format!("{HEADER}\n");
     for (p, h) in lines {
         text += &format!("{h}  {}\n", p.display());
