@@ -554,6 +554,14 @@ pub fn write_pending(
     Ok(Pending::staged(tmp, target, path))
 }
 
+/// [`write_pending`] of `text`.
+pub fn write_pending_text(path: &Path, text: &str) -> Result<Pending> {
+    write_pending(path, |f| {
+        f.write_all(text.as_bytes())
+            .map_err(|e| Error::io_error(path.display(), "cannot write", e))
+    })
+}
+
 /// A temporary file in `target`'s directory (created if missing), to be renamed onto
 /// `target`; errors name `path`, the file the user named.
 fn temporary_beside(path: &Path, target: &Path) -> Result<(Temporary, std::fs::File)> {
@@ -581,10 +589,7 @@ fn readable(file: &std::fs::File, path: &Path) -> Result<()> {
 
 /// Write text to `path` atomically.
 pub fn write_atomic(path: &Path, text: &str) -> Result<()> {
-    write_atomic_with(path, |f| {
-        f.write_all(text.as_bytes())
-            .map_err(|e| Error::io_error(path.display(), "cannot write", e))
-    })
+    write_pending_text(path, text)?.commit()
 }
 
 /// Check before any work that `path` can be written as a new file: nothing (not even

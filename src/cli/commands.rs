@@ -439,6 +439,8 @@ fn tune(a: TuneArgs, catalog: &Catalog) -> Result<()> {
             }
         )));
     }
+    // (-o is put in place once --write-cache is written: both or neither)
+    let mut table_file = None;
     if let (Some(path), Some(kind)) = (&a.predict.out, file) {
         let format = if kind == OutFile::Json {
             Format::Json
@@ -446,13 +448,8 @@ fn tune(a: TuneArgs, catalog: &Catalog) -> Result<()> {
             Format::Csv
         };
         let t = preds.best_configs(kernel, a.top);
-        report::write_atomic(path, &t.render(format.into()))?;
-        eprintln!(
-            "wrote {} configurations for {} to {}",
-            t.rows.len(),
-            preds.target,
-            path.display()
-        );
+        let pending = gpucast::files::write_pending_text(path, &t.render(format.into()))?;
+        table_file = Some((pending, t.rows.len(), path));
     } else if a.predict.format == Format::Table {
         out(&format!(
             "{} on {}, predicted fastest first:\n",
@@ -466,6 +463,14 @@ fn tune(a: TuneArgs, catalog: &Catalog) -> Result<()> {
     }
     if let Some(path) = &a.write_cache {
         write_cache(path, &a.predict.runs[0], &preds)?;
+    }
+    if let Some((pending, rows, path)) = table_file {
+        pending.commit()?;
+        eprintln!(
+            "wrote {rows} configurations for {} to {}",
+            preds.target,
+            path.display()
+        );
     }
     note_target_rows(&preds);
     for (_, note) in unranked.iter().filter(|(k, _)| ranked.contains(k)) {
@@ -736,12 +741,14 @@ fn roofline(a: RooflineArgs, catalog: &Catalog) -> Result<()> {
     for g in gpus {
         claim_output(&a.out.join(experiments::roofline_file(g, a.instruction)))?;
     }
-    std::fs::create_dir_all(&a.out).map_err(|e| Error::io(a.out.display(), e.to_string()))?;
-    let written = if a.instruction {
-        experiments::instruction_roofline_plots(&runs, catalog, &a.out)?
+    // (every chart into a hidden directory first, then all put in place)
+    let staging = gpucast::files::Staging::new(&a.out, "roofline-")?;
+    let staged = if a.instruction {
+        experiments::instruction_roofline_plots(&runs, catalog, staging.path())?
     } else {
-        experiments::roofline_plots(&runs, catalog, &a.out)?
+        experiments::roofline_plots(&runs, catalog, staging.path())?
     };
+    let written = staging.publish(&staged)?;
     if written.is_empty() {
         return Err(Error::usage(
             "no run carries warp instructions (inst_warp) and transactions (l1_sectors, shared_wavefronts, l2_sectors or dram_sectors): the instruction roofline needs Nsight Compute counts",

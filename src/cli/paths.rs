@@ -237,13 +237,7 @@ pub fn write_evaluation(
     eval: &gpucast::evaluation::Evaluation,
 ) -> Result<Vec<PathBuf>> {
     let pending = predictions
-        .map(|(p, csv)| {
-            files::write_pending(p, |f| {
-                use std::io::Write;
-                f.write_all(csv.as_bytes())
-                    .map_err(|e| Error::io_error(p.display(), "cannot write", e))
-            })
-        })
+        .map(|(p, csv)| files::write_pending_text(p, csv))
         .transpose()?;
     let charts = match plots {
         Some(dir) => {
