@@ -290,6 +290,10 @@ pub enum Error {
     /// Anything else (an internal failure, ...).
     #[error("{0}")]
     Other(String),
+    /// An output this run will not write: it would destroy an input, a file the run
+    /// did not write, or another output of the same run (`path` as the user named it).
+    #[error("{path}: {message}")]
+    OutputRefused { path: String, message: String },
 }
 
 fn io_text(path: &str, message: &str) -> String {
@@ -417,6 +421,13 @@ impl Error {
                 format!("{doing}: {source}")
             },
             source: Some(source),
+        }
+    }
+    /// The output `path` is not written (`message` says why and what to do).
+    pub fn refused(path: impl fmt::Display, message: impl Into<String>) -> Self {
+        Error::OutputRefused {
+            path: path.to_string(),
+            message: message.into(),
         }
     }
     /// A malformed cell or line.

@@ -49,6 +49,7 @@ use std::time::Instant;
 pub mod corun;
 pub mod gate;
 pub mod page;
+mod publish;
 
 #[derive(Debug, Clone, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -159,6 +160,21 @@ pub struct PublishedFigures {
 }
 
 impl Experiment {
+    /// Every file or directory this experiment may read under `opts`: its data (or
+    /// --data), the study metrics beside it, its kernel resources and profiles.
+    fn may_read(&self, opts: &ReproduceOptions) -> Vec<PathBuf> {
+        let data = if opts.data.is_empty() {
+            &self.data
+        } else {
+            opts.data
+        };
+        let mut v: Vec<PathBuf> = data.iter().chain(&self.resources).cloned().collect();
+        v.extend(crate::features::study_metrics_beside(data));
+        v.extend(self.instruction_roofline.iter().cloned());
+        v.extend(self.instruction_counts.iter().cloned());
+        v
+    }
+
     /// Read an experiment file; model names are checked and `data` and `resources`
     /// are made relative to the file's directory (so reproduce runs from any
     /// directory).
@@ -1047,6 +1063,9 @@ pub fn reproduce(
 ) -> Result<Reproduction> {
     let exps = opts.experiments.load()?;
     check_names_unique(&exps, opts)?;
+    // (every file an experiment may read stays an input, read this run or not)
+    let inputs: Vec<PathBuf> = exps.iter().flat_map(|e| e.may_read(opts)).collect();
+    crate::files::protect_inputs(&inputs);
     check_out_dir(opts.out)?;
     let mut loaded: Vec<(LoadKey, Loaded)> = Vec::new();
     let mut load_seconds = 0.0;
@@ -1361,18 +1380,18 @@ fn write_reproduction(
     opts: &ReproduceOptions,
     catalog: &Catalog,
 ) -> Result<(Table, Vec<PathBuf>)> {
-    let staging = staging_dir(opts.out)?;
-    let _staging_registered = crate::files::Temporary::register(&staging);
+    let staged = crate::files::Staging::new(opts.out, "reproduce-")?;
+    let staging = staged.path();
     let mut files = Vec::new();
     for o in outcomes.iter_mut() {
-        files.extend(write_outputs(o, &staging, opts.plots)?);
+        files.extend(write_outputs(o, staging, opts.plots)?);
         if let Some(runs) = o.rooflines.take() {
-            files.extend(roofline_plots(&runs, catalog, &staging)?);
+            files.extend(roofline_plots(&runs, catalog, staging)?);
         }
         let profiles = &o.experiment.instruction_roofline;
         if opts.plots && opts.data.is_empty() && !profiles.is_empty() {
             let runs = load_profiles(profiles, &Default::default(), catalog)?;
-            files.extend(instruction_roofline_plots(&runs, catalog, &staging)?);
+            files.extend(instruction_roofline_plots(&runs, catalog, staging)?);
         }
     }
     if let Some(c) = corun {
@@ -1402,13 +1421,8 @@ fn write_reproduction(
         &summary_wide_table(outcomes).to_csv(),
         &mut files,
     )?;
-    let published = publish(&staging, opts.out, &files);
-    let _ = std::fs::remove_dir_all(&staging);
-    published?;
-    let files = files
-        .into_iter()
-        .map(|f| opts.out.join(f.strip_prefix(&staging).unwrap_or(&f)))
-        .collect();
+    publish::publish(&staged, opts.out, &files)?;
+    let files = files.iter().map(|f| staged.destination(f)).collect();
     Ok((summary, files))
 }
 
@@ -1425,101 +1439,19 @@ fn kernel_list(runs: &[Run]) -> String {
     s
 }
 
-/// The file in an output directory that lists what `reproduce` wrote there, one path
-/// a line: only those files are ever replaced by a later run.
-pub const MANIFEST: &str = ".gpucast-reproduce";
+pub use publish::MANIFEST;
 
-/// `out` can take the run's files: missing (it is made) or a directory.
+/// `out` can take the run's files: missing (it is made) or a directory whose manifest,
+/// if any, is gpucast's own ([`publish`]): checked before any work.
 fn check_out_dir(out: &Path) -> Result<()> {
     match std::fs::metadata(out) {
-        Ok(m) if !m.is_dir() => Err(Error::file(
+        Ok(m) if !m.is_dir() => Err(Error::refused(
             out.display(),
             "is a file, not a directory: give --out a directory (reproduce writes many files)",
         )),
-        _ => Ok(()),
+        Ok(_) => publish::read_manifest(out).map(|_| ()),
+        Err(_) => Ok(()),
     }
-}
-
-/// A fresh hidden directory inside `out` to write the run's files into (one file
-/// system with `out`, so each file moves into place by a rename).
-fn staging_dir(out: &Path) -> Result<PathBuf> {
-    std::fs::create_dir_all(out).map_err(|e| Error::file(out.display(), e.to_string()))?;
-    let dir = tempfile::Builder::new()
-        .prefix(".gpucast-tmp-reproduce-")
-        .tempdir_in(out)
-        .map_err(|e| Error::file(out.display(), format!("cannot create a directory: {e}")))?;
-    Ok(dir.keep())
-}
-
-/// Move the staged files into `out`, each by a rename, and list them in its
-/// [`MANIFEST`]. Every other file in `out` is left alone; a file the run would replace
-/// that an earlier `reproduce` did not write (not in the manifest) stops it before
-/// anything moves.
-fn publish(staging: &Path, out: &Path, files: &[PathBuf]) -> Result<()> {
-    let mut names = std::collections::HashSet::new();
-    if let Some(twice) = files.iter().find(|f| !names.insert(*f)) {
-        let name = twice.strip_prefix(staging).unwrap_or(twice);
-        return Err(Error::file(
-            out.join(name).display(),
-            "two outputs of this run have this name (an experiment's name and another's outputs): rename one",
-        ));
-    }
-    let manifest_path = out.join(MANIFEST);
-    let mut listed: Vec<String> = crate::files::is_regular(&manifest_path)
-        .then(|| std::fs::read_to_string(&manifest_path).ok())
-        .flatten()
-        .unwrap_or_default()
-        .lines()
-        .map(str::to_string)
-        .collect();
-    let rel: Vec<&Path> = files
-        .iter()
-        .map(|f| f.strip_prefix(staging).unwrap_or(f))
-        .collect();
-    let foreign: Vec<&Path> = rel
-        .iter()
-        .copied()
-        .filter(|r| {
-            let dest = out.join(r);
-            let theirs = !listed.iter().any(|l| Path::new(l) == *r);
-            std::fs::symlink_metadata(&dest).is_ok_and(|m| theirs || !m.is_file())
-        })
-        .collect();
-    if let Some(first) = foreign.first() {
-        let more = match foreign.len() {
-            1 => String::new(),
-            n => format!(" (and {} more)", n - 1),
-        };
-        return Err(Error::file(
-            out.join(first).display(),
-            format!("exists and was not written by gpucast reproduce{more}: move it, or give another --out"),
-        ));
-    }
-    // (a file an earlier run listed may be replaced, unless this run read it)
-    for r in &rel {
-        let dest = out.join(r);
-        if listed.iter().any(|l| Path::new(l) == *r) {
-            crate::files::note_replaceable(&dest);
-        }
-        if std::fs::symlink_metadata(&dest).is_ok() {
-            crate::files::check_output(&dest, &[])?;
-        }
-    }
-    for (staged, r) in files.iter().zip(&rel) {
-        let dest = out.join(r);
-        if let Some(parent) = dest.parent() {
-            std::fs::create_dir_all(parent)
-                .map_err(|e| Error::file(parent.display(), e.to_string()))?;
-        }
-        std::fs::rename(staged, &dest).map_err(|e| Error::file(dest.display(), e.to_string()))?;
-        let r = r.display().to_string();
-        if !listed.contains(&r) {
-            listed.push(r);
-        }
-    }
-    listed.sort();
-    crate::files::note_replaceable(&manifest_path);
-    crate::files::write_atomic(&manifest_path, &(listed.join("\n") + "\n"))
 }
 
 #[cfg(test)]

@@ -5,15 +5,28 @@
 //!   FIFO) is read once, without waiting for a writer that never comes, and kept, so a
 //!   reader that looks at a file twice (to tell its format, then to parse it) sees the
 //!   same bytes; any other special file (a device, a socket) is refused.
+//! - Every file or directory a command may read, whatever its flags, is named once
+//!   before any work ([`protect_inputs`]): no output replaces one, with or without
+//!   `--force`, read or not.
 //! - Every output is written through [`write_atomic_with`]: into a temporary file in
 //!   the target's directory, renamed into place. An output that is (or, through links,
-//!   resolves to) a file this run read is refused; so is an existing file this run did
-//!   not write, unless the user allowed replacing ([`allow_replacing`], `--force`) or
-//!   it is one an earlier run wrote and says so ([`note_replaceable`]: `reproduce`'s
-//!   list); a symbolic link is written through to its target, never replaced; a
-//!   directory is refused; a pipe or a device is written in place.
-//! - Temporaries are registered while they exist: [`remove_temporaries_on_signals`]
-//!   removes them when SIGINT, SIGTERM or SIGHUP ends the process.
+//!   resolves to) an input is refused; so is an existing file this run did not write,
+//!   unless the user allowed replacing ([`allow_replacing`], `--force`) or it is one an
+//!   earlier run wrote and says so ([`note_replaceable`]: `reproduce`'s list); a
+//!   symbolic link is written through to its target, never replaced; a directory is
+//!   refused; a pipe or a device is written in place. A command's outputs are checked
+//!   against each other before any work ([`check_distinct_outputs`]), and one with
+//!   several writes them all before it puts any in place ([`write_pending`],
+//!   [`Staging`]).
+//! - Temporaries are removed on every way out ([`temporary`]): dropped, on an error,
+//!   and when SIGINT, SIGTERM or SIGHUP ends the process
+//!   ([`remove_temporaries_on_signals`]).
+
+mod temporary;
+
+pub use temporary::{
+    remove_temporaries_on_signals, uninterrupted, wait_for_cleanup, Pending, Staging, Temporary,
+};
 
 use crate::error::{Error, Result};
 use std::collections::HashMap;
@@ -139,6 +152,20 @@ pub fn walk(dir: &Path) -> Result<Vec<PathBuf>> {
     Ok(out)
 }
 
+/// Remember every path of `paths` that exists as an input (a directory: every file in
+/// it): no output replaces one. A command names here, before any work, every file it
+/// may read under any of its flags, so an input it happens not to read this time is
+/// protected all the same.
+pub fn protect_inputs(paths: &[PathBuf]) {
+    for p in paths {
+        match std::fs::metadata(p) {
+            Ok(m) if m.is_dir() => note_input_dir(p),
+            Ok(m) => note_input(&m, p),
+            Err(_) => {}
+        }
+    }
+}
+
 /// Remember `dir` as an input directory: no output may replace a file inside it.
 pub fn note_input_dir(dir: &Path) {
     let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
@@ -193,11 +220,11 @@ fn open_without_waiting(
 fn open_pipe_for_writing(target: &Path, path: &Path) -> Result<std::fs::File> {
     open_without_waiting(target, std::fs::OpenOptions::new().write(true)).map_err(|e| {
         match e.raw_os_error() {
-            Some(libc::ENXIO) => Error::file(
+            Some(libc::ENXIO) => Error::refused(
                 path.display(),
                 "is a pipe nobody reads: start its reader first, or write a file",
             ),
-            _ => Error::file(path.display(), format!("cannot write: {e}")),
+            _ => Error::io_error(path.display(), "cannot write", e),
         }
     })
 }
@@ -275,7 +302,7 @@ fn write_target(path: &Path) -> Result<PathBuf> {
         return Ok(path.to_path_buf());
     }
     path.canonicalize().map_err(|_| {
-        Error::file(
+        Error::refused(
             path.display(),
             "a symbolic link to a file that does not exist: give the file itself",
         )
@@ -338,7 +365,7 @@ pub fn check_output(path: &Path, inputs: &[PathBuf]) -> Result<()> {
         return Ok(());
     };
     if meta.is_dir() {
-        return Err(Error::file(
+        return Err(Error::refused(
             path.display(),
             "is a directory: give a file name to write",
         ));
@@ -357,13 +384,13 @@ pub fn check_output(path: &Path, inputs: &[PathBuf]) -> Result<()> {
             } else {
                 format!(" ({})", p.display())
             };
-            return Err(Error::file(
+            return Err(Error::refused(
                 path.display(),
                 format!("is also an input{same}: writing it would destroy what is read; write elsewhere"),
             ));
         }
         if let Some(d) = r.input_dirs.iter().find(|d| canonical.starts_with(d)) {
-            return Err(Error::file(
+            return Err(Error::refused(
                 path.display(),
                 format!(
                     "is a file inside the input directory {}: writing it could destroy an input; write elsewhere",
@@ -376,7 +403,7 @@ pub fn check_output(path: &Path, inputs: &[PathBuf]) -> Result<()> {
             .iter()
             .any(|(i, p)| *i == id && *p == canonical);
         if meta.is_file() && !r.replace_any && !replaceable {
-            return Err(Error::file(
+            return Err(Error::refused(
                 path.display(),
                 format!(
                     "exists, and gpucast replaces no file it did not write: give a new name, or allow replacing it ({})",
@@ -394,53 +421,100 @@ pub fn check_output(path: &Path, inputs: &[PathBuf]) -> Result<()> {
     Ok(())
 }
 
+/// One output of a command, for [`check_distinct_outputs`].
+pub struct Output<'a> {
+    /// How the command names it (its flag), for messages.
+    pub flag: &'a str,
+    pub path: &'a Path,
+    /// For a directory the command writes files into: whether a path inside it
+    /// (relative to it) is one the command may write there. None for a file.
+    pub writes: Option<&'a dyn Fn(&Path) -> bool>,
+}
+
+/// Where writing `path` lands, absolute: a link at `path` followed to its target, the
+/// deepest existing directory resolved, the rest taken as written (`..` lexically).
+fn landing(path: &Path) -> PathBuf {
+    let target = write_target(path).unwrap_or_else(|_| path.to_path_buf());
+    let absolute = if target.is_absolute() {
+        target
+    } else {
+        std::env::current_dir()
+            .unwrap_or_else(|_| PathBuf::from("/"))
+            .join(target)
+    };
+    let mut base = lexical(&absolute);
+    let mut rest = Vec::new();
+    while std::fs::symlink_metadata(&base).is_err() {
+        match (base.file_name(), base.parent()) {
+            (Some(name), Some(parent)) => {
+                rest.push(name.to_os_string());
+                base = parent.to_path_buf();
+            }
+            _ => break,
+        }
+    }
+    let mut out = base.canonicalize().unwrap_or(base);
+    out.extend(rest.iter().rev());
+    out
+}
+
+/// Check, before any work, that no two outputs of one command land on one file: two
+/// files that are one (by name, through `..` or links), a file where a directory output
+/// is or above it, or a file inside a directory output under a name written there.
+/// The second of each pair is named.
+pub fn check_distinct_outputs(outputs: &[Output]) -> Result<()> {
+    let landed: Vec<PathBuf> = outputs.iter().map(|o| landing(o.path)).collect();
+    for (j, b) in outputs.iter().enumerate() {
+        for (i, a) in outputs[..j].iter().enumerate() {
+            let (la, lb) = (&landed[i], &landed[j]);
+            let clash = if la == lb {
+                Some((b, format!("{} names it too", a.flag)))
+            } else {
+                // (an output inside a file output, or a file inside a directory output
+                // under a name written there: the inner one is named)
+                [(a, la, b, lb), (b, lb, a, la)]
+                    .into_iter()
+                    .find_map(|(d, ld, f, lf)| {
+                        let inside = lf.strip_prefix(ld).ok()?;
+                        match (d.writes, f.writes) {
+                            (Some(writes), None) if writes(inside) => Some((
+                                f,
+                                format!(
+                                    "{} writes a file of this name into {}",
+                                    d.flag,
+                                    d.path.display()
+                                ),
+                            )),
+                            (None, _) => Some((
+                                f,
+                                format!(
+                                    "inside {}, which {} writes as a file",
+                                    d.path.display(),
+                                    d.flag
+                                ),
+                            )),
+                            _ => None,
+                        }
+                    })
+            };
+            if let Some((named, why)) = clash {
+                return Err(Error::refused(
+                    named.path.display(),
+                    format!(
+                        "{} of this command: {why}; give each output its own place",
+                        named.flag
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Remember that this run wrote `target`: writing it again replaces nothing of the
 /// user's.
 fn note_written(target: &Path) {
     note_replaceable(target);
-}
-
-/// A temporary path registered for removal on SIGINT/SIGTERM/SIGHUP until dropped.
-pub struct Temporary {
-    path: PathBuf,
-}
-
-impl Temporary {
-    /// Register `path` (a file or directory this run creates).
-    pub fn register(path: &Path) -> Temporary {
-        with_registry(|r| r.temporaries.push(path.to_path_buf()));
-        Temporary {
-            path: path.to_path_buf(),
-        }
-    }
-}
-
-impl Drop for Temporary {
-    fn drop(&mut self) {
-        with_registry(|r| r.temporaries.retain(|p| *p != self.path));
-    }
-}
-
-/// Remove every registered temporary when the process is told to stop (SIGINT,
-/// SIGTERM, SIGHUP), then exit with 128 + the signal's number, as a shell reports it.
-pub fn remove_temporaries_on_signals() -> Result<()> {
-    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
-    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP])
-        .map_err(|e| Error::io_error("", "cannot install signal handlers", e))?;
-    std::thread::spawn(move || {
-        if let Some(sig) = signals.forever().next() {
-            let temporaries = with_registry(|r| std::mem::take(&mut r.temporaries));
-            for p in temporaries {
-                if p.is_dir() {
-                    let _ = std::fs::remove_dir_all(&p);
-                } else {
-                    let _ = std::fs::remove_file(&p);
-                }
-            }
-            std::process::exit(128 + sig);
-        }
-    });
-    Ok(())
 }
 
 /// Write `path` through `fill`, atomically (temporary file + rename) after
@@ -451,6 +525,17 @@ pub fn write_atomic_with(
     path: &Path,
     fill: impl FnOnce(&mut std::fs::File) -> Result<()>,
 ) -> Result<()> {
+    write_pending(path, fill)?.commit()
+}
+
+/// Write `path` through `fill` as [`write_atomic_with`] does, but leave the finished
+/// temporary beside it until [`Pending::commit`] renames it into place: a command
+/// writes all its outputs before it puts any of them in place. A pipe or device is
+/// written now (nothing to rename).
+pub fn write_pending(
+    path: &Path,
+    fill: impl FnOnce(&mut std::fs::File) -> Result<()>,
+) -> Result<Pending> {
     check_output(path, &[])?;
     let target = write_target(path)?;
     if std::fs::metadata(&target).is_ok_and(|m| special_kind(&m.file_type()).is_some()) {
@@ -458,57 +543,60 @@ pub fn write_atomic_with(
             Some(f) => f,
             None => open_pipe_for_writing(&target, path)?,
         };
-        return fill(&mut f);
+        fill(&mut f)?;
+        return Ok(Pending::in_place(path));
     }
-    let mut tmp = temporary_beside(path, &target)?;
-    let _registered = Temporary::register(tmp.path());
-    fill(tmp.as_file_mut())?;
-    tmp.flush()
-        .map_err(|e| Error::file(path.display(), format!("cannot write: {e}")))?;
-    readable(&tmp, path)?;
-    tmp.persist(&target)
-        .map_err(|e| Error::file(path.display(), format!("cannot write: {}", e.error)))?;
-    note_written(&target);
-    Ok(())
+    let (tmp, mut file) = temporary_beside(path, &target)?;
+    fill(&mut file)?;
+    file.flush()
+        .map_err(|e| Error::io_error(path.display(), "cannot write", e))?;
+    readable(&file, path)?;
+    Ok(Pending::staged(tmp, target, path))
+}
+
+/// [`write_pending`] of `text`.
+pub fn write_pending_text(path: &Path, text: &str) -> Result<Pending> {
+    write_pending(path, |f| {
+        f.write_all(text.as_bytes())
+            .map_err(|e| Error::io_error(path.display(), "cannot write", e))
+    })
 }
 
 /// A temporary file in `target`'s directory (created if missing), to be renamed onto
 /// `target`; errors name `path`, the file the user named.
-fn temporary_beside(path: &Path, target: &Path) -> Result<tempfile::NamedTempFile> {
+fn temporary_beside(path: &Path, target: &Path) -> Result<(Temporary, std::fs::File)> {
     let dir = match target.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
-    std::fs::create_dir_all(dir)
-        .map_err(|e| Error::file(path.display(), format!("cannot create directory: {e}")))?;
-    tempfile::Builder::new()
-        .prefix(".gpucast-tmp-")
-        .tempfile_in(dir)
-        .map_err(|e| Error::file(path.display(), format!("cannot create temporary file: {e}")))
+    Temporary::file_in(dir, "").map_err(|e| {
+        let doing = if dir.is_dir() {
+            "cannot create a temporary file"
+        } else {
+            "cannot create directory"
+        };
+        Error::io_error(path.display(), doing, e)
+    })
 }
 
-/// Gives a finished temporary file an ordinary file's permissions (tempfile makes it
-/// private to its owner).
-fn readable(tmp: &tempfile::NamedTempFile, path: &Path) -> Result<()> {
+/// Gives a finished temporary file an ordinary file's permissions (it is made private
+/// to its owner).
+fn readable(file: &std::fs::File, path: &Path) -> Result<()> {
     use std::os::unix::fs::PermissionsExt;
-    tmp.as_file()
-        .set_permissions(std::fs::Permissions::from_mode(0o644))
-        .map_err(|e| Error::file(path.display(), format!("cannot set permissions: {e}")))
+    file.set_permissions(std::fs::Permissions::from_mode(0o644))
+        .map_err(|e| Error::io_error(path.display(), "cannot set permissions", e))
 }
 
 /// Write text to `path` atomically.
 pub fn write_atomic(path: &Path, text: &str) -> Result<()> {
-    write_atomic_with(path, |f| {
-        f.write_all(text.as_bytes())
-            .map_err(|e| Error::file(path.display(), format!("cannot write: {e}")))
-    })
+    write_pending_text(path, text)?.commit()
 }
 
 /// Check before any work that `path` can be written as a new file: nothing (not even
 /// a dangling link) is there, and it is no input ([`check_output`]).
 pub fn check_new_output(path: &Path, inputs: &[PathBuf]) -> Result<()> {
     if std::fs::symlink_metadata(path).is_ok() {
-        return Err(Error::file(
+        return Err(Error::refused(
             path.display(),
             "exists: this output is never written over an existing file; give a new name",
         ));
@@ -516,21 +604,23 @@ pub fn check_new_output(path: &Path, inputs: &[PathBuf]) -> Result<()> {
     check_output(path, inputs)
 }
 
-/// Write `text` to `path` as a new file, atomically (temporary file + rename that
+/// Write `text` to `path` as a new file, atomically (temporary file + a link that
 /// refuses to replace): an existing file is never touched.
 pub fn write_new(path: &Path, text: &str) -> Result<()> {
     check_new_output(path, &[])?;
-    let mut tmp = temporary_beside(path, path)?;
-    let _registered = Temporary::register(tmp.path());
-    let write_err = |e: std::io::Error| Error::file(path.display(), format!("cannot write: {e}"));
-    tmp.write_all(text.as_bytes()).map_err(write_err)?;
-    tmp.flush().map_err(write_err)?;
-    readable(&tmp, path)?;
-    tmp.persist_noclobber(path).map_err(|e| {
-        Error::file(
-            path.display(),
-            format!("cannot write (it may have appeared meanwhile): {}", e.error),
-        )
+    let (tmp, mut file) = temporary_beside(path, path)?;
+    let write_err = |e: std::io::Error| Error::io_error(path.display(), "cannot write", e);
+    file.write_all(text.as_bytes()).map_err(write_err)?;
+    file.flush().map_err(write_err)?;
+    readable(&file, path)?;
+    uninterrupted(|| {
+        std::fs::hard_link(tmp.path(), path).map_err(|e| {
+            Error::io_error(
+                path.display(),
+                "cannot write (it may have appeared meanwhile)",
+                e,
+            )
+        })
     })?;
     note_written(path);
     Ok(())

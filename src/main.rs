@@ -11,6 +11,8 @@ fn main() {
         Err(e) => clap_exit(e),
     };
     let run = gpucast::files::remove_temporaries_on_signals().and_then(|()| cli::run(args));
+    // (a stopping signal's cleanup under way ends the process itself, with its code)
+    gpucast::files::wait_for_cleanup();
     if let Err(e) = run {
         // A closed stdout (`gpucast ... | head`) means the reader has what it wanted.
         if e.is_broken_pipe() {

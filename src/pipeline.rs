@@ -118,9 +118,16 @@ impl FigureOptions {
             None => KernelResources::shipped().map(Some),
         }
     }
-    /// The files these options read.
-    pub fn inputs(&self) -> impl Iterator<Item = &PathBuf> {
-        self.study_metrics.iter().chain(&self.resources)
+    /// Every file these options may read for a command on `data`: the study metrics
+    /// (given, or the default beside the data) and the kernel resources.
+    pub fn inputs(&self, data: &[PathBuf]) -> Vec<PathBuf> {
+        let beside = study_metrics_beside(data);
+        self.study_metrics
+            .iter()
+            .chain(&self.resources)
+            .chain(&beside)
+            .cloned()
+            .collect()
     }
 }
 
@@ -184,13 +191,15 @@ pub struct PredictOptions {
 }
 
 impl PredictOptions {
-    /// Every path a prediction reads: runs, training data, a model file, figures.
+    /// Every path a prediction may read: runs, training data, a model file (or the
+    /// pre-trained one's), figures.
     pub fn inputs(&self) -> Vec<PathBuf> {
         let mut v: Vec<PathBuf> = self.runs.iter().chain(&self.data).cloned().collect();
-        if self.model.ends_with(".json") {
+        v.extend(self.figures.inputs(&v));
+        if self.model.ends_with(".json") || Path::new(&self.model).is_file() {
             v.push(self.model.clone().into());
         }
-        v.extend(self.figures.inputs().cloned());
+        v.extend(predict::pretrained_path());
         v
     }
 }

@@ -752,12 +752,12 @@ fn file_safety_cases() -> Vec<Case> {
         rep("reproduce --out keeps the user's other files", Stdout("wrote 8 files"), "{dir}/out")
             .with("out/notes.txt", "mine\n").with("out/sub/data.csv", "a\n").file_has("out/x.md", "Protocol `logo`"),
         rep("reproduce --out replaces what an earlier reproduce wrote", Stdout("wrote 8 files"), "{dir}/out")
-            .with("out/x.md", "old\n").with("out/.gpucast-reproduce", "x.md\n").changes("out/x.md").changes("out/.gpucast-reproduce").file_has("out/x.md", "Protocol `logo`"),
+            .with("out/x.md", "old\n").with("out/.gpucast-reproduce", data_loss::listed(&[("x.md", "old\n")])).changes("out/x.md").changes("out/.gpucast-reproduce").file_has("out/x.md", "Protocol `logo`"),
         Case::new("reproduce --out never replaces its own input, listed or not", Error(1, "out/runs.csv: is also an input"), &["reproduce", "--experiments", "{dir}/exps", "--out", "{dir}/out", "--no-plots", "--data", "{dir}/out/runs.csv"])
-            .with("exps/a.toml", exp("runs")).with("out/runs.csv", &two).with("out/.gpucast-reproduce", "runs.csv\n"),
+            .with("exps/a.toml", exp("runs")).with("out/runs.csv", &two).with("out/.gpucast-reproduce", data_loss::listed(&[("runs.csv", &two)])),
         rep("reproduce --out lists what it wrote", Stdout("wrote 8 files"), "{dir}/out").file_has("out/.gpucast-reproduce", "x_predictions.csv"),
-        rep("reproduce --out never replaces a link", Error(1, "x.md: exists and was not written by gpucast reproduce"), "{dir}/out")
-            .with("mine.txt", "mine\n").with("out/.gpucast-reproduce", "x.md\n").link("out/x.md", "{dir}/mine.txt"),
+        rep("reproduce --out never replaces a link", Error(1, "'x.md' is a symbolic link (reproduce never writes through a link)"), "{dir}/out")
+            .with("mine.txt", "mine\n").with("out/.gpucast-reproduce", data_loss::listed(&[("x.md", "mine\n")])).link("out/x.md", "{dir}/mine.txt"),
         rep("reproduce --out a file", Error(1, "f: is a file, not a directory"), "{dir}/f").with("f", "mine\n"),
         rep("reproduce --out a link to a file", Error(1, "is a file, not a directory"), "{dir}/l").with("f", "mine\n").link("l", "{dir}/f"),
         rep("reproduce --out a link to a directory", Stdout("wrote 8 files"), "{dir}/l").with("real/notes.txt", "mine\n").link("l", "{dir}/real").file_has("real/x.md", "Protocol `logo`"),
@@ -1429,6 +1429,7 @@ fn bad_inputs_fail_cleanly_and_odd_but_valid_inputs_pass() {
         .chain(file_safety_cases())
         .chain(gpu_name_cases())
         .chain(plausibility_cases())
+        .chain(data_loss::cases())
         .collect();
     assert!(cases.len() >= 250, "{} cases", cases.len());
     println!(
@@ -1565,3 +1566,8 @@ fn a_damaged_parquet_footer_is_an_error_not_a_crash() {
         "no flipped bit reached the reader's panic: the test no longer tests it"
     );
 }
+
+// Data loss (issue 62): the cases (chained into the table above) and the signal and
+// file-size-limit tests are in bad_inputs/data_loss.rs.
+#[path = "bad_inputs/data_loss.rs"]
+mod data_loss;

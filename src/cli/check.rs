@@ -135,14 +135,35 @@ pub fn breached(checks: &[Check]) -> Option<Error> {
     })
 }
 
+/// The accuracy page's text as it is now (None: no page yet).
+fn accuracy_page_text(page: &Path) -> Result<Option<String>> {
+    match std::fs::read_to_string(page) {
+        Ok(t) => Ok(Some(t)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::io_error(page.display(), "cannot read", e)),
+    }
+}
+
+/// Check before any work that the tables can go into `page`: an output it may write
+/// ([`gpucast::files::check_output`]; the page is spliced, not replaced, so an
+/// existing one is allowed) with its two markers, or no page yet.
+pub fn check_accuracy_page(page: &Path) -> Result<()> {
+    if std::fs::metadata(page).is_ok_and(|m| !m.is_file()) {
+        return Err(Error::refused(
+            page.display(),
+            "is not a regular file: the accuracy page is a markdown file its tables are spliced into",
+        ));
+    }
+    gpucast::files::note_replaceable(page);
+    gpucast::files::check_output(page, &[])?;
+    let old = accuracy_page_text(page)?;
+    experiments::page::splice(old.as_deref(), "", &page.display().to_string()).map(|_| ())
+}
+
 /// Write the accuracy page's tables into `page` ([`experiments::page::splice`]).
 pub fn write_accuracy_page(page: &Path, outcomes: &[Outcome]) -> Result<()> {
     let tables = experiments::page::accuracy_tables(outcomes);
-    let old = match std::fs::read_to_string(page) {
-        Ok(t) => Some(t),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(Error::file(page.display(), e.to_string())),
-    };
+    let old = accuracy_page_text(page)?;
     let text = experiments::page::splice(old.as_deref(), &tables, &page.display().to_string())?;
     // (the page keeps every line outside gpucast's markers: only its own tables change)
     gpucast::files::note_replaceable(page);

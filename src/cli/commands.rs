@@ -1,7 +1,7 @@
 //! What each command does: call the library, print. Output goes through [`out`], so a
 //! closed pipe ends the command quietly instead of panicking.
 
-use super::values::value_name;
+use super::paths::{claim_output, claim_plots, out_file, OutFile};
 use super::*;
 use gpucast::catalog::{Catalog, Gpu};
 use gpucast::data;
@@ -22,6 +22,7 @@ pub fn run(cli: Cli) -> Result<()> {
     if cli.global.force {
         gpucast::files::allow_replacing();
     }
+    super::paths::claim(&cli)?;
     let mut catalog = Catalog::builtin();
     for f in &cli.global.gpus {
         catalog.merge_file(f)?;
@@ -135,7 +136,7 @@ fn data_import(
     if let Some(name) = &opts.gpu {
         pipeline::resolve_input(catalog, Input::Gpu, name)?;
     }
-    claim_output(path, &[inputs, workloads])?;
+    claim_output(path)?;
     for w in workloads {
         opts.workloads.add_path(w)?;
     }
@@ -289,12 +290,12 @@ fn gpus_cmd(cmd: GpusCommand, catalog: &Catalog) -> Result<()> {
 
 impl FiguresArgs {
     /// The launch floors asked for, or the default.
-    fn launch_floor(&self) -> gpucast::models::LaunchFloors {
+    pub(super) fn launch_floor(&self) -> gpucast::models::LaunchFloors {
         self.launch_floor.map(Into::into).unwrap_or_default()
     }
 
     /// The library's figure options these arguments give.
-    fn options(&self) -> FigureOptions {
+    pub(super) fn options(&self) -> FigureOptions {
         FigureOptions {
             target_calibration: self.target_calibration.into(),
             study_metrics: self.study_metrics.clone(),
@@ -307,7 +308,7 @@ impl FiguresArgs {
 
 impl PredictArgs {
     /// The library's prediction options these arguments give.
-    fn options(&self) -> PredictOptions {
+    pub(super) fn options(&self) -> PredictOptions {
         PredictOptions {
             runs: self.runs.clone(),
             gpu: self.gpu.clone(),
@@ -318,66 +319,6 @@ impl PredictArgs {
             figures: self.figures.options(),
         }
     }
-}
-
-/// What `-o FILE` writes, by the file's extension.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum OutFile {
-    Csv,
-    Parquet,
-    Json,
-}
-
-/// The kind of `-o FILE`, one of `allowed`, checked before any work against
-/// `--format`: the default (table) takes the extension's format; csv or json must
-/// agree with it, so no file holds another format than its name says.
-fn out_file(path: &Path, format: Format, allowed: &[OutFile]) -> Result<OutFile> {
-    let ext = path
-        .extension()
-        .map(|e| e.to_string_lossy().to_ascii_lowercase());
-    let kind = match ext.as_deref() {
-        Some("csv") => Some(OutFile::Csv),
-        Some("parquet") => Some(OutFile::Parquet),
-        Some("json") => Some(OutFile::Json),
-        _ => None,
-    };
-    let Some(kind) = kind.filter(|k| allowed.contains(k)) else {
-        let names: Vec<String> = allowed
-            .iter()
-            .map(|k| format!(".{}", format!("{k:?}").to_lowercase()))
-            .collect();
-        let (last, rest) = names.split_last().expect("one kind allowed");
-        let list = if rest.is_empty() {
-            last.clone()
-        } else {
-            format!("{} or {last}", rest.join(", "))
-        };
-        return Err(Error::usage(format!(
-            "{}: output must end in {list}",
-            path.display()
-        )));
-    };
-    let agrees = matches!(
-        (format, kind),
-        (Format::Table, _) | (Format::Csv, OutFile::Csv) | (Format::Json, OutFile::Json)
-    );
-    if !agrees {
-        let name = value_name(&format);
-        return Err(Error::usage(format!(
-            "-o {}: the file name says {} but --format is {name}: make them agree",
-            path.display(),
-            format!("{kind:?}").to_lowercase()
-        )));
-    }
-    Ok(kind)
-}
-
-/// Refuse, before any work, an output that is one of the command's inputs or a file
-/// inside an input directory (writing it would destroy what is read); files read later
-/// are checked again when the output is written.
-fn claim_output(path: &Path, inputs: &[&[std::path::PathBuf]]) -> Result<()> {
-    let all: Vec<std::path::PathBuf> = inputs.iter().flat_map(|i| i.iter().cloned()).collect();
-    gpucast::files::check_output(path, &all)
 }
 
 fn predict(a: PredictArgs, catalog: &Catalog) -> Result<()> {
@@ -393,7 +334,7 @@ fn predict(a: PredictArgs, catalog: &Catalog) -> Result<()> {
         })
         .transpose()?;
     if let Some(path) = &a.out {
-        claim_output(path, &[&a.options().inputs()])?;
+        claim_output(path)?;
     }
     let preds = predictions(&a, catalog, PickCheck::No)?;
     let target = &preds.target;
@@ -457,7 +398,7 @@ fn tune(a: TuneArgs, catalog: &Catalog) -> Result<()> {
         .map(|p| out_file(p, a.predict.format, &[OutFile::Csv, OutFile::Json]))
         .transpose()?;
     if let Some(path) = &a.predict.out {
-        claim_output(path, &[&a.predict.options().inputs()])?;
+        claim_output(path)?;
     }
     if let Some(path) = &a.write_cache {
         if a.predict.runs.len() != 1 || !a.predict.runs[0].is_file() {
@@ -465,7 +406,7 @@ fn tune(a: TuneArgs, catalog: &Catalog) -> Result<()> {
                 "--write-cache: give one --runs file, the Kernel Tuner cache to predict",
             ));
         }
-        gpucast::files::check_new_output(path, &a.predict.options().inputs())?;
+        gpucast::files::check_new_output(path, &[])?;
         let runs = &a.predict.runs[0];
         let format = data::importers::detect(runs)?;
         if format != data::importers::Format::KernelTuner {
@@ -484,6 +425,8 @@ fn tune(a: TuneArgs, catalog: &Catalog) -> Result<()> {
     let preds = predictions(&a.predict, catalog, check)?;
     let kernel = a.kernel.as_deref();
     pipeline::check_tuning(&preds, kernel)?;
+    // (-o is put in place once --write-cache is written: both or neither)
+    let mut table_file = None;
     if let (Some(path), Some(kind)) = (&a.predict.out, file) {
         let format = if kind == OutFile::Json {
             Format::Json
@@ -491,13 +434,8 @@ fn tune(a: TuneArgs, catalog: &Catalog) -> Result<()> {
             Format::Csv
         };
         let t = preds.best_configs(kernel, a.top);
-        report::write_atomic(path, &t.render(format.into()))?;
-        eprintln!(
-            "wrote {} configurations for {} to {}",
-            t.rows.len(),
-            preds.target,
-            path.display()
-        );
+        let pending = gpucast::files::write_pending_text(path, &t.render(format.into()))?;
+        table_file = Some((pending, t.rows.len(), path));
     } else if a.predict.format == Format::Table {
         out(&format!(
             "{} on {}, predicted fastest first:\n",
@@ -511,6 +449,14 @@ fn tune(a: TuneArgs, catalog: &Catalog) -> Result<()> {
     }
     if let Some(path) = &a.write_cache {
         write_cache(path, &a.predict.runs[0], &preds)?;
+    }
+    if let Some((pending, rows, path)) = table_file {
+        pending.commit()?;
+        eprintln!(
+            "wrote {rows} configurations for {} to {}",
+            preds.target,
+            path.display()
+        );
     }
     for note in pipeline::tuning_notes(&preds, kernel) {
         eprintln!("{note}");
@@ -770,17 +716,16 @@ fn roofline(a: RooflineArgs, catalog: &Catalog) -> Result<()> {
     let runs = experiments::load_profiles(&a.paths, &opts, catalog)?;
     let gpus = experiments::gpus_of(&runs);
     for g in gpus {
-        claim_output(
-            &a.out.join(experiments::roofline_file(g, a.instruction)),
-            &[&a.paths],
-        )?;
+        claim_output(&a.out.join(experiments::roofline_file(g, a.instruction)))?;
     }
-    std::fs::create_dir_all(&a.out).map_err(|e| Error::io(a.out.display(), e.to_string()))?;
-    let written = if a.instruction {
-        experiments::instruction_roofline_plots(&runs, catalog, &a.out)?
+    // (every chart into a hidden directory first, then all put in place)
+    let staging = gpucast::files::Staging::new(&a.out, "roofline-")?;
+    let staged = if a.instruction {
+        experiments::instruction_roofline_plots(&runs, catalog, staging.path())?
     } else {
-        experiments::roofline_plots(&runs, catalog, &a.out)?
+        experiments::roofline_plots(&runs, catalog, staging.path())?
     };
+    let written = staging.publish(&staged)?;
     if written.is_empty() {
         return Err(Error::usage(
             "no run carries warp instructions (inst_warp) and transactions (l1_sectors, shared_wavefronts, l2_sectors or dram_sectors): the instruction roofline needs Nsight Compute counts",
@@ -860,7 +805,7 @@ fn evaluate(a: EvaluateArgs, catalog: &Catalog) -> Result<()> {
     }
     if let Some(p) = &a.predictions {
         out_file(p, Format::Csv, &[OutFile::Csv])?;
-        claim_output(p, &[&a.data])?;
+        claim_output(p)?;
     }
     if let Some(dir) = a.plots.as_ref().filter(|d| d.exists() && !d.is_dir()) {
         return Err(Error::usage(format!(
@@ -892,31 +837,19 @@ fn evaluate(a: EvaluateArgs, catalog: &Catalog) -> Result<()> {
     }
     let eval = evaluated.evaluation;
     let (ours, study) = (evaluated.ours, evaluated.study);
-    if let Some(p) = &a.predictions {
-        report::write_atomic(p, &report::records_table(&eval).to_csv())?;
-    }
+    let csv = a
+        .predictions
+        .as_ref()
+        .map(|_| report::records_table(&eval).to_csv());
+    let charts = super::paths::write_evaluation(
+        a.predictions.as_deref().zip(csv.as_deref()),
+        a.plots.as_deref(),
+        &eval,
+    )?;
     if let Some(dir) = &a.plots {
-        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display(), e.to_string()))?;
-        let name = eval.protocol.as_str();
-        let written = report::plots::evaluation_plots(&eval.records, name, dir)?;
-        eprintln!("wrote {} charts to {}", written.len(), dir.display());
+        eprintln!("wrote {} charts to {}", charts.len(), dir.display());
     }
     print_evaluation(&a, &eval, &protocol, (&ours, &study), evaluated.rows)
-}
-
-/// Before any work, the charts `evaluate --plots DIR` would write over: every
-/// `PROTOCOL_*.svg` already in `dir` must be one it may replace (`--force`), so a
-/// refusal comes before the evaluation, not after part of its files are written.
-fn claim_plots(dir: &Path, protocol: &str) -> Result<()> {
-    let prefix = format!("{protocol}_");
-    let entries = std::fs::read_dir(dir).map_err(|e| Error::io(dir.display(), e.to_string()))?;
-    for e in entries.flatten() {
-        let name = e.file_name().to_string_lossy().into_owned();
-        if name.starts_with(&prefix) && name.ends_with(".svg") {
-            gpucast::files::check_output(&e.path(), &[])?;
-        }
-    }
-    Ok(())
 }
 
 /// `evaluate`'s output: the results in the chosen format, per kernel when asked, and
@@ -989,7 +922,7 @@ fn print_evaluation(
 fn train(a: TrainArgs, catalog: &Catalog) -> Result<()> {
     // `predict --model` knows a saved model by its .json name.
     out_file(&a.out, Format::Json, &[OutFile::Json])?;
-    claim_output(&a.out, &[&a.data])?;
+    claim_output(&a.out)?;
     let params = match ModelSpec::parse(&a.model, a.seed)? {
         ModelSpec::Hybrid(p) => p.training_queries(a.training_queries)?,
         other => {
@@ -1225,6 +1158,9 @@ fn corun(a: CorunArgs, catalog: &Catalog) -> Result<()> {
 
 fn reproduce(a: ReproduceArgs, catalog: &Catalog) -> Result<()> {
     let t0 = std::time::Instant::now();
+    if let Some(page) = &a.accuracy_page {
+        super::check::check_accuracy_page(page)?;
+    }
     // Built-in experiments read the shipped data under the data directory (unless
     // --data replaces it); --experiments DIR reads files, their data beside them.
     let data_dir;

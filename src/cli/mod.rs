@@ -2,6 +2,7 @@
 
 mod check;
 mod commands;
+mod paths;
 mod values;
 
 use clap::{Args, Parser, Subcommand};
@@ -48,8 +49,8 @@ pub struct Global {
     pub threads: usize,
     /// Let outputs (-o, --predictions, --plots, model files) replace existing files.
     /// Without it an output is written only where no file is, or over one this run
-    /// wrote (reproduce --out: over those an earlier reproduce listed); an input is
-    /// never written over, with or without it
+    /// wrote (reproduce --out: over those an earlier reproduce listed, unchanged); an
+    /// input (any file the command may read) is never written over, with or without it
     #[arg(long, global = true)]
     pub force: bool,
 }
