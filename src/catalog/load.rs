@@ -277,6 +277,23 @@ fn validate_gpu(g: &Gpu) -> std::result::Result<(), Invalid> {
     if g.name.trim().is_empty() {
         return Err(invalid("name", "name is empty"));
     }
+    // Names are matched ignoring what is not an ASCII letter or digit: a name with
+    // a look-alike letter would read as another GPU's (see `super::glyphs`).
+    let names = std::iter::once(("name", &g.name)).chain(g.aliases.iter().map(|a| ("aliases", a)));
+    for (key, n) in names {
+        if let Some(c) = n.chars().find(|&c| !super::glyphs::is_name_char(c)) {
+            let looks = super::glyphs::as_it_looks(n);
+            return Err(invalid(
+                key,
+                format!(
+                    "{} '{n}' holds {}: GPU names are written in ASCII letters, digits and punctuation (write '{}')",
+                    if key == "name" { "name" } else { "alias" },
+                    super::glyphs::describe(c),
+                    looks.trim()
+                ),
+            ));
+        }
+    }
     if cc_key(&g.compute_capability).is_none() {
         return Err(invalid(
             "compute_capability",
@@ -802,7 +819,7 @@ impl Catalog {
     /// `gpucast-bench calibrate`): its fields are laid over the known entry.
     /// A GPU whose compute capability is in neither the table nor the file's
     /// `[[cc]]` entries is an error naming the file, line and GPU.
-    pub fn merge_file(&mut self, path: &Path) -> Result<()> {
+    pub fn merge_file(&mut self, path: &Path) -> Result<Vec<String>> {
         let origin = path.display().to_string();
         let text = crate::files::read_to_string(path)
             .map_err(|e| Error::file(&origin, format!("cannot read: {e}")))?;
@@ -810,7 +827,8 @@ impl Catalog {
     }
 
     /// [`Catalog::merge_file`] on a text; `origin` names it in error messages.
-    fn merge_text(&mut self, text: &str, origin: &str) -> Result<()> {
+    /// Returns a note for each GPU it replaces (see [`Catalog::merge`]).
+    fn merge_text(&mut self, text: &str, origin: &str) -> Result<Vec<String>> {
         if text.trim().is_empty() {
             return Err(Error::file(
                 origin,
@@ -819,6 +837,7 @@ impl Catalog {
         }
         let doc = parse_doc(text, origin)?;
         let pos = Positions::new(text, origin, &doc);
+        self.check_entry_names(&doc, &pos)?;
         let known = self.known_entries(&doc, origin)?;
         // Rebound after `known`, whose texts the laid-over values borrow.
         let mut doc = doc;
@@ -830,10 +849,52 @@ impl Catalog {
             gpus.iter().position(|x| x.name == g.name)
         })?;
         let names: Vec<String> = gpus.iter().map(|g| g.name.clone()).collect();
-        self.merge_placed(Catalog::new(gpus, ccs), origin, |_, g, n| {
-            let i = names.iter().position(|x| *x == g.name)?;
-            pos.name(i, n)
-        })
+        let entry = |g: &Gpu| names.iter().position(|x| *x == g.name);
+        self.merge_placed(
+            Catalog::new(gpus, ccs),
+            origin,
+            |_, g, n| pos.name(entry(g)?, n),
+            |g, key| Some(pos.at("gpu", entry(g)?, Some(key))),
+        )
+    }
+
+    /// Every name and alias a file's `[[gpu]]` entries write is in the alphabet of
+    /// GPU names ([`super::glyphs`]); a name with a look-alike letter is an error
+    /// naming the character and the GPU it looks like (it would otherwise be taken
+    /// for that GPU's name wherever names are matched).
+    fn check_entry_names(&self, doc: &DeTable, pos: &Positions) -> Result<()> {
+        let Some(DeValue::Array(entries)) = doc.get("gpu").map(Spanned::get_ref) else {
+            return Ok(());
+        };
+        for (i, entry) in entries.iter().enumerate() {
+            let DeValue::Table(t) = entry.get_ref() else {
+                continue;
+            };
+            let text = |v: Option<&Spanned<DeValue>>| match v.map(Spanned::get_ref) {
+                Some(DeValue::String(s)) => Some(s.to_string()),
+                _ => None,
+            };
+            let mut names = vec![text(t.get("name"))];
+            if let Some(DeValue::Array(a)) = t.get("aliases").map(Spanned::get_ref) {
+                names.extend(a.iter().map(|v| text(Some(v))));
+            }
+            for (n, name) in names.iter().enumerate() {
+                let Some(name) = name else { continue };
+                let Some(c) = name.chars().find(|&c| !super::glyphs::is_name_char(c)) else {
+                    continue;
+                };
+                let what = if n == 0 { "name" } else { "alias" };
+                return Err(Error::file(
+                    pos.name(i, n).unwrap_or_else(|| pos.at("gpu", i, None)),
+                    format!(
+                        "[[gpu]] #{}: {what} '{name}': {}",
+                        i + 1,
+                        self.foreign_hint(name, c)
+                    ),
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// For each `[[gpu]]` entry of `doc` that names a known GPU: its index and that
@@ -861,8 +922,12 @@ impl Catalog {
 
     /// Merges another catalog (see [`Catalog::merge_file`]).
     /// On error `self` is left unchanged.
-    pub fn merge(&mut self, other: Catalog, origin: &str) -> Result<()> {
-        self.merge_placed(other, origin, |_, _, _| None)
+    /// A GPU that replaces one must be of its vendor and architecture (a known
+    /// NVIDIA GPU with vendor "AMD" is a mistake, not a new figure); each replacement
+    /// is returned as a note naming the GPU and the fields that change.
+    /// On error `self` is left unchanged.
+    pub fn merge(&mut self, other: Catalog, origin: &str) -> Result<Vec<String>> {
+        self.merge_placed(other, origin, |_, _, _| None, |_, _| None)
     }
 
     /// A GPU added by a merge may not take a spelling that already means something
@@ -897,8 +962,10 @@ impl Catalog {
         other: Catalog,
         origin: &str,
         at: impl Fn(usize, &Gpu, usize) -> Option<String>,
-    ) -> Result<()> {
+        at_key: impl Fn(&Gpu, &str) -> Option<String>,
+    ) -> Result<Vec<String>> {
         let mut merged = self.clone();
+        let mut notes = Vec::new();
         for g in other.gpus {
             let key = g.name.trim().to_lowercase();
             let pos = merged.gpus.iter().position(|e| {
@@ -906,7 +973,17 @@ impl Catalog {
                     || e.aliases.iter().any(|a| a.trim().to_lowercase() == key)
             });
             match pos {
-                Some(i) => merged.gpus[i] = g,
+                Some(i) => {
+                    let old = &merged.gpus[i];
+                    if let Some((field, message)) = replacement_clash(old, &g) {
+                        let place = at_key(&g, field).unwrap_or_else(|| origin.to_string());
+                        return Err(Error::file(place, message));
+                    }
+                    if let Some(note) = replacement_note(old, &g, origin) {
+                        notes.push(note);
+                    }
+                    merged.gpus[i] = g
+                }
                 None => {
                     if let Some((n, message)) = self.taken_name(&g) {
                         let place = at(merged.gpus.len(), &g, n);
@@ -921,8 +998,55 @@ impl Catalog {
         let pos = Positions::none(origin);
         check_ccs_known(&merged.gpus, &merged.ccs, &pos, |_| None)?;
         *self = Catalog::new(merged.gpus, merged.ccs);
-        Ok(())
+        Ok(notes)
     }
+}
+
+/// Why `new` may not replace `old` (same name): the field (`vendor` or `arch`) and
+/// the message. A GPU is one vendor's, of one architecture; a file that says
+/// otherwise for a known name has the wrong name or the wrong figures.
+fn replacement_clash(old: &Gpu, new: &Gpu) -> Option<(&'static str, String)> {
+    let same = |a: &str, b: &str| a.trim().eq_ignore_ascii_case(b.trim());
+    let (field, was, is) = if !same(&old.vendor, &new.vendor) {
+        ("vendor", &old.vendor, &new.vendor)
+    } else if !same(&old.arch, &new.arch) {
+        ("arch", &old.arch, &new.arch)
+    } else {
+        return None;
+    };
+    Some((
+        field,
+        format!(
+            "GPU '{}' is known (vendor \"{}\", arch \"{}\"); an entry replacing it must keep its {field} \"{was}\", not \"{is}\": give a different GPU a name of its own",
+            new.name, old.vendor, old.arch
+        ),
+    ))
+}
+
+/// "note: FILE replaces the figures of GPU 'X': a, b" for the fields `new` changes
+/// (None when it changes none).
+fn replacement_note(old: &Gpu, new: &Gpu, origin: &str) -> Option<String> {
+    let (Ok(serde_json::Value::Object(a)), Ok(serde_json::Value::Object(b))) =
+        (serde_json::to_value(old), serde_json::to_value(new))
+    else {
+        return None;
+    };
+    let mut keys: Vec<&String> = a.keys().chain(b.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    let changed: Vec<&str> = keys
+        .into_iter()
+        .filter(|k| a.get(*k) != b.get(*k))
+        .map(String::as_str)
+        .collect();
+    if changed.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "{origin} replaces the entry of GPU '{}' ({})",
+        old.name,
+        changed.join(", ")
+    ))
 }
 
 /// Completes each entry of `known` (see [`Catalog::known_entries`]) with the known

@@ -24,7 +24,9 @@ pub fn run(cli: Cli) -> Result<()> {
     }
     let mut catalog = Catalog::builtin();
     for f in &cli.global.gpus {
-        catalog.merge_file(f)?;
+        for note in catalog.merge_file(f)? {
+            eprintln!("note: {note}");
+        }
     }
     match cli.command {
         Command::Data { command } => data_cmd(command, &catalog),
@@ -642,6 +644,12 @@ fn write_cache(path: &Path, measured: &Path, preds: &Predictions) -> Result<()> 
             .map(|r| format!("; the first: {r}"))
             .unwrap_or_default()
     );
+    if let Some(was) = &written.objective_was {
+        eprintln!(
+            "note: {} tuned for objective '{was}'; the written cache's objective is 'time' (its entries hold predicted times)",
+            measured.display()
+        );
+    }
     Ok(())
 }
 

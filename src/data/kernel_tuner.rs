@@ -230,6 +230,12 @@ pub fn import_text(
 /// a note saying so) and refusing a key repeated in one object.
 fn parse_cache(text: &str, file: &str) -> Result<(Value, Vec<String>)> {
     let mut notes = Vec::new();
+    if text.trim().is_empty() {
+        return Err(Error::parse_file(
+            file,
+            "the file is empty (a gzip'd file: empty once decompressed)",
+        ));
+    }
     let doc: Value = match serde_json::from_str(text) {
         Ok(v) => v,
         Err(e) if e.is_eof() => {

@@ -379,6 +379,13 @@ pub fn launch_bytes(runs: &[Run], gpu: &str, kernel: &str, config: &str) -> Opti
     })
 }
 
+/// Least time together / time alone a co-run row may have. Running beside another
+/// kernel takes nothing from the SMs of a kernel's own partition, so it is never
+/// faster together than alone but for timing noise (a few percent: the runner's
+/// `time_cv`) and clock changes (boost varies by well under 2x); half its time alone
+/// is a wrong row, not noise.
+pub const MIN_SLOWDOWN: f64 = 0.5;
+
 /// How [`read_sets`] learns a co-run file's GPU: its catalog name and SM count, or why
 /// the name names none.
 pub type GpuOf<'a> = dyn Fn(&str) -> std::result::Result<(String, u32), String> + 'a;
@@ -489,6 +496,16 @@ pub fn read_sets(path: &Path, runs: &[Run], gpu_of: &GpuOf) -> Result<Vec<CorunS
         let min_ms = crate::data::validate::LAUNCH_FLOOR_MS;
         let time_alone_ms = number(6, min_ms, max_ms)?;
         let together = number(7, min_ms, max_ms)?;
+        if together < MIN_SLOWDOWN * time_alone_ms {
+            return Err(Error::file(
+                &file,
+                format!(
+                    "line {n}, column 'time_together_ms': {together} ms together is {:.3}x its {time_alone_ms} ms alone; a kernel sharing its GPU is not {}x faster than alone (the times are swapped or from another run)",
+                    together / time_alone_ms,
+                    1.0 / MIN_SLOWDOWN
+                ),
+            ));
+        }
         let bytes = launch_bytes(runs, &gpu, &kernel, &config).ok_or_else(|| {
             Error::file(
                 &file,

@@ -20,6 +20,44 @@ pub(super) enum Kind {
     Percent,
 }
 
+/// Largest count (instructions, bytes, sectors, cycles) one launch can have: the
+/// runs contract's bound for counts (`gpucast_runs::columns::upper_bound`, 1e21). A
+/// day of the largest GPU issuing every lane every cycle is about 3e18 thread
+/// instructions, and a day at 8 TB/s about 7e17 bytes.
+const MAX_COUNT: f64 = 1e21;
+/// Longest duration one launch can have, ms: the runs contract's bound for times
+/// (1e7 ms, about 3 hours).
+const MAX_TIME_MS: f64 = 1e7;
+/// Shortest non-zero duration, ms: 1 ns, the resolution of the GPU timer ncu reads
+/// (`gpu__time_duration` is in whole nanoseconds); no launch takes less than a
+/// microsecond.
+const MIN_TIME_MS: f64 = 1e-6;
+/// Highest rate, per second: 1e16 (a clock is at most a few GHz, a bandwidth at most
+/// about 1e13 bytes/s, an instruction rate about 4e13/s).
+const MAX_PER_SECOND: f64 = 1e16;
+
+/// `value` (in the base unit of `kind`) when one launch can have it: a count or rate
+/// no GPU reaches, or a duration shorter than the timer's resolution, is a damaged
+/// or hand-edited export. Negative values are left to the callers' own checks.
+pub(super) fn plausible(value: f64, kind: Kind) -> Result<f64, String> {
+    let (max, what) = match kind {
+        Kind::Bytes | Kind::Count => (MAX_COUNT, "any launch's count"),
+        Kind::TimeMs => (MAX_TIME_MS, "any launch's duration (1e7 ms)"),
+        Kind::PerSecond => (MAX_PER_SECOND, "any GPU's rate"),
+        Kind::Percent => return Ok(value),
+    };
+    if value.abs() > max {
+        return Err(format!("{value:e} is beyond {what} ({max:e})"));
+    }
+    if kind == Kind::TimeMs && value > 0.0 && value < MIN_TIME_MS {
+        return Err(format!(
+            "a duration of {:e} ns is shorter than the GPU timer's resolution (1 ns)",
+            value * 1e6
+        ));
+    }
+    Ok(value)
+}
+
 /// Bytes per L2/L1/DRAM sector on every NVIDIA GPU since Maxwell.
 pub(super) const SECTOR_BYTES: f64 = 32.0;
 
@@ -173,6 +211,20 @@ mod tests {
         assert_eq!(r(765.0, "cycle/second"), 765.0);
         assert_eq!(r(345.0, "Gbyte/s"), 3.45e11);
         assert_eq!(r(2.0, "Mhz"), 2e6);
+    }
+
+    #[test]
+    fn counts_and_durations_beyond_physics_are_errors() {
+        assert_eq!(plausible(5e9, Kind::Count), Ok(5e9));
+        assert_eq!(plausible(0.004, Kind::TimeMs), Ok(0.004));
+        assert_eq!(plausible(0.0, Kind::TimeMs), Ok(0.0));
+        let e = plausible(1e300, Kind::Count).unwrap_err();
+        assert!(e.contains("1e300 is beyond any launch's count (1e21)"), "{e}");
+        let e = plausible(1e-306, Kind::TimeMs).unwrap_err();
+        assert!(e.contains("ns is shorter than the GPU timer"), "{e}");
+        assert!(plausible(1e8, Kind::TimeMs).is_err());
+        assert!(plausible(1e17, Kind::PerSecond).is_err());
+        assert_eq!(plausible(250.0, Kind::Percent), Ok(250.0));
     }
 
     #[test]
