@@ -274,12 +274,12 @@ impl Catalog {
         };
         let looks = glyphs::as_it_looks(name);
         let like = match self.lookup(&looks) {
-            Lookup::One(g) => format!("; it looks like '{}'", g.name),
-            Lookup::Ambiguous(gs) => format!("; it looks like {}", ambiguity(&gs)),
+            Lookup::One(g) => format!("; read as it looks, it is GPU '{}'", g.name),
+            Lookup::Ambiguous(gs) => format!("; read as it looks, {}", ambiguity(&gs)),
             _ => self.close_hint(&looks),
         };
         format!(
-            "it holds {}{more}, which GPU names are not written with (ASCII letters, digits and punctuation){like}; type the name in ASCII",
+            "{}{more} is not a character of GPU names (ASCII letters, digits and punctuation){like}; type the name in ASCII",
             glyphs::describe(c)
         )
     }

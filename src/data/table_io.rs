@@ -308,6 +308,18 @@ fn header_names(header: &[u8]) -> Vec<String> {
     names
 }
 
+/// [`check_layout`] of CSV text read by an importer (`file` names it): each problem
+/// at its line, before polars's reader words it in its own terms ("found more
+/// fields than defined in 'Schema'").
+pub(crate) fn check_csv_layout(bytes: &[u8], file: &str) -> Result<()> {
+    let bytes = bytes.strip_prefix(UTF8_BOM).unwrap_or(bytes);
+    let scan = scan_records(bytes);
+    if scan.records.is_empty() {
+        return Err(Error::parse_file(file, "empty file"));
+    }
+    check_layout(bytes, &scan, file)
+}
+
 /// Check the layout of CSV text before polars parses it, so that each problem is
 /// reported at its line: UTF-8 text, comma-separated, closed quotes, no column named
 /// twice, and every record as wide as the header.
@@ -351,8 +363,11 @@ fn check_layout(bytes: &[u8], scan: &Scan, file: &str) -> Result<()> {
         ));
     }
     let names = header_names(header);
+    check_column_count(names.len(), file)?;
+    let mut first: std::collections::HashMap<&str, usize> =
+        std::collections::HashMap::with_capacity(names.len());
     for (i, name) in names.iter().enumerate() {
-        if let Some(j) = names[..i].iter().position(|n| n == name) {
+        if let Some(&j) = first.get(name.as_str()) {
             return Err(Error::parse(
                 file,
                 Position::Line(1),
@@ -364,6 +379,7 @@ fn check_layout(bytes: &[u8], scan: &Scan, file: &str) -> Result<()> {
                 ),
             ));
         }
+        first.insert(name, i);
     }
     let width = names.len();
     if let Some(r) = scan.records.iter().find(|r| r.fields != width) {
@@ -375,6 +391,31 @@ fn check_layout(bytes: &[u8], scan: &Scan, file: &str) -> Result<()> {
         ));
     }
     Ok(())
+}
+
+/// Most columns a table gpucast reads may have: the runs contract's columns and as
+/// many of the user's own again, several times over (a runs table passes extra
+/// columns through). A header of a million columns is no table of runs, and every
+/// step after the header costs time per column.
+pub(crate) fn max_columns() -> usize {
+    gpucast_runs::COLUMNS.len() + 1000
+}
+
+/// Refuse a table of more than [`max_columns`] columns.
+fn check_column_count(columns: usize, file: &str) -> Result<()> {
+    if columns <= max_columns() {
+        return Ok(());
+    }
+    Err(Error::parse(
+        file,
+        Position::Line(1),
+        None,
+        format!(
+            "{columns} columns; a table of runs has at most {} (the runs contract's {} and up to 1000 of your own)",
+            max_columns(),
+            gpucast_runs::COLUMNS.len()
+        ),
+    ))
 }
 
 /// Reject a header that is clearly not comma-separated (counting outside quotes).
@@ -435,7 +476,9 @@ fn read_frame(path: &Path) -> Result<(DataFrame, RowLines)> {
     match ext.as_deref() {
         Some("parquet") => {
             let bytes = crate::files::read(path).map_err(|e| Error::io(name, e))?;
-            let df = read_parquet(bytes, name)?;
+            // (a gzip'd Parquet, `runs.parquet.gz`, is read decompressed, as a gzip'd
+            // CSV is: polars's own reader names a build feature instead)
+            let df = read_parquet(gunzip_if_gzip(bytes, name)?, name)?;
             if df.height() == 0 {
                 return Err(Error::parse_file(name, "no data rows"));
             }
@@ -500,11 +543,20 @@ pub(crate) fn read_parquet(bytes: Vec<u8>, file: &str) -> Result<DataFrame> {
     crate::error::contain_panic(file, || read_parquet_checked(bytes, file))
 }
 
+/// Most rows a Parquet file of `bytes` bytes may claim: 8 per byte. Every row of a
+/// runs table is a distinct run (no two share gpu, kernel and config), so its
+/// configuration alone carries at least a bit of the file per row, whatever the
+/// encoding and compression; polars allocates for the rows a footer claims before
+/// it decodes a page, and a claim of 10^12 rows aborted the process.
+const MAX_ROWS_PER_BYTE: usize = 8;
+
 /// Walk every page header of every column chunk of a Parquet file (`bytes`) and
-/// refuse sizes no page of it can have: a page larger than its column chunk, or of
-/// more values than its row group has rows. polars trusts these numbers and asks
-/// for that much memory, and a failed allocation aborts the process; a damaged
-/// header must end in a one-line error instead.
+/// refuse sizes no page of it can have: more rows than the file's length allows
+/// ([`MAX_ROWS_PER_BYTE`]), a file's row count that is not its row groups', a page
+/// larger than its column chunk, of more values than its row group has rows, or a
+/// column chunk whose pages do not hold its row group's rows. polars trusts these
+/// numbers and asks for that much memory, and a failed allocation aborts the
+/// process; a damaged header must end in a one-line error instead.
 fn check_parquet_pages(buffer: &polars_buffer::Buffer<u8>, file: &str) -> Result<()> {
     use polars_parquet::parquet::page::CompressedPage;
     use polars_parquet::parquet::read::{read_metadata, PageReader};
@@ -514,6 +566,27 @@ fn check_parquet_pages(buffer: &polars_buffer::Buffer<u8>, file: &str) -> Result
     let bytes: &[u8] = buffer;
     let meta = read_metadata(&mut std::io::Cursor::new(bytes))
         .map_err(|e| damaged(first_line(&e.to_string()).to_string()))?;
+    let max_rows = bytes.len().saturating_mul(MAX_ROWS_PER_BYTE);
+    let group_rows = meta
+        .row_groups
+        .iter()
+        .try_fold(0usize, |sum, g| sum.checked_add(g.num_rows()));
+    match group_rows {
+        Some(rows) if rows <= max_rows && rows == meta.num_rows => {}
+        Some(rows) if rows <= max_rows => {
+            return Err(damaged(format!(
+                "its footer claims {} rows, its row groups {rows}",
+                meta.num_rows
+            )))
+        }
+        _ => {
+            let claimed = meta.row_groups.iter().map(|g| g.num_rows() as f64).sum::<f64>();
+            return Err(damaged(format!(
+                "its row groups claim {claimed:e} rows, more than a file of {} bytes holds (at most {max_rows})",
+                bytes.len()
+            )));
+        }
+    }
     for (g, group) in meta.row_groups.iter().enumerate() {
         let rows = group.num_rows();
         for column in group.parquet_columns() {
@@ -527,6 +600,7 @@ fn check_parquet_pages(buffer: &polars_buffer::Buffer<u8>, file: &str) -> Result
             }
             let chunk_bytes = column.uncompressed_size().max(0) as usize;
             let cursor = std::io::Cursor::new(buffer.clone().sliced(start..end));
+            let mut held = 0usize;
             for page in PageReader::new(cursor, column, Vec::new(), end - start) {
                 let page = page.map_err(|e| {
                     damaged(format!("row group {g}: {}", first_line(&e.to_string())))
@@ -540,6 +614,14 @@ fn check_parquet_pages(buffer: &polars_buffer::Buffer<u8>, file: &str) -> Result
                         "row group {g}: a page of {size} bytes and {values} values in a column of {chunk_bytes} bytes and {rows} rows"
                     )));
                 }
+                held = held.saturating_add(values);
+            }
+            // (the columns are flat: each value of a page is one row, nulls included)
+            if held != rows {
+                return Err(damaged(format!(
+                    "row group {g}: it claims {rows} rows, the pages of column '{}' hold {held}",
+                    column.descriptor().path_in_schema.join(".")
+                )));
             }
         }
     }
@@ -557,6 +639,17 @@ fn read_parquet_checked(bytes: Vec<u8>, file: &str) -> Result<DataFrame> {
     let buffer: polars_buffer::Buffer<u8> = bytes.into();
     let mut reader = ParquetReader::new(std::io::Cursor::new(&buffer[..]));
     let schema = reader.schema().map_err(bad)?;
+    if schema.len() > max_columns() {
+        return Err(Error::parse_file(
+            file,
+            format!(
+                "{} columns; a table of runs has at most {} (the runs contract's {} and up to 1000 of your own)",
+                schema.len(),
+                max_columns(),
+                gpucast_runs::COLUMNS.len()
+            ),
+        ));
+    }
     for (name, field) in schema.iter() {
         if let Some(kind) = unreadable_type(&field.dtype) {
             return Err(Error::parse_file(
@@ -1031,16 +1124,55 @@ pub fn write_frame(df: &mut DataFrame, path: &Path) -> Result<()> {
     let name = &path.display().to_string();
     let parquet = is_parquet_output(path)?;
     crate::files::write_atomic_with(path, |file| {
+        let mut out = KeepsWriteError { inner: file, error: None };
         let res = if parquet {
-            ParquetWriter::new(file)
+            ParquetWriter::new(&mut out)
                 .with_compression(ParquetCompression::Zstd(None))
                 .finish(df)
                 .map(|_| ())
         } else {
-            CsvWriter::new(file).include_header(true).finish(df)
+            CsvWriter::new(&mut out).include_header(true).finish(df)
         };
-        res.map_err(|e| Error::io(name, format!("cannot write: {e}")))
+        res.map_err(|e| match out.error.take() {
+            // (the system's reason, e.g. "File too large" or "No space left on
+            // device", not the encoder's: Parquet's says "Invalid thrift: transport
+            // error" for any failed write)
+            Some(io) => Error::io_error(name, "cannot write", io),
+            None => Error::io(name, format!("cannot write: {e}")),
+        })
     })
+}
+
+/// A writer that keeps the first error of the file it writes to, for the message:
+/// the encoders above it replace it with their own words.
+struct KeepsWriteError<W> {
+    inner: W,
+    error: Option<std::io::Error>,
+}
+
+impl<W: std::io::Write> KeepsWriteError<W> {
+    fn keep<T>(&mut self, r: std::io::Result<T>) -> std::io::Result<T> {
+        if let Err(e) = &r {
+            if self.error.is_none() {
+                self.error = Some(match e.raw_os_error() {
+                    Some(code) => std::io::Error::from_raw_os_error(code),
+                    None => std::io::Error::new(e.kind(), e.to_string()),
+                });
+            }
+        }
+        r
+    }
+}
+
+impl<W: std::io::Write> std::io::Write for KeepsWriteError<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let r = self.inner.write(buf);
+        self.keep(r)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        let r = self.inner.flush();
+        self.keep(r)
+    }
 }
 
 /// Whether a table written to `path` is Parquet (`.parquet`) or CSV (`.csv`); any

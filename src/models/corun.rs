@@ -484,7 +484,9 @@ pub fn read_sets(path: &Path, runs: &[Run], gpu_of: &GpuOf) -> Result<Vec<CorunS
             )
         })?;
         let kernel = field(1)?.to_string();
-        let config = field(2)?.to_string();
+        // (canonical, as the runs' configurations are: parameters in any order)
+        let config = field(2)?;
+        let config = gpucast_runs::canonical_config(config).unwrap_or_else(|_| config.to_string());
         let sm_count = number(3, 0.0, f64::from(gpu_sms))?;
         if sm_count.fract() != 0.0 {
             return Err(Error::file(
@@ -650,7 +652,10 @@ pub fn kernel_on(
         .collect();
     configs.sort_unstable();
     configs.dedup();
-    let config = match (config, configs.as_slice()) {
+    // A configuration is its parameters' names and values, in any order and spelling
+    // of a number ("b=2,a=1" is "a=1,b=2"): the table's are canonical, so is the ask.
+    let canonical = config.map(|c| gpucast_runs::canonical_config(c).unwrap_or_else(|_| c.trim().to_string()));
+    let config = match (canonical.as_deref(), configs.as_slice()) {
         (Some(c), _) if configs.contains(&c) => c.to_string(),
         (Some(c), _) => {
             return Err(Error::usage(format!(
