@@ -608,6 +608,48 @@ mod tests {
         }
     }
 
+    /// A look-alike letter or an invisible character never drops out of a name: the
+    /// name resolves to nothing, and the error names the character and the GPU the
+    /// name looks like. Full-width letters are ASCII after NFKC.
+    #[test]
+    fn look_alike_characters_name_no_gpu() {
+        let c = cat();
+        let cyrillic = "RTX 3090 \u{0422}\u{0456}"; // Cyrillic TE and I
+        assert!(c.resolve(cyrillic).is_none());
+        assert!(c.resolve_exact(cyrillic).is_none());
+        assert!(c.spelled(cyrillic).is_empty());
+        assert!(c.close_names(cyrillic, 8).is_empty());
+        let e = c.resolve_or_err(cyrillic).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "unknown GPU 'RTX 3090 \u{0422}\u{0456}': '\u{0422}' (U+0422 CYRILLIC CAPITAL LETTER TE, \
+             which looks like the Latin 'T') and 1 other such character is not a character of GPU \
+             names (ASCII letters, digits and punctuation); read as it looks, it is GPU \
+             'NVIDIA GeForce RTX 3090 Ti'; type the name in ASCII"
+        );
+        assert!(matches!(c.unresolved_hint(cyrillic), GpuHint::Character(_)));
+        let zero_width = "RTX 3090\u{200B} Ti";
+        assert!(c.resolve(zero_width).is_none());
+        let hint = c.unresolved_hint(zero_width).to_string();
+        assert!(
+            hint.contains("an invisible character (U+200B ZERO WIDTH SPACE)")
+                && hint.contains("it is GPU 'NVIDIA GeForce RTX 3090 Ti'"),
+            "{hint}"
+        );
+        // Greek capital alpha in a family name: the candidates it looks like
+        let hint = c.unresolved_hint("\u{0391}100").to_string();
+        assert!(hint.contains("U+0391 GREEK CAPITAL LETTER ALPHA"), "{hint}");
+        assert!(hint.contains("ambiguous") || hint.contains("matches 'NVIDIA A100"), "{hint}");
+        // another script, nothing like a GPU
+        let hint = c.unresolved_hint("\u{4E2D}\u{6587}").to_string();
+        assert!(hint.contains("(U+4E2D, a CJK character)") && !hint.contains("GPU '"), "{hint}");
+        // full-width letters and digits are the ASCII ones
+        let full = "\u{FF32}\u{FF34}\u{FF38} \u{FF13}\u{FF10}\u{FF19}\u{FF10} \u{FF34}\u{FF49}";
+        assert_eq!(c.resolve(full).unwrap().name, "NVIDIA GeForce RTX 3090 Ti");
+        // the look-alike never resolves to the GPU without it
+        assert_eq!(c.resolve("RTX 3090").unwrap().name, "NVIDIA GeForce RTX 3090");
+    }
+
     #[test]
     fn names_that_resolve_alike_are_refused() {
         // SYNTHETIC: two GPUs whose names differ only in punctuation would make each

@@ -935,7 +935,8 @@ mod tests {
             dram_bytes: 1e6,
             ..Run::default()
         };
-        let runs = [run("a", "n=1,b=2"), run("b", "n=1")];
+        // (the runs' configurations are canonical; the co-run file's in any order)
+        let runs = [run("a", "b=2,n=1"), run("b", "n=1")];
         let name = |g: &str| match g {
             "G" => Ok(("G".to_string(), 64)),
             _ => Err("not in the catalog".to_string()),
@@ -943,7 +944,7 @@ mod tests {
         let sets = read_sets(&path, &runs, &name).unwrap();
         assert_eq!(sets.len(), 2);
         assert_eq!(sets[0].kernels.len(), 2);
-        assert_eq!(sets[0].kernels[0].config, "n=1,b=2");
+        assert_eq!(sets[0].kernels[0].config, "b=2,n=1");
         assert_eq!(sets[0].time_together_ms, vec![1.5, 2.2]);
         assert_eq!(sets[0].kernels[1].dram_bytes, 1e6);
 
@@ -984,5 +985,13 @@ mod tests {
         let said =
             "line 3, column 'time_together_ms': 1e-9 is below 0.001, faster than any kernel launch";
         assert!(e.contains(said), "{e}");
+        // faster together than alone: 0.01 ms beside a kernel, 2 ms alone
+        std::fs::write(&path, good.replace("2.0,2.2", "2.0,0.01")).unwrap();
+        let e = read_sets(&path, &runs, &name).unwrap_err().to_string();
+        let said = "line 3, column 'time_together_ms': 0.01 ms together is 0.005x its 2 ms alone";
+        assert!(e.contains(said), "{e}");
+        // within noise of the time alone is a measurement
+        std::fs::write(&path, good.replace("2.0,2.2", "2.0,1.9")).unwrap();
+        assert!(read_sets(&path, &runs, &name).is_ok());
     }
 }

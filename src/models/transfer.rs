@@ -764,6 +764,34 @@ fn choose_strength(scored: &[Scored], n_gpus: usize, same_arch: bool) -> f64 {
 
 #[cfg(test)]
 mod tests {
+    /// Slopes of the log shape variance a fit cannot make are refused with the field
+    /// named (a slope of 1e308 overflowed every weight).
+    #[test]
+    fn absurd_shape_slopes_are_refused() {
+        let t = |coefficients: Vec<f64>, other_source: f64| ShapeTransfer {
+            coefficients,
+            strength_same_arch: 0.5,
+            strength_other_arch: 0.0,
+            max_distance: 3.0,
+            other_arch_curves: Vec::new(),
+            other_source,
+        };
+        let mut c = vec![0.5; GPU_DISTANCES];
+        assert_eq!(t(c.clone(), 0.5).check(), Ok(()));
+        c[2] = 1e308;
+        let e = t(c.clone(), 0.5).check().unwrap_err();
+        assert!(
+            e.starts_with("shape.coefficients 'abs_ln_bw_ratio' 1e308 is above 1e3"),
+            "{e}"
+        );
+        c[2] = 0.5;
+        let e = t(c.clone(), 2e3).check().unwrap_err();
+        assert!(e.starts_with("shape.other_source 2e3 is above 1e3"), "{e}");
+        let mut far = t(c, 0.5);
+        far.max_distance = 1e300;
+        assert!(far.check().unwrap_err().starts_with("shape.max_distance 1e300"));
+    }
+
     use super::*;
 
     /// SYNTHETIC held-out runs on 3 GPUs, each with a shape correction of 0.2 and the
