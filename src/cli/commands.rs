@@ -23,12 +23,13 @@ pub fn run(cli: Cli) -> Result<()> {
         gpucast::files::allow_replacing();
     }
     let mut catalog = Catalog::builtin();
+    // (each GPU a --gpus file replaces is said once the command has run: an error
+    // stays the one line on stderr)
+    let mut replaced = Vec::new();
     for f in &cli.global.gpus {
-        for note in catalog.merge_file(f)? {
-            eprintln!("note: {note}");
-        }
+        replaced.extend(catalog.merge_file(f)?);
     }
-    match cli.command {
+    let done = match cli.command {
         Command::Data { command } => data_cmd(command, &catalog),
         Command::Gpus { command } => gpus_cmd(command, &catalog),
         Command::Predict(a) => predict(a, &catalog),
@@ -41,7 +42,13 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Reproduce(a) => reproduce(a, &catalog),
         Command::Corun(a) => corun(a, &catalog),
         Command::Bench(a) => bench(a, &catalog),
+    };
+    if done.is_ok() {
+        for note in replaced {
+            eprintln!("note: {note}");
+        }
     }
+    done
 }
 
 /// The flag that gives each of the library's inputs (what its errors call them).
