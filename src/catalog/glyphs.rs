@@ -41,7 +41,11 @@ const LOOK_ALIKES: &[(char, char, &str)] = &[
     ('\u{03BF}', 'o', "GREEK SMALL LETTER OMICRON"),
     ('\u{03C1}', 'p', "GREEK SMALL LETTER RHO"),
     ('\u{0405}', 'S', "CYRILLIC CAPITAL LETTER DZE"),
-    ('\u{0406}', 'I', "CYRILLIC CAPITAL LETTER BYELORUSSIAN-UKRAINIAN I"),
+    (
+        '\u{0406}',
+        'I',
+        "CYRILLIC CAPITAL LETTER BYELORUSSIAN-UKRAINIAN I",
+    ),
     ('\u{0408}', 'J', "CYRILLIC CAPITAL LETTER JE"),
     ('\u{0410}', 'A', "CYRILLIC CAPITAL LETTER A"),
     ('\u{0412}', 'B', "CYRILLIC CAPITAL LETTER VE"),
@@ -63,7 +67,11 @@ const LOOK_ALIKES: &[(char, char, &str)] = &[
     ('\u{0443}', 'y', "CYRILLIC SMALL LETTER U"),
     ('\u{0445}', 'x', "CYRILLIC SMALL LETTER HA"),
     ('\u{0455}', 's', "CYRILLIC SMALL LETTER DZE"),
-    ('\u{0456}', 'i', "CYRILLIC SMALL LETTER BYELORUSSIAN-UKRAINIAN I"),
+    (
+        '\u{0456}',
+        'i',
+        "CYRILLIC SMALL LETTER BYELORUSSIAN-UKRAINIAN I",
+    ),
     ('\u{0458}', 'j', "CYRILLIC SMALL LETTER JE"),
     ('\u{04BB}', 'h', "CYRILLIC SMALL LETTER SHHA"),
     ('\u{0501}', 'd', "CYRILLIC SMALL LETTER KOMI DE"),
@@ -233,7 +241,10 @@ mod tests {
             describe('\u{200B}'),
             "an invisible character (U+200B ZERO WIDTH SPACE)"
         );
-        assert_eq!(describe('\u{044F}'), "'\u{044F}' (U+044F, a Cyrillic letter)");
+        assert_eq!(
+            describe('\u{044F}'),
+            "'\u{044F}' (U+044F, a Cyrillic letter)"
+        );
         assert_eq!(describe('\u{1}'), "a control character (U+0001)");
         // every look-alike is outside the alphabet, and passes for a letter in it
         for (c, l, _) in LOOK_ALIKES {

@@ -639,15 +639,24 @@ mod tests {
         // Greek capital alpha in a family name: the candidates it looks like
         let hint = c.unresolved_hint("\u{0391}100").to_string();
         assert!(hint.contains("U+0391 GREEK CAPITAL LETTER ALPHA"), "{hint}");
-        assert!(hint.contains("ambiguous") || hint.contains("matches 'NVIDIA A100"), "{hint}");
+        assert!(
+            hint.contains("ambiguous") || hint.contains("matches 'NVIDIA A100"),
+            "{hint}"
+        );
         // another script, nothing like a GPU
         let hint = c.unresolved_hint("\u{4E2D}\u{6587}").to_string();
-        assert!(hint.contains("(U+4E2D, a CJK character)") && !hint.contains("GPU '"), "{hint}");
+        assert!(
+            hint.contains("(U+4E2D, a CJK character)") && !hint.contains("GPU '"),
+            "{hint}"
+        );
         // full-width letters and digits are the ASCII ones
         let full = "\u{FF32}\u{FF34}\u{FF38} \u{FF13}\u{FF10}\u{FF19}\u{FF10} \u{FF34}\u{FF49}";
         assert_eq!(c.resolve(full).unwrap().name, "NVIDIA GeForce RTX 3090 Ti");
         // the look-alike never resolves to the GPU without it
-        assert_eq!(c.resolve("RTX 3090").unwrap().name, "NVIDIA GeForce RTX 3090");
+        assert_eq!(
+            c.resolve("RTX 3090").unwrap().name,
+            "NVIDIA GeForce RTX 3090"
+        );
     }
 
     #[test]

@@ -52,7 +52,11 @@ fn check_parquet_pages(buffer: &polars_buffer::Buffer<u8>, file: &str) -> Result
             )))
         }
         _ => {
-            let claimed = meta.row_groups.iter().map(|g| g.num_rows() as f64).sum::<f64>();
+            let claimed = meta
+                .row_groups
+                .iter()
+                .map(|g| g.num_rows() as f64)
+                .sum::<f64>();
             return Err(damaged(format!(
                 "its row groups claim {claimed:e} rows, more than a file of {} bytes holds (at most {max_rows})",
                 bytes.len()

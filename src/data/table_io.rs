@@ -955,7 +955,10 @@ pub fn write_frame(df: &mut DataFrame, path: &Path) -> Result<()> {
     let name = &path.display().to_string();
     let parquet = is_parquet_output(path)?;
     crate::files::write_atomic_with(path, |file| {
-        let mut out = KeepsWriteError { inner: file, error: None };
+        let mut out = KeepsWriteError {
+            inner: file,
+            error: None,
+        };
         let res = if parquet {
             ParquetWriter::new(&mut out)
                 .with_compression(ParquetCompression::Zstd(None))

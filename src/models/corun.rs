@@ -654,7 +654,8 @@ pub fn kernel_on(
     configs.dedup();
     // A configuration is its parameters' names and values, in any order and spelling
     // of a number ("b=2,a=1" is "a=1,b=2"): the table's are canonical, so is the ask.
-    let canonical = config.map(|c| gpucast_runs::canonical_config(c).unwrap_or_else(|_| c.trim().to_string()));
+    let canonical =
+        config.map(|c| gpucast_runs::canonical_config(c).unwrap_or_else(|_| c.trim().to_string()));
     let config = match (canonical.as_deref(), configs.as_slice()) {
         (Some(c), _) if configs.contains(&c) => c.to_string(),
         (Some(c), _) => {

@@ -789,7 +789,10 @@ mod tests {
         assert!(e.starts_with("shape.other_source 2e3 is above 1e3"), "{e}");
         let mut far = t(c, 0.5);
         far.max_distance = 1e300;
-        assert!(far.check().unwrap_err().starts_with("shape.max_distance 1e300"));
+        assert!(far
+            .check()
+            .unwrap_err()
+            .starts_with("shape.max_distance 1e300"));
     }
 
     use super::*;

@@ -15,7 +15,9 @@ const CYRILLIC_SAID: &str = "'\u{0422}' (U+0422 CYRILLIC CAPITAL LETTER TE, whic
 /// A Parquet file of `df` (written by polars here: SYNTHETIC rows).
 fn parquet_of(mut df: DataFrame) -> Vec<u8> {
     let mut out = Vec::new();
-    ParquetWriter::new(&mut out).finish(&mut df).expect("write parquet");
+    ParquetWriter::new(&mut out)
+        .finish(&mut df)
+        .expect("write parquet");
     out
 }
 
@@ -59,7 +61,7 @@ fn claiming_rows(parquet: &[u8], file: Option<i64>, group: Option<i64>) -> Vec<u
     let mut footer = parquet[n - 8 - len..n - 8].to_vec();
     let find = |f: &[u8], pat: &[u8], last: bool| {
         let mut hits = f.windows(pat.len()).enumerate().filter(|(_, w)| *w == pat);
-        let at = if last { hits.last() } else { hits.next() };
+        let at = if last { hits.next_back() } else { hits.next() };
         at.map(|(i, _)| i).expect("the footer's row count")
     };
     // (the row group's num_rows, field 3, follows its total_byte_size and precedes
@@ -102,31 +104,70 @@ pub(super) fn names_bounds_cases() -> Vec<Case> {
     use Expect::*;
     let two = runs(&[ROW_TITAN, ROW_2080]);
     let target = |name: &'static str, q: &str, fragment: &'static str| {
-        Case::err(name, 2, fragment, &["predict", "--runs", "{dir}/r.csv", "--target", q])
-            .with("r.csv", runs(&[ROW_TITAN, ROW_2080]))
+        Case::err(
+            name,
+            2,
+            fragment,
+            &["predict", "--runs", "{dir}/r.csv", "--target", q],
+        )
+        .with("r.csv", runs(&[ROW_TITAN, ROW_2080]))
     };
     let row = |gpu: &str| runs(&[&format!("{gpu},saxpy,N=1024,0.01,2048,12288")]);
     let cache_of = |gpu: &str| CACHE_WITH_FAILURES.replace("Tesla V100-PCIE-32GB", gpu);
     let gemm = String::from_utf8(fixture("gemm_table/a100_sxm_trtllm-1.0.0_n4096_k4096.csv"))
         .expect("utf-8 fixture");
     let ncu = String::from_utf8(fixture("ncu/rtx5090_kernel_0003.csv")).expect("utf-8 fixture");
-    let ncu_args = ["data", "import", "--from", "ncu", "--gpu", "RTX 5090", "{dir}/n.csv", "-o", "{dir}/o.csv"];
-    let neusight = String::from_utf8(fixture("neusight/nvidia-train/add/Tesla_T4.csv")).expect("utf-8 fixture");
-    let neusight_args = ["data", "import", "--from", "neusight", "{dir}/n.csv", "-o", "{dir}/o.csv"];
+    let ncu_args = [
+        "data",
+        "import",
+        "--from",
+        "ncu",
+        "--gpu",
+        "RTX 5090",
+        "{dir}/n.csv",
+        "-o",
+        "{dir}/o.csv",
+    ];
+    let neusight = String::from_utf8(fixture("neusight/nvidia-train/add/Tesla_T4.csv"))
+        .expect("utf-8 fixture");
+    let neusight_args = [
+        "data",
+        "import",
+        "--from",
+        "neusight",
+        "{dir}/n.csv",
+        "-o",
+        "{dir}/o.csv",
+    ];
     let mut pnpoly = String::new();
     flate2::read::GzDecoder::new(&fixture("kernel_tuner/pnpoly_RTX_3090_subset.json.gz")[..])
         .read_to_string(&mut pnpoly)
         .expect("the pnpoly fixture");
-    assert!(pnpoly.contains("\"objective\": \"time\""), "the fixture tunes for time");
+    assert!(
+        pnpoly.contains("\"objective\": \"time\""),
+        "the fixture tunes for time"
+    );
     let known = |fields: &str| format!("[[gpu]]\nname = \"RTX 3090\"\n{fields}");
     let good_parquet = runs_parquet(["NVIDIA TITAN V", "NVIDIA GeForce RTX 2080 Ti"]);
     let h100 = Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/own/h100-80gb-hbm3");
     let h = |f: &str| h100.join(f).display().to_string();
     let corun_args = [
-        "--gpus".to_string(), h("calibration.toml"), "corun".into(), "--target".into(), "H100 SXM5".into(),
-        "--runs".into(), h("runs.csv"), h("runs_partitions.csv"), h("ncu/stream_write.csv"), h("ncu/stencil_5pt.csv"),
-        "--kernel".into(), "stencil_5pt@rows=4096,block=256,cols=4096:64".into(),
-        "--kernel".into(), "stream_write@block=256,N=67108864:64".into(), "--format".into(), "csv".into(),
+        "--gpus".to_string(),
+        h("calibration.toml"),
+        "corun".into(),
+        "--target".into(),
+        "H100 SXM5".into(),
+        "--runs".into(),
+        h("runs.csv"),
+        h("runs_partitions.csv"),
+        h("ncu/stream_write.csv"),
+        h("ncu/stencil_5pt.csv"),
+        "--kernel".into(),
+        "stencil_5pt@rows=4096,block=256,cols=4096:64".into(),
+        "--kernel".into(),
+        "stream_write@block=256,N=67108864:64".into(),
+        "--format".into(),
+        "csv".into(),
     ];
     let corun_args: Vec<&str> = corun_args.iter().map(String::as_str).collect();
     vec![
@@ -192,7 +233,8 @@ pub(super) fn names_bounds_cases() -> Vec<Case> {
 #[test]
 fn a_write_past_the_file_size_limit_says_so() {
     let dir = tempfile::tempdir().unwrap();
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/public/reference_study/runs.parquet");
+    let src =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/public/reference_study/runs.parquet");
     let out = dir.path().join("o.parquet");
     let script = format!(
         "ulimit -f 8; trap '' XFSZ; exec '{}' data import '{}' -o '{}'",
@@ -220,7 +262,10 @@ fn a_million_columns_are_refused_fast() {
     let p = dir.path().join("a.csv");
     std::fs::write(&p, wide_csv(1_000_000)).unwrap();
     let start = Instant::now();
-    let r = run(&["data".into(), "validate".into(), p.display().to_string()], None);
+    let r = run(
+        &["data".into(), "validate".into(), p.display().to_string()],
+        None,
+    );
     let took = start.elapsed();
     assert_eq!(r.code, Some(1), "{}", r.stderr);
     assert!(r.stderr.contains("1000006 columns"), "{}", r.stderr);

@@ -93,8 +93,7 @@ fn load_err(text: &str) -> String {
 fn type_errors_point_at_the_key() {
     // `one` writes sm_count on line 6; the value's type is checked by serde, which
     // alone knows nothing of lines: each used to be reported at 1:1.
-    let sms =
-        |v: &str| one("T", "8.6", 1).replace("sm_count = 1\n", &format!("sm_count = {v}\n"));
+    let sms = |v: &str| one("T", "8.6", 1).replace("sm_count = 1\n", &format!("sm_count = {v}\n"));
     assert_eq!(
         load_err(&sms("\"many\"")),
         "c.toml:6:1: [[gpu]] #1 'T': invalid type: string \"many\", expected u32"
@@ -419,11 +418,23 @@ fn replacing_a_known_gpu_keeps_its_vendor_and_arch_and_says_so() {
             p.display()
         )
     );
-    std::fs::write(&p, "[[gpu]]\nname = \"RTX 3090\"\narch = \"Ampere GA102\"\n").unwrap();
+    std::fs::write(
+        &p,
+        "[[gpu]]\nname = \"RTX 3090\"\narch = \"Ampere GA102\"\n",
+    )
+    .unwrap();
     let e = c.merge_file(&p).unwrap_err().to_string();
-    assert!(e.contains(":3:1: GPU 'NVIDIA GeForce RTX 3090' is known") && e.contains("its arch \"Ampere\", not \"Ampere GA102\""), "{e}");
+    assert!(
+        e.contains(":3:1: GPU 'NVIDIA GeForce RTX 3090' is known")
+            && e.contains("its arch \"Ampere\", not \"Ampere GA102\""),
+        "{e}"
+    );
     // the same vendor in another case is the same vendor
-    std::fs::write(&p, "[[gpu]]\nname = \"RTX 3090\"\nvendor = \"nvidia\"\nmem_bandwidth_gbs = 900.0\n").unwrap();
+    std::fs::write(
+        &p,
+        "[[gpu]]\nname = \"RTX 3090\"\nvendor = \"nvidia\"\nmem_bandwidth_gbs = 900.0\n",
+    )
+    .unwrap();
     let notes = c.merge_file(&p).unwrap();
     assert_eq!(
         notes,
@@ -454,11 +465,21 @@ fn entry_names_with_look_alike_characters_are_refused() {
             && e.contains("it is GPU 'NVIDIA GeForce RTX 3090 Ti'"),
         "{e}"
     );
-    assert_eq!(c.resolve("RTX 3090").unwrap().sm_count, 82, "the RTX 3090 is untouched");
-    let entry = format!("{}aliases = [\"ok\", \"Fuzz\u{200D}1\"]\n", one("Fuzz 1", "8.6", 1));
+    assert_eq!(
+        c.resolve("RTX 3090").unwrap().sm_count,
+        82,
+        "the RTX 3090 is untouched"
+    );
+    let entry = format!(
+        "{}aliases = [\"ok\", \"Fuzz\u{200D}1\"]\n",
+        one("Fuzz 1", "8.6", 1)
+    );
     std::fs::write(&p, &entry).unwrap();
     let e = c.merge_file(&p).unwrap_err().to_string();
-    assert!(e.contains("alias 'Fuzz\u{200D}1': an invisible character (U+200D ZERO WIDTH JOINER)"), "{e}");
+    assert!(
+        e.contains("alias 'Fuzz\u{200D}1': an invisible character (U+200D ZERO WIDTH JOINER)"),
+        "{e}"
+    );
     // full-width letters: ASCII once normalised, but a catalog writes its names in ASCII
     std::fs::write(&p, one("\u{FF26}uzz 1", "8.6", 1)).unwrap();
     let e = c.merge_file(&p).unwrap_err().to_string();

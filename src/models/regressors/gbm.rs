@@ -142,7 +142,11 @@ impl FittedGbm {
         if trees == 0 {
             return Err("booster.trees is empty".into());
         }
-        if let Some(p) = self.booster.prediction_iteration.filter(|&p| p == 0 || p > trees) {
+        if let Some(p) = self
+            .booster
+            .prediction_iteration
+            .filter(|&p| p == 0 || p > trees)
+        {
             return Err(format!(
                 "booster.prediction_iteration {p} must be 1 to the booster's {trees} trees"
             ));

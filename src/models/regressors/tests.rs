@@ -660,7 +660,9 @@ fn check_refuses_broken_saved_models() {
         m["booster"]["best_iteration"] = serde_json::json!(trees)
     });
     assert!(e.contains("booster.best_iteration"), "{e}");
-    let e = edited(RegressorKind::Gbm, &|m| m["booster"]["trees"] = serde_json::json!([]));
+    let e = edited(RegressorKind::Gbm, &|m| {
+        m["booster"]["trees"] = serde_json::json!([])
+    });
     assert_eq!(e, "gbm: booster.trees is empty");
     let e = edited(RegressorKind::Knn, &|m| m["k"] = serde_json::json!(0));
     assert_eq!(e, "knn: k 0 is outside 1..=200");
