@@ -1,7 +1,9 @@
 //! Argument definitions and dispatch.
 
+mod bench;
 mod check;
 mod commands;
+mod corun;
 mod values;
 
 use clap::{Args, Parser, Subcommand};
