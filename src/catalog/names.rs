@@ -279,7 +279,7 @@ impl Catalog {
             _ => self.close_hint(&looks),
         };
         format!(
-            "{}{more} is not a character of GPU names (ASCII letters, digits and punctuation){like}; type the name in ASCII",
+            "{}{more}: GPU names are written in ASCII letters, digits and punctuation{like}; type the name in ASCII",
             glyphs::describe(c)
         )
     }
@@ -623,8 +623,8 @@ mod tests {
         assert_eq!(
             e,
             "unknown GPU 'RTX 3090 \u{0422}\u{0456}': '\u{0422}' (U+0422 CYRILLIC CAPITAL LETTER TE, \
-             which looks like the Latin 'T') and 1 other such character is not a character of GPU \
-             names (ASCII letters, digits and punctuation); read as it looks, it is GPU \
+             which looks like the Latin 'T') and 1 other such character: GPU names are written in \
+             ASCII letters, digits and punctuation; read as it looks, it is GPU \
              'NVIDIA GeForce RTX 3090 Ti'; type the name in ASCII"
         );
         assert!(matches!(c.unresolved_hint(cyrillic), GpuHint::Character(_)));
