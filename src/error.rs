@@ -133,6 +133,9 @@ pub enum GpuHint {
     Ambiguous(String),
     /// The catalog has no such GPU; `close` is "; close names: 'A', 'B'" or empty.
     NotInCatalog { close: String },
+    /// It holds a character GPU names are not written with: which, and the GPU it
+    /// looks like.
+    Character(String),
     /// A hint of the caller's own.
     Text(String),
 }
@@ -147,7 +150,7 @@ impl fmt::Display for GpuHint {
                 "not in the catalog (add it with {} FILE){close}",
                 input_name(Input::GpuCatalog)
             ),
-            GpuHint::Text(t) => write!(f, "{t}"),
+            GpuHint::Character(t) | GpuHint::Text(t) => write!(f, "{t}"),
         }
     }
 }
@@ -204,6 +207,11 @@ pub enum Error {
         /// "; close names: 'A', 'B'" or empty.
         close: String,
     },
+    /// A GPU name with a character GPU names are not written with (a Cyrillic or
+    /// Greek look-alike, an invisible character); `why` names it and the GPU the
+    /// name looks like.
+    #[error("unknown GPU '{name}': {why}")]
+    GpuNameCharacter { name: String, why: String },
     /// A GPU chosen for `input` that names none of the catalog's GPUs, or several.
     #[error("{}: unknown GPU '{name}': {hint}", input_name(*input))]
     UnknownInputGpu {

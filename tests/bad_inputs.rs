@@ -10,6 +10,11 @@
 
 mod common;
 
+// Names, bounds, bombs, unclear errors (issue 62): the cases live in
+// tests/bad_inputs/names_bounds.rs (this file is past 1,200 lines).
+#[path = "bad_inputs/names_bounds.rs"]
+mod names_bounds;
+
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -1430,15 +1435,17 @@ fn bad_inputs_fail_cleanly_and_odd_but_valid_inputs_pass() {
         .chain(gpu_name_cases())
         .chain(plausibility_cases())
         .chain(data_loss::cases())
+        .chain(names_bounds::names_bounds_cases())
         .collect();
     assert!(cases.len() >= 250, "{} cases", cases.len());
     println!(
-        "{} bad-input cases: {} earlier, {} file safety, {} GPU names, {} plausibility",
+        "{} bad-input cases: {} earlier, {} file safety, {} GPU names, {} plausibility, {} names/bounds/bombs",
         cases.len(),
         self::cases().len(),
         file_safety_cases().len(),
         gpu_name_cases().len(),
-        plausibility_cases().len()
+        plausibility_cases().len(),
+        names_bounds::names_bounds_cases().len()
     );
     let mut names = std::collections::HashSet::new();
     for c in &cases {

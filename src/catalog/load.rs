@@ -277,6 +277,23 @@ fn validate_gpu(g: &Gpu) -> std::result::Result<(), Invalid> {
     if g.name.trim().is_empty() {
         return Err(invalid("name", "name is empty"));
     }
+    // Names are matched ignoring what is not an ASCII letter or digit: a name with
+    // a look-alike letter would read as another GPU's (see `super::glyphs`).
+    let names = std::iter::once(("name", &g.name)).chain(g.aliases.iter().map(|a| ("aliases", a)));
+    for (key, n) in names {
+        if let Some(c) = n.chars().find(|&c| !super::glyphs::is_name_char(c)) {
+            let looks = super::glyphs::as_it_looks(n);
+            return Err(invalid(
+                key,
+                format!(
+                    "{} '{n}' holds {}: GPU names are written in ASCII letters, digits and punctuation (write '{}')",
+                    if key == "name" { "name" } else { "alias" },
+                    super::glyphs::describe(c),
+                    looks.trim()
+                ),
+            ));
+        }
+    }
     if cc_key(&g.compute_capability).is_none() {
         return Err(invalid(
             "compute_capability",
@@ -802,7 +819,7 @@ impl Catalog {
     /// `gpucast-bench calibrate`): its fields are laid over the known entry.
     /// A GPU whose compute capability is in neither the table nor the file's
     /// `[[cc]]` entries is an error naming the file, line and GPU.
-    pub fn merge_file(&mut self, path: &Path) -> Result<()> {
+    pub fn merge_file(&mut self, path: &Path) -> Result<Vec<String>> {
         let origin = path.display().to_string();
         let text = crate::files::read_to_string(path)
             .map_err(|e| Error::file(&origin, format!("cannot read: {e}")))?;
@@ -810,7 +827,8 @@ impl Catalog {
     }
 
     /// [`Catalog::merge_file`] on a text; `origin` names it in error messages.
-    fn merge_text(&mut self, text: &str, origin: &str) -> Result<()> {
+    /// Returns a note for each GPU it replaces (see [`Catalog::merge`]).
+    fn merge_text(&mut self, text: &str, origin: &str) -> Result<Vec<String>> {
         if text.trim().is_empty() {
             return Err(Error::file(
                 origin,
@@ -819,6 +837,7 @@ impl Catalog {
         }
         let doc = parse_doc(text, origin)?;
         let pos = Positions::new(text, origin, &doc);
+        self.check_entry_names(&doc, &pos)?;
         let known = self.known_entries(&doc, origin)?;
         // Rebound after `known`, whose texts the laid-over values borrow.
         let mut doc = doc;
@@ -830,10 +849,52 @@ impl Catalog {
             gpus.iter().position(|x| x.name == g.name)
         })?;
         let names: Vec<String> = gpus.iter().map(|g| g.name.clone()).collect();
-        self.merge_placed(Catalog::new(gpus, ccs), origin, |_, g, n| {
-            let i = names.iter().position(|x| *x == g.name)?;
-            pos.name(i, n)
-        })
+        let entry = |g: &Gpu| names.iter().position(|x| *x == g.name);
+        self.merge_placed(
+            Catalog::new(gpus, ccs),
+            origin,
+            |_, g, n| pos.name(entry(g)?, n),
+            |g, key| Some(pos.at("gpu", entry(g)?, Some(key))),
+        )
+    }
+
+    /// Every name and alias a file's `[[gpu]]` entries write is in the alphabet of
+    /// GPU names ([`super::glyphs`]); a name with a look-alike letter is an error
+    /// naming the character and the GPU it looks like (it would otherwise be taken
+    /// for that GPU's name wherever names are matched).
+    fn check_entry_names(&self, doc: &DeTable, pos: &Positions) -> Result<()> {
+        let Some(DeValue::Array(entries)) = doc.get("gpu").map(Spanned::get_ref) else {
+            return Ok(());
+        };
+        for (i, entry) in entries.iter().enumerate() {
+            let DeValue::Table(t) = entry.get_ref() else {
+                continue;
+            };
+            let text = |v: Option<&Spanned<DeValue>>| match v.map(Spanned::get_ref) {
+                Some(DeValue::String(s)) => Some(s.to_string()),
+                _ => None,
+            };
+            let mut names = vec![text(t.get("name"))];
+            if let Some(DeValue::Array(a)) = t.get("aliases").map(Spanned::get_ref) {
+                names.extend(a.iter().map(|v| text(Some(v))));
+            }
+            for (n, name) in names.iter().enumerate() {
+                let Some(name) = name else { continue };
+                let Some(c) = name.chars().find(|&c| !super::glyphs::is_name_char(c)) else {
+                    continue;
+                };
+                let what = if n == 0 { "name" } else { "alias" };
+                return Err(Error::file(
+                    pos.name(i, n).unwrap_or_else(|| pos.at("gpu", i, None)),
+                    format!(
+                        "[[gpu]] #{}: {what} '{name}': {}",
+                        i + 1,
+                        self.foreign_hint(name, c)
+                    ),
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// For each `[[gpu]]` entry of `doc` that names a known GPU: its index and that
@@ -861,8 +922,12 @@ impl Catalog {
 
     /// Merges another catalog (see [`Catalog::merge_file`]).
     /// On error `self` is left unchanged.
-    pub fn merge(&mut self, other: Catalog, origin: &str) -> Result<()> {
-        self.merge_placed(other, origin, |_, _, _| None)
+    /// A GPU that replaces one must be of its vendor and architecture (a known
+    /// NVIDIA GPU with vendor "AMD" is a mistake, not a new figure); each replacement
+    /// is returned as a note naming the GPU and the fields that change.
+    /// On error `self` is left unchanged.
+    pub fn merge(&mut self, other: Catalog, origin: &str) -> Result<Vec<String>> {
+        self.merge_placed(other, origin, |_, _, _| None, |_, _| None)
     }
 
     /// A GPU added by a merge may not take a spelling that already means something
@@ -897,8 +962,10 @@ impl Catalog {
         other: Catalog,
         origin: &str,
         at: impl Fn(usize, &Gpu, usize) -> Option<String>,
-    ) -> Result<()> {
+        at_key: impl Fn(&Gpu, &str) -> Option<String>,
+    ) -> Result<Vec<String>> {
         let mut merged = self.clone();
+        let mut notes = Vec::new();
         for g in other.gpus {
             let key = g.name.trim().to_lowercase();
             let pos = merged.gpus.iter().position(|e| {
@@ -906,7 +973,17 @@ impl Catalog {
                     || e.aliases.iter().any(|a| a.trim().to_lowercase() == key)
             });
             match pos {
-                Some(i) => merged.gpus[i] = g,
+                Some(i) => {
+                    let old = &merged.gpus[i];
+                    if let Some((field, message)) = replacement_clash(old, &g) {
+                        let place = at_key(&g, field).unwrap_or_else(|| origin.to_string());
+                        return Err(Error::file(place, message));
+                    }
+                    if let Some(note) = replacement_note(old, &g, origin) {
+                        notes.push(note);
+                    }
+                    merged.gpus[i] = g
+                }
                 None => {
                     if let Some((n, message)) = self.taken_name(&g) {
                         let place = at(merged.gpus.len(), &g, n);
@@ -921,8 +998,55 @@ impl Catalog {
         let pos = Positions::none(origin);
         check_ccs_known(&merged.gpus, &merged.ccs, &pos, |_| None)?;
         *self = Catalog::new(merged.gpus, merged.ccs);
-        Ok(())
+        Ok(notes)
     }
+}
+
+/// Why `new` may not replace `old` (same name): the field (`vendor` or `arch`) and
+/// the message. A GPU is one vendor's, of one architecture; a file that says
+/// otherwise for a known name has the wrong name or the wrong figures.
+fn replacement_clash(old: &Gpu, new: &Gpu) -> Option<(&'static str, String)> {
+    let same = |a: &str, b: &str| a.trim().eq_ignore_ascii_case(b.trim());
+    let (field, was, is) = if !same(&old.vendor, &new.vendor) {
+        ("vendor", &old.vendor, &new.vendor)
+    } else if !same(&old.arch, &new.arch) {
+        ("arch", &old.arch, &new.arch)
+    } else {
+        return None;
+    };
+    Some((
+        field,
+        format!(
+            "GPU '{}' is known (vendor \"{}\", arch \"{}\"); an entry replacing it must keep its {field} \"{was}\", not \"{is}\": give a different GPU a name of its own",
+            new.name, old.vendor, old.arch
+        ),
+    ))
+}
+
+/// "note: FILE replaces the figures of GPU 'X': a, b" for the fields `new` changes
+/// (None when it changes none).
+fn replacement_note(old: &Gpu, new: &Gpu, origin: &str) -> Option<String> {
+    let (Ok(serde_json::Value::Object(a)), Ok(serde_json::Value::Object(b))) =
+        (serde_json::to_value(old), serde_json::to_value(new))
+    else {
+        return None;
+    };
+    let mut keys: Vec<&String> = a.keys().chain(b.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    let changed: Vec<&str> = keys
+        .into_iter()
+        .filter(|k| a.get(*k) != b.get(*k))
+        .map(String::as_str)
+        .collect();
+    if changed.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "{origin} replaces the entry of GPU '{}' ({})",
+        old.name,
+        changed.join(", ")
+    ))
 }
 
 /// Completes each entry of `known` (see [`Catalog::known_entries`]) with the known
@@ -967,407 +1091,4 @@ fn overlay_known<'t>(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn cat() -> Catalog {
-        Catalog::builtin()
-    }
-
-    /// A minimal SYNTHETIC GPU entry for loader tests.
-    fn one(name: &str, cc: &str, sms: u32) -> String {
-        format!(
-            "[[gpu]]\nname = \"{name}\"\nvendor = \"NVIDIA\"\narch = \"A\"\ncompute_capability = \"{cc}\"\nsm_count = {sms}\nboost_clock_mhz = 1000.0\nfp32_gflops = 1000.0\nmem_bandwidth_gbs = 1.0\nl2_bytes = 1024\nregs_per_sm = 65536\nmax_threads_per_sm = 1536\nmax_blocks_per_sm = 16\nsmem_per_sm = 102400\nwarp_size = 32\n"
-        )
-    }
-
-    #[test]
-    fn builtin_loads_with_enough_gpus() {
-        let c = cat();
-        assert!(c.gpus().len() >= 80, "only {} GPUs", c.gpus().len());
-        assert!(c.compute_capabilities().len() >= 19);
-    }
-
-    #[test]
-    fn load_errors_name_file_line_and_gpu() {
-        let e = Catalog::from_toml_str("[[gpu]]\nname = \"X\"\nvendor = \"NVIDIA\"\n", "bad.toml")
-            .unwrap_err()
-            .to_string();
-        assert!(e.starts_with("bad.toml:1:1: [[gpu]] #1 'X'"), "{e}");
-        assert!(e.contains("missing field"), "{e}");
-        assert!(!e.contains('\n'));
-
-        let e = Catalog::from_toml_str("# c\n[[gpu]\n", "broken.toml")
-            .unwrap_err()
-            .to_string();
-        assert!(e.starts_with("broken.toml:2:"), "{e}");
-        assert!(!e.contains('\n'), "{e}");
-
-        // A bad field is reported at its own line and column.
-        let text = format!("{}\n{}", one("A", "8.6", 1), one("Z", "8.6", 0));
-        let e = Catalog::from_toml_str(&text, "z.toml")
-            .unwrap_err()
-            .to_string();
-        assert!(
-            e.starts_with("z.toml:22:1: [[gpu]] #2 'Z': sm_count must be positive"),
-            "{e}"
-        );
-        let dup = format!("{}\n{}", one("Dup", "8.6", 1), one("dup", "8.6", 2));
-        let e = Catalog::from_toml_str(&dup, "d.toml")
-            .unwrap_err()
-            .to_string();
-        assert!(
-            e.starts_with("d.toml:18:1:") && e.contains("already used"),
-            "{e}"
-        );
-        let e = Catalog::from_toml_str(&one("Q", "eight", 1), "q.toml")
-            .unwrap_err()
-            .to_string();
-        assert!(
-            e.starts_with("q.toml:5:1:") && e.contains("compute_capability"),
-            "{e}"
-        );
-        // SYNTHETIC: a sustained bandwidth above the peak (1.0 GB/s in `one`).
-        let e = Catalog::from_toml_str(
-            &format!("{}sustained_bandwidth_gbs = 5.0\n", one("S", "8.6", 1)),
-            "s.toml",
-        )
-        .unwrap_err()
-        .to_string();
-        assert!(
-            e.starts_with("s.toml:16:1: [[gpu]] #1 'S': sustained_bandwidth_gbs 5 is above"),
-            "{e}"
-        );
-        let e = Catalog::from_toml_str(&format!("{}bogus = 1\n", one("B", "8.6", 1)), "b.toml")
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("bogus"), "{e}");
-        let e = Catalog::from_toml_str("foo = 1\n", "f.toml")
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("unknown top-level key 'foo'"), "{e}");
-    }
-
-    /// SYNTHETIC: the limits of a made-up compute capability 13.7 (valid as written).
-    const CC_13_7: &str = "[[cc]]\ncc = \"13.7\"\nmax_threads_per_block = 1024\nmax_threads_per_sm = 1536\nmax_warps_per_sm = 48\nmax_blocks_per_sm = 16\nregs_per_sm = 65536\nmax_regs_per_block = 65536\nmax_regs_per_thread = 255\nreg_alloc_unit = 256\nwarp_alloc_granularity = 4\nsmem_per_sm = 102400\nmax_smem_per_block = 101376\nsmem_alloc_unit = 128\nreserved_smem_per_block = 1024\nsmem_carveout_kb = [0, 100]\n";
-
-    fn load_err(text: &str) -> String {
-        Catalog::from_toml_str(text, "c.toml")
-            .unwrap_err()
-            .to_string()
-    }
-
-    #[test]
-    fn type_errors_point_at_the_key() {
-        // `one` writes sm_count on line 6; the value's type is checked by serde, which
-        // alone knows nothing of lines: each used to be reported at 1:1.
-        let sms =
-            |v: &str| one("T", "8.6", 1).replace("sm_count = 1\n", &format!("sm_count = {v}\n"));
-        assert_eq!(
-            load_err(&sms("\"many\"")),
-            "c.toml:6:1: [[gpu]] #1 'T': invalid type: string \"many\", expected u32"
-        );
-        assert_eq!(
-            load_err(&sms("132.5")),
-            "c.toml:6:1: [[gpu]] #1 'T': invalid type: floating point `132.5`, expected u32"
-        );
-        assert_eq!(
-            load_err(&sms("-4")),
-            "c.toml:6:1: [[gpu]] #1 'T': invalid value: integer `-4`, expected u32"
-        );
-        // An indented key of the second entry: its own line and column.
-        let text = format!(
-            "{}\n{}",
-            one("A", "8.6", 1),
-            one("B", "8.6", 1).replace("l2_bytes = 1024\n", "  l2_bytes = -1\n")
-        );
-        assert_eq!(
-            load_err(&text),
-            "c.toml:26:3: [[gpu]] #2 'B': invalid value: integer `-1`, expected u64"
-        );
-        // An element inside an array is reported at the array's key.
-        let text = format!("{}aliases = [\"x\", 3]\n", one("A", "8.6", 1));
-        assert_eq!(
-            load_err(&text),
-            "c.toml:16:1: [[gpu]] #1 'A': invalid type: integer `3`, expected a string"
-        );
-        // An inline table: the key inside it.
-        assert_eq!(
-            load_err("gpu = [{name = \"I\", sm_count = 1.5}]\n"),
-            "c.toml:1:21: [[gpu]] #1 'I': invalid type: floating point `1.5`, expected u32"
-        );
-    }
-
-    #[test]
-    fn missing_and_unknown_fields_point_at_header_and_key() {
-        // A missing field: the entry's header (after a comment, indented).
-        let text = format!(
-            "# mine\n\n  {}",
-            one("M", "8.6", 1).replace("sm_count = 1\n", "")
-        );
-        assert_eq!(
-            load_err(&text),
-            "c.toml:3:3: [[gpu]] #1 'M': missing field `sm_count`"
-        );
-        let e = load_err(&format!(
-            "{}\n{}warp_sise = 32\n",
-            one("A", "8.6", 1),
-            one("U", "8.6", 1)
-        ));
-        assert!(
-            e.starts_with(
-                "c.toml:32:1: [[gpu]] #2 'U': unknown field `warp_sise`, expected one of `name`"
-            ),
-            "{e}"
-        );
-        assert!(!e.contains('\n'), "{e}");
-        assert_eq!(
-            load_err("# top\n\nfoo = 1\n"),
-            "c.toml:3:1: unknown top-level key 'foo' (a catalog file holds [[gpu]] and [[cc]] tables)"
-        );
-        assert_eq!(
-            load_err("\ngpu = 3\n"),
-            "c.toml:2:1: 'gpu' must be an array of tables ([[gpu]])"
-        );
-    }
-
-    #[test]
-    fn cc_errors_point_at_the_key() {
-        // SYNTHETIC: a negative carveout; smem_carveout_kb is line 16 of CC_13_7, line 32 here.
-        let text = format!(
-            "{}\n{}",
-            one("F", "13.7", 1),
-            CC_13_7.replace("[0, 100]", "[0, -100]")
-        );
-        assert_eq!(
-            load_err(&text),
-            "c.toml:32:1: [[cc]] #1 '13.7': invalid value: integer `-100`, expected u32"
-        );
-        let text = CC_13_7.replace("smem_carveout_kb = [0, 100]\n", "");
-        assert_eq!(
-            load_err(&text),
-            "c.toml:1:1: [[cc]] #1 '13.7': missing field `smem_carveout_kb`"
-        );
-        let text = CC_13_7.replace("max_warps_per_sm = 48", "max_warps_per_sm = \"48\"");
-        assert_eq!(
-            load_err(&text),
-            "c.toml:5:1: [[cc]] #1 '13.7': invalid type: string \"48\", expected u32"
-        );
-    }
-
-    #[test]
-    fn name_clashes_point_at_the_name_or_alias() {
-        // Within one file: the later GPU's alias, at the alias itself.
-        let text = format!(
-            "{}\n{}aliases = [\"b1\", \"A\"]\n",
-            one("A", "8.6", 1),
-            one("B", "8.6", 1)
-        );
-        assert_eq!(
-            load_err(&text),
-            "c.toml:32:18: name or alias 'A' of GPU 'B' is already used by GPU 'A'"
-        );
-        // Against the built-in catalog (the clash is found when merging).
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("mine.toml");
-        let mut c = cat();
-        std::fs::write(
-            &p,
-            format!(
-                "# mine\n{}aliases = [\"H100 SXM5\"]\n",
-                one("Fuzz", "9.0", 1)
-            ),
-        )
-        .unwrap();
-        let e = c.merge_file(&p).unwrap_err().to_string();
-        assert_eq!(
-            e,
-            format!(
-                "{}:17:12: name or alias 'H100 SXM5' of GPU 'Fuzz' already means something (it names GPU 'NVIDIA H100 SXM5 80GB'): give the GPU names of its own",
-                p.display()
-            )
-        );
-        // A known GPU laid over with the name of a GPU listed after it (the first
-        // and the last built-in GPU): still the file's alias.
-        let known = c.gpus()[0].name.clone();
-        let later = c.gpus().last().unwrap().name.clone();
-        std::fs::write(
-            &p,
-            format!("[[gpu]]\nname = \"{known}\"\naliases = [\"a\",\n  \"{later}\"]\n"),
-        )
-        .unwrap();
-        let e = c.merge_file(&p).unwrap_err().to_string();
-        assert_eq!(
-            e,
-            format!(
-                "{}:4:3: name or alias '{later}' of GPU '{known}' is already used by GPU '{later}'",
-                p.display()
-            )
-        );
-        // The public merge of a catalog without text names the origin only.
-        let other = Catalog::from_toml_str(
-            &format!("{}aliases = [\"Tesla T4\"]\n", one("My card", "7.5", 40)),
-            "mine.toml",
-        )
-        .unwrap();
-        assert_eq!(
-            c.merge(other, "mine.toml").unwrap_err().to_string(),
-            "mine.toml: name or alias 'Tesla T4' of GPU 'My card' already means something (it names GPU 'NVIDIA Tesla T4'): give the GPU names of its own"
-        );
-    }
-
-    #[test]
-    fn partial_entries_point_into_the_file() {
-        // SYNTHETIC: partial entries over a known GPU; the laid-over fields are not
-        // in the file, the entry's own are found where they are written.
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("part.toml");
-        let mut c = cat();
-        for (text, want) in [
-            (
-                "[[gpu]]\nname = \"h100 sxm5\"\nmeasured_source = \"me\"\n  sm_count = \"x\"\n",
-                "4:3: [[gpu]] #1 'NVIDIA H100 SXM5 80GB': invalid type: string \"x\", expected u32",
-            ),
-            (
-                "[[gpu]]\nname = \"h100 sxm5\"\nmem_bandwidth_gbs = -5.0\n",
-                "3:1: [[gpu]] #1 'NVIDIA H100 SXM5 80GB': mem_bandwidth_gbs must be a positive number, got -5",
-            ),
-            (
-                "\n[[gpu]]\nname = \"h100 sxm5\"\nwarp_size = 48\n",
-                "2:1: [[gpu]] #1 'NVIDIA H100 SXM5 80GB': max_threads_per_sm 2048 is not a multiple of warp_size 48",
-            ),
-        ] {
-            std::fs::write(&p, text).unwrap();
-            let e = c.merge_file(&p).unwrap_err().to_string();
-            assert_eq!(e, format!("{}:{want}", p.display()));
-        }
-        // A valid partial entry still merges over the known GPU.
-        std::fs::write(
-            &p,
-            "[[gpu]]\nname = \"h100 sxm5\"\nsustained_bandwidth_gbs = 3000.0\n",
-        )
-        .unwrap();
-        c.merge_file(&p).unwrap();
-        let g = c.resolve("H100 SXM5").unwrap();
-        assert_eq!((g.sustained_bandwidth_gbs, g.sm_count), (Some(3000.0), 132));
-    }
-
-    #[test]
-    fn unknown_compute_capability_is_a_load_error() {
-        // SYNTHETIC: a GPU of a compute capability no table lists.
-        let e = Catalog::from_toml_str(&one("Future", "13.7", 1), "future.toml")
-            .unwrap_err()
-            .to_string();
-        assert!(
-            e.starts_with("future.toml:5:1: GPU 'Future': compute capability '13.7' is not in"),
-            "{e}"
-        );
-        assert!(e.contains("12.0") && !e.contains('\n'), "{e}");
-        // The same file with the capability's limits loads.
-        let c = Catalog::from_toml_str(
-            &format!("{}\n{CC_13_7}", one("Future", "13.7", 1)),
-            "f.toml",
-        )
-        .unwrap();
-        let g = c.resolve("Future").unwrap();
-        assert_eq!(c.limits(g).unwrap().max_blocks_per_sm, 16);
-    }
-
-    #[test]
-    fn user_file_merges_replaces_and_adds() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("mine.toml");
-        // SYNTHETIC measured figure laid over a known GPU, and a new GPU.
-        std::fs::write(
-            &p,
-            format!(
-                "[[gpu]]\nname = \"NVIDIA GeForce RTX 4070\"\nsustained_bandwidth_gbs = 450.0\nmeasured_source = \"my bench\"\n\n{}aliases = [\"FG-1\"]\n",
-                one("Future GPU", "12.0", 10)
-            ),
-        )
-        .unwrap();
-        let mut c = cat();
-        let n = c.gpus().len();
-        c.merge_file(&p).unwrap();
-        assert_eq!(c.gpus().len(), n + 1);
-        let g = c.resolve("rtx 4070").unwrap();
-        assert_eq!(g.sustained_bandwidth_gbs, Some(450.0));
-        assert_eq!(g.sm_count, 46, "the known fields stay");
-        let f = c.resolve("fg 1").unwrap().clone();
-        assert_eq!(f.sm_count, 10);
-        let l = c.limits(&f).unwrap();
-        assert_eq!(l.max_blocks_per_sm, 16, "the GPU's own field wins");
-        assert_eq!(l.smem_alloc_unit, 128);
-
-        // A user GPU of an unknown capability is refused, naming file, line and GPU.
-        let q = dir.path().join("new.toml");
-        std::fs::write(&q, format!("# mine\n{}", one("Odd", "13.7", 4))).unwrap();
-        let e = c.merge_file(&q).unwrap_err().to_string();
-        assert!(
-            e.contains("new.toml:6:1: GPU 'Odd'") && e.contains("13.7"),
-            "{e}"
-        );
-        assert_eq!(c.gpus().len(), n + 1, "a failed merge changes nothing");
-    }
-
-    /// An alias that resolves as a known GPU's name does ("RTX 4090" for the GeForce
-    /// RTX 4090) is a clash, not a new meaning for the name.
-    #[test]
-    fn merge_rejects_an_alias_that_resolves_as_another_gpus_name() {
-        let mut c = Catalog::builtin();
-        let other = Catalog::from_toml_str(
-            &format!("{}aliases = [\"RTX 4090\"]\n", one("My GPU X", "8.9", 40)),
-            "mine.toml",
-        )
-        .unwrap();
-        let e = c.merge(other, "mine.toml").unwrap_err().to_string();
-        assert!(
-            e.contains("name or alias 'RTX 4090' of GPU 'My GPU X' already means something (it names GPU 'NVIDIA GeForce RTX 4090')"),
-            "{e}"
-        );
-        assert_eq!(
-            c.resolve("RTX 4090").unwrap().name,
-            "NVIDIA GeForce RTX 4090"
-        );
-        // a spelling that matches several GPUs, or only brand words, is taken too
-        for (alias, why) in [
-            (
-                "A100",
-                "it is ambiguous: it matches 'NVIDIA A100 PCIe 40GB'",
-            ),
-            ("rtx", "it is only brand words"),
-        ] {
-            let other = Catalog::from_toml_str(
-                &format!("{}aliases = [\"{alias}\"]\n", one("My GPU X", "8.9", 40)),
-                "mine.toml",
-            )
-            .unwrap();
-            let e = c.merge(other, "mine.toml").unwrap_err().to_string();
-            let said =
-                format!("name or alias '{alias}' of GPU 'My GPU X' already means something ({why}");
-            assert!(e.contains(&said), "{e}");
-        }
-        assert!(c.resolve("A100").is_none());
-    }
-
-    #[test]
-    fn merge_rejects_alias_clash() {
-        let mut c = cat();
-        let other = Catalog::from_toml_str(
-            &format!("{}aliases = [\"Tesla T4\"]\n", one("My card", "7.5", 40)),
-            "mine.toml",
-        )
-        .unwrap();
-        let n = c.gpus().len();
-        let e = c.merge(other, "mine.toml").unwrap_err().to_string();
-        assert_eq!(
-            c.gpus().len(),
-            n,
-            "a failed merge leaves the catalog unchanged"
-        );
-        assert!(
-            e.contains("mine.toml") && e.contains("Tesla T4") && e.contains("My card"),
-            "{e}"
-        );
-    }
-}
+mod tests;

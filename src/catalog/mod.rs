@@ -11,6 +11,7 @@
 //! a precision label to a peak rate ([`Gpu::peak_gflops`]).
 
 pub mod distance;
+pub mod glyphs;
 pub mod limits;
 pub mod load;
 pub mod names;

@@ -8,6 +8,12 @@
 //! alias) resolve; "Quadro" stays, since "Quadro RTX 6000" and "RTX 6000 Ada" are two
 //! boards.
 //!
+//! Every step compares names after Unicode NFKC normalisation, and a name with a
+//! character GPU names are not written with ([`super::glyphs`]: after NFKC, anything
+//! but printable ASCII) resolves to none: matching ignores what is not a letter or a
+//! digit, so a Cyrillic "Т" or a zero-width space would otherwise vanish and leave
+//! another GPU's name. Its error names the character and the GPU the name looks like.
+//!
 //! A name that only resembles a GPU resolves to none. [`Catalog::resolve_or_err`] then
 //! says why, in one line: every GPU whose name holds all of the query's words is listed
 //! as a candidate when there are several ("RTX 6000", "A100", "4090": use more of the
@@ -18,6 +24,7 @@
 //! sxm 4 80 gb), brand words (nvidia, geforce, tesla, quadro, rtx, gtx) aside, except
 //! one that ends the name after a model word ("TITAN RTX" -> titan rtx).
 
+use super::glyphs;
 use super::{Catalog, Gpu};
 use crate::error::{Error, GpuHint, Result};
 
@@ -137,6 +144,8 @@ enum Lookup<'a> {
     One(&'a Gpu),
     /// Several GPUs match every token, best first.
     Ambiguous(Vec<&'a Gpu>),
+    /// A character GPU names are not written with (after NFKC).
+    Foreign(char),
     None,
 }
 
@@ -156,6 +165,12 @@ impl Catalog {
         if q.is_empty() {
             return None;
         }
+        // (every name and alias of a catalog is in the alphabet: an exact hit is one)
+        if let Some(g) = self.by_name_or_alias(q) {
+            return Some(g);
+        }
+        let q = glyphs::comparable(q).ok()?;
+        let q = q.trim();
         if let Some(g) = self.by_name_or_alias(q) {
             return Some(g);
         }
@@ -176,6 +191,9 @@ impl Catalog {
 
     /// The GPUs with `name` (trimmed) as their name or an alias, in any case.
     pub(crate) fn spelled(&self, name: &str) -> Vec<&Gpu> {
+        let Ok(name) = glyphs::comparable(name) else {
+            return Vec::new();
+        };
         let lower = name.trim().to_lowercase();
         self.gpus
             .iter()
@@ -187,7 +205,11 @@ impl Catalog {
         if let Some(g) = self.resolve_exact(name) {
             return Lookup::One(g);
         }
-        let query = name_tokens(name);
+        let name = match glyphs::comparable(name) {
+            Ok(n) => n,
+            Err(c) => return Lookup::Foreign(c),
+        };
+        let query = name_tokens(&name);
         if query.is_empty() {
             return Lookup::None;
         }
@@ -222,6 +244,10 @@ impl Catalog {
                 catalog_gpus: self.gpus.len(),
                 close: String::new(),
             }),
+            Lookup::Foreign(c) => Err(Error::GpuNameCharacter {
+                name: name.to_string(),
+                why: self.foreign_hint(name, c),
+            }),
             Lookup::None => Err(Error::GpuName {
                 name: name.to_string(),
                 candidates: String::new(),
@@ -229,6 +255,33 @@ impl Catalog {
                 close: self.close_hint(name),
             }),
         }
+    }
+
+    /// Why a name with the character `c`, which GPU names are not written with,
+    /// names no GPU: the character (code point, and name where it passes for a
+    /// letter or cannot be seen) and the GPU the name looks like, if any.
+    pub(crate) fn foreign_hint(&self, name: &str, c: char) -> String {
+        let mut foreign: Vec<char> = unicode_form(name)
+            .chars()
+            .filter(|&x| !glyphs::is_name_char(x))
+            .collect();
+        foreign.sort_unstable();
+        foreign.dedup();
+        let more = match foreign.len().saturating_sub(1) {
+            0 => String::new(),
+            1 => " and 1 other such character".to_string(),
+            n => format!(" and {n} other such characters"),
+        };
+        let looks = glyphs::as_it_looks(name);
+        let like = match self.lookup(&looks) {
+            Lookup::One(g) => format!("; read as it looks, it is GPU '{}'", g.name),
+            Lookup::Ambiguous(gs) => format!("; read as it looks, {}", ambiguity(&gs)),
+            _ => self.close_hint(&looks),
+        };
+        format!(
+            "{}{more}: GPU names are written in ASCII letters, digits and punctuation{like}; type the name in ASCII",
+            glyphs::describe(c)
+        )
     }
 
     /// Why `name` (which [`Catalog::resolve`] does not resolve) names no GPU, for a
@@ -243,6 +296,7 @@ impl Catalog {
         }
         match self.lookup(name) {
             Lookup::Ambiguous(gs) => GpuHint::Ambiguous(ambiguity(&gs)),
+            Lookup::Foreign(c) => GpuHint::Character(self.foreign_hint(name, c)),
             _ => GpuHint::NotInCatalog {
                 close: self.close_hint(name),
             },
@@ -263,7 +317,10 @@ impl Catalog {
     /// most query tokens, or a model number one digit apart ("4075" -> RTX 4070 ...).
     /// Empty when nothing is related.
     pub fn close_names(&self, name: &str, k: usize) -> Vec<String> {
-        let query = name_tokens(name);
+        let Ok(name) = glyphs::comparable(name) else {
+            return Vec::new();
+        };
+        let query = name_tokens(&name);
         if query.is_empty() {
             return Vec::new();
         }
@@ -325,6 +382,12 @@ fn unique(hits: Vec<&Gpu>) -> Option<Option<&Gpu>> {
         1 => Some(Some(hits[0])),
         _ => Some(None),
     }
+}
+
+/// `name` after NFKC (whatever its characters).
+fn unicode_form(name: &str) -> String {
+    use unicode_normalization::UnicodeNormalization;
+    name.nfkc().collect()
 }
 
 fn all_names(g: &Gpu) -> impl Iterator<Item = &str> {
@@ -543,6 +606,57 @@ mod tests {
             assert!(!e.contains("close names"), "{q}: {e}");
             assert!(c.resolve(q).is_none(), "{q}");
         }
+    }
+
+    /// A look-alike letter or an invisible character never drops out of a name: the
+    /// name resolves to nothing, and the error names the character and the GPU the
+    /// name looks like. Full-width letters are ASCII after NFKC.
+    #[test]
+    fn look_alike_characters_name_no_gpu() {
+        let c = cat();
+        let cyrillic = "RTX 3090 \u{0422}\u{0456}"; // Cyrillic TE and I
+        assert!(c.resolve(cyrillic).is_none());
+        assert!(c.resolve_exact(cyrillic).is_none());
+        assert!(c.spelled(cyrillic).is_empty());
+        assert!(c.close_names(cyrillic, 8).is_empty());
+        let e = c.resolve_or_err(cyrillic).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "unknown GPU 'RTX 3090 \u{0422}\u{0456}': '\u{0422}' (U+0422 CYRILLIC CAPITAL LETTER TE, \
+             which looks like the Latin 'T') and 1 other such character: GPU names are written in \
+             ASCII letters, digits and punctuation; read as it looks, it is GPU \
+             'NVIDIA GeForce RTX 3090 Ti'; type the name in ASCII"
+        );
+        assert!(matches!(c.unresolved_hint(cyrillic), GpuHint::Character(_)));
+        let zero_width = "RTX 3090\u{200B} Ti";
+        assert!(c.resolve(zero_width).is_none());
+        let hint = c.unresolved_hint(zero_width).to_string();
+        assert!(
+            hint.contains("an invisible character (U+200B ZERO WIDTH SPACE)")
+                && hint.contains("it is GPU 'NVIDIA GeForce RTX 3090 Ti'"),
+            "{hint}"
+        );
+        // Greek capital alpha in a family name: the candidates it looks like
+        let hint = c.unresolved_hint("\u{0391}100").to_string();
+        assert!(hint.contains("U+0391 GREEK CAPITAL LETTER ALPHA"), "{hint}");
+        assert!(
+            hint.contains("ambiguous") || hint.contains("matches 'NVIDIA A100"),
+            "{hint}"
+        );
+        // another script, nothing like a GPU
+        let hint = c.unresolved_hint("\u{4E2D}\u{6587}").to_string();
+        assert!(
+            hint.contains("(U+4E2D, a CJK character)") && !hint.contains("GPU '"),
+            "{hint}"
+        );
+        // full-width letters and digits are the ASCII ones
+        let full = "\u{FF32}\u{FF34}\u{FF38} \u{FF13}\u{FF10}\u{FF19}\u{FF10} \u{FF34}\u{FF49}";
+        assert_eq!(c.resolve(full).unwrap().name, "NVIDIA GeForce RTX 3090 Ti");
+        // the look-alike never resolves to the GPU without it
+        assert_eq!(
+            c.resolve("RTX 3090").unwrap().name,
+            "NVIDIA GeForce RTX 3090"
+        );
     }
 
     #[test]

@@ -24,10 +24,13 @@ pub fn run(cli: Cli) -> Result<()> {
     }
     super::paths::claim(&cli)?;
     let mut catalog = Catalog::builtin();
+    // (each GPU a --gpus file replaces is said once the command has run: an error
+    // stays the one line on stderr)
+    let mut replaced = Vec::new();
     for f in &cli.global.gpus {
-        catalog.merge_file(f)?;
+        replaced.extend(catalog.merge_file(f)?);
     }
-    match cli.command {
+    let done = match cli.command {
         Command::Data { command } => data_cmd(command, &catalog),
         Command::Gpus { command } => gpus_cmd(command, &catalog),
         Command::Predict(a) => predict(a, &catalog),
@@ -38,9 +41,15 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Train(a) => train(a, &catalog),
         Command::Roofline(a) => roofline(a, &catalog),
         Command::Reproduce(a) => reproduce(a, &catalog),
-        Command::Corun(a) => corun(a, &catalog),
-        Command::Bench(a) => bench(a, &catalog),
+        Command::Corun(a) => super::corun::corun(a, &catalog),
+        Command::Bench(a) => super::bench::bench(a, &catalog),
+    };
+    if done.is_ok() {
+        for note in replaced {
+            eprintln!("note: {note}");
+        }
     }
+    done
 }
 
 /// The flag that gives each of the library's inputs (what its errors call them).
@@ -62,19 +71,19 @@ fn flag_of(input: Input) -> &'static str {
 }
 
 /// Write to standard output; a closed pipe surfaces as an error main ends quietly on.
-fn out(text: &str) -> Result<()> {
+pub(super) fn out(text: &str) -> Result<()> {
     let mut stdout = std::io::stdout().lock();
     stdout.write_all(text.as_bytes())?;
     stdout.flush()?;
     Ok(())
 }
 
-fn json<T: serde::Serialize>(v: &T) -> Result<String> {
+pub(super) fn json<T: serde::Serialize>(v: &T) -> Result<String> {
     Ok(serde_json::to_string_pretty(v)? + "\n")
 }
 
 /// A table in the chosen format, with a footer line only on a terminal table.
-fn out_table(t: &Table, format: Format, footer: &str) -> Result<()> {
+pub(super) fn out_table(t: &Table, format: Format, footer: &str) -> Result<()> {
     out(&t.render(format.into()))?;
     if format == Format::Table && !footer.is_empty() {
         out(&format!("\n{footer}\n"))?;
@@ -367,7 +376,7 @@ fn predict(a: PredictArgs, catalog: &Catalog) -> Result<()> {
 /// The data at `paths`, validated, with a note on standard error of what its files
 /// held that was not read as runs (failed configurations and runner rows, rows an
 /// importer could not use: [`report::not_imported_text`]).
-fn load_noting(
+pub(super) fn load_noting(
     paths: &[std::path::PathBuf],
     opts: &data::importers::ImportOptions,
     catalog: &Catalog,
@@ -565,6 +574,12 @@ fn write_cache(path: &Path, measured: &Path, preds: &Predictions) -> Result<()> 
             .map(|r| format!("; the first: {r}"))
             .unwrap_or_default()
     );
+    if let Some(was) = &written.objective_was {
+        eprintln!(
+            "note: {} tuned for objective '{was}'; the written cache's objective is 'time' (its entries hold predicted times)",
+            measured.display()
+        );
+    }
     Ok(())
 }
 
@@ -786,7 +801,7 @@ fn work_row<'t>(table: &'t data::RunsTable, kernel: &str, config: &str) -> Resul
     })
 }
 
-fn progress_bar(len: u64, msg: &str) -> indicatif::ProgressBar {
+pub(super) fn progress_bar(len: u64, msg: &str) -> indicatif::ProgressBar {
     let pb = indicatif::ProgressBar::new(len);
     pb.set_style(
         indicatif::ProgressStyle::with_template("{msg:>12} [{bar:30}] {pos}/{len} {elapsed}")
@@ -961,199 +976,6 @@ fn train(a: TrainArgs, catalog: &Catalog) -> Result<()> {
         state.new_family_share
     );
     Ok(())
-}
-
-fn bench(a: BenchArgs, catalog: &Catalog) -> Result<()> {
-    use gpucast::bench;
-    // (before loading: a million rows take seconds to read)
-    if a.repeat == 0 {
-        return Err(Error::usage(
-            "--repeat 0: a stage is timed at least once (the fastest of --repeat runs is reported)",
-        ));
-    }
-    for &gpus in &a.gpu_count {
-        for &rows in &a.rows {
-            bench::check_size(rows, gpus)?;
-        }
-    }
-    let paths = if a.data.is_empty() {
-        vec![super::check::data_dir(&a.data_dir)?.join("datasets/public/aiconfigurator")]
-    } else {
-        a.data.clone()
-    };
-    // Loading and validating: what every command pays first, its own stage. Its
-    // repeats come after the other stages, so their peak memory is that of one table.
-    let stages: Vec<bench::Stage> = a.stage.iter().map(|&s| s.into()).collect();
-    let layout: bench::Layout = a.layout.into();
-    let timed_load = stages.contains(&bench::Stage::Load);
-    let (mut table, load_s) = bench::time_load(&paths, catalog)?;
-    let (table_rows, table_gpus) = (table.len(), table.gpus().len());
-    eprintln!("loaded and validated {table_rows} rows in {load_s:.2} s");
-    let cal = a.figures.options().calibration(false, &paths, catalog)?;
-    let resources = a.figures.options().kernel_resources()?;
-    let ctx = Context::new(catalog, &cal, resources.as_ref())
-        .with_launch_floors(a.figures.launch_floor());
-    let mut timings = Vec::new();
-    let subset_stages: Vec<bench::Stage> = stages
-        .iter()
-        .copied()
-        .filter(|s| *s != bench::Stage::Load)
-        .collect();
-    let sizes: Vec<(usize, usize)> = a
-        .gpu_count
-        .iter()
-        .flat_map(|&gpus| a.rows.iter().map(move |&rows| (rows, gpus)))
-        .collect();
-    for (n, &(rows, gpus)) in sizes.iter().enumerate() {
-        if subset_stages.is_empty() {
-            break;
-        }
-        let picked = bench::subset_rows(&table.runs, rows, gpus)?;
-        let laid_out = bench::lay_out(&mut table.runs, &picked, layout, n + 1 == sizes.len());
-        let runs = laid_out.runs();
-        for &stage in &subset_stages {
-            let pb = indicatif::ProgressBar::new_spinner()
-                .with_message(format!("{} on {rows} rows x {gpus} GPUs", stage.name()));
-            pb.enable_steady_tick(std::time::Duration::from_millis(200));
-            let timing = bench::time_stage(stage, &runs, layout, a.repeat, &ctx)?;
-            pb.finish_and_clear();
-            eprintln!(
-                "{} on {} rows x {} GPUs, {} threads: {:.2} s (min of {})",
-                timing.stage,
-                timing.rows,
-                timing.gpus,
-                timing.threads,
-                timing.min_seconds,
-                timing.seconds.len()
-            );
-            timings.push(timing);
-        }
-    }
-    if timed_load {
-        drop(table);
-        let mut seconds = vec![load_s];
-        for _ in 1..a.repeat {
-            seconds.push(bench::time_load(&paths, catalog)?.1); // (each table dropped)
-        }
-        timings.insert(0, bench::load_timing(table_rows, table_gpus, seconds));
-    }
-    if a.markdown {
-        return out(&report::timings_table(&timings).to_markdown());
-    }
-    if a.format == Format::Json {
-        // Numbers, not the table's rounded text: what a script compares across runs.
-        return out(&json(&timings)?);
-    }
-    out_table(
-        &report::timings_table(&timings),
-        a.format,
-        &format!(
-            "peak RSS is the process's high-water mark so far (loading included); \
-             subsets laid out as --layout {}",
-            layout.name()
-        ),
-    )
-}
-
-/// `--kernel NAME[@CONFIG]:SMS` as (name, config, SMs).
-fn kernel_selector(s: &str) -> Result<(&str, Option<&str>, u32)> {
-    let bad = |why: &str| {
-        Error::usage(format!(
-            "--kernel '{s}': {why} (expected NAME:SMS or NAME@CONFIG:SMS)"
-        ))
-    };
-    let (work, sms) = s.rsplit_once(':').ok_or_else(|| bad("no ':SMS'"))?;
-    let sms: u32 = sms
-        .trim()
-        .parse()
-        .ok()
-        .filter(|n| *n > 0)
-        .ok_or_else(|| bad("the SMs are not a positive whole number"))?;
-    let (kernel, config) = match work.split_once('@') {
-        Some((k, c)) => (k.trim(), Some(c.trim())),
-        None => (work.trim(), None),
-    };
-    if kernel.is_empty() {
-        return Err(bad("no kernel name"));
-    }
-    Ok((kernel, config, sms))
-}
-
-fn corun(a: CorunArgs, catalog: &Catalog) -> Result<()> {
-    use gpucast::models::corun::{kernel_on, CorunParams, Roofs};
-    let selectors = a
-        .kernels
-        .iter()
-        .map(|k| kernel_selector(k))
-        .collect::<Result<Vec<_>>>()?;
-    let gpu = pipeline::resolve_input(catalog, Input::Target, &a.target)?;
-    let sms: u32 = selectors.iter().map(|s| s.2).sum();
-    if sms > gpu.sm_count {
-        return Err(Error::usage(format!(
-            "--kernel: the partitions take {sms} SMs, more than the {} of {}",
-            gpu.sm_count, gpu.name
-        )));
-    }
-    let (table, _) = load_noting(&a.runs, &pipeline::import_options(None, catalog)?, catalog)?;
-    table.require_gpu(Input::Target, &gpu.name)?;
-    let dirs = if a.coruns.is_empty() {
-        experiments::corun::Study::builtin(&super::check::data_dir(&a.data_dir)?)?.gpus
-    } else {
-        a.coruns.clone()
-    };
-    let measured = dirs
-        .iter()
-        .map(|d| experiments::corun::load_gpu(d, catalog))
-        .collect::<Result<Vec<_>>>()?;
-    let train: Vec<_> = measured
-        .iter()
-        .flat_map(|g| g.sets.iter().map(move |s| (s, &g.roofs)))
-        .collect();
-    let fitted = CorunParams::default().fit(&train)?;
-    let mut kernels = Vec::new();
-    let mut sources = Vec::new();
-    for (kernel, config, n) in &selectors {
-        let (k, src) = kernel_on(&table, catalog, gpu, kernel, *config, *n)?;
-        kernels.push(k);
-        sources.push(src);
-    }
-    let predictions = fitted.predict(&kernels, &Roofs::of(gpu));
-    let mut t = Table::new(&[
-        "kernel",
-        "config",
-        "sms",
-        "alone_ms",
-        "alone",
-        "together_ms",
-        "slowdown",
-        "low_ms",
-        "high_ms",
-    ]);
-    for (p, src) in predictions.iter().zip(&sources) {
-        t.push(vec![
-            p.kernel.clone(),
-            p.config.clone(),
-            p.sm_count.to_string(),
-            format!("{:.4}", p.time_alone_ms),
-            src.name().to_string(),
-            format!("{:.4}", p.time_together_ms),
-            format!("{:.3}", p.slowdown),
-            format!("{:.4}", p.low_ms),
-            format!("{:.4}", p.high_ms),
-        ]);
-    }
-    match a.format {
-        Format::Table => out(&format!(
-            "{} kernels together on {} (co-run model: roof scale {:.2}, fitted on {} measured sets; 90 % interval):\n{}",
-            kernels.len(),
-            gpu.name,
-            fitted.roof_scale,
-            train.len(),
-            t.to_text()
-        )),
-        Format::Csv => out(&t.to_csv()),
-        Format::Json => out(&t.to_json()),
-    }
 }
 
 fn reproduce(a: ReproduceArgs, catalog: &Catalog) -> Result<()> {

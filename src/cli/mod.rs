@@ -1,8 +1,10 @@
 //! Argument definitions and dispatch.
 
+mod bench;
 mod check;
 mod commands;
 mod paths;
+mod corun;
 mod values;
 
 use clap::{Args, Parser, Subcommand};

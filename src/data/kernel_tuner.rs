@@ -104,12 +104,11 @@ pub(crate) fn read_text(path: &Path) -> Result<String> {
     let name = path.display().to_string();
     let name = name.as_str();
     let bytes = crate::files::read(path).map_err(|e| Error::file(name, e.to_string()))?;
-    let bytes = super::table_io::gunzip_if_gzip(bytes, name)?;
+    let mut bytes = super::table_io::gunzip_if_gzip(bytes, name)?;
     // A byte-order mark (some editors write one) is not part of the JSON.
-    let bytes = match bytes.strip_prefix(b"\xef\xbb\xbf") {
-        Some(rest) => rest.to_vec(),
-        None => bytes,
-    };
+    if bytes.starts_with(b"\xef\xbb\xbf") {
+        bytes.drain(..3);
+    }
     String::from_utf8(bytes).map_err(|e| {
         Error::file(
             name,
@@ -226,12 +225,13 @@ pub fn import_text(
     imported(&cx, report, runs, work_from, &tally)
 }
 
-/// Parse the cache's JSON, closing a cache left open by an interrupted run (with
-/// a note saying so) and refusing a key repeated in one object.
+/// Parse the cache's JSON (no text at all is an empty file), closing a cache left open
+/// by an interrupted run (with a note) and refusing a key repeated in one object.
 fn parse_cache(text: &str, file: &str) -> Result<(Value, Vec<String>)> {
     let mut notes = Vec::new();
     let doc: Value = match serde_json::from_str(text) {
         Ok(v) => v,
+        Err(_) if text.trim().is_empty() => return Err(Error::parse_file(file, "empty file")),
         Err(e) if e.is_eof() => {
             // Kernel Tuner appends entries while tuning and closes the object at the
             // end: a cache of an interrupted run lacks its closing braces.

@@ -10,6 +10,10 @@
 //! - Each entry holds its parameters as the measured one writes them, `time` the
 //!   predicted time (ms, as Kernel Tuner stores it), `time_lo` / `time_hi` its
 //!   interval and `interval` what that interval is ("90%", "spread", "none").
+//! - `objective` is "time" whatever the measured cache tuned for: the entries hold
+//!   predicted times, and a cache that says "GFLOP/s" (or any other objective) would
+//!   have Kernel Tuner rank configurations by a field no entry holds, or read a time
+//!   as that objective. [`PredictedCache::objective_was`] says when it changed.
 //!   Nothing measured on the source (its `times`, compile or benchmark times, GFLOP/s)
 //!   is copied.
 //! - A configuration that failed on the source keeps its marker
@@ -46,6 +50,8 @@ pub struct PredictedCache {
     /// Entries without a prediction (written `InvalidConfig`), and the first reason.
     pub not_predicted: usize,
     pub first_reason: Option<String>,
+    /// The measured cache's objective when it is not "time" (the written one is).
+    pub objective_was: Option<String>,
 }
 
 /// The cache at `measured` with every configuration's time predicted on `target` by
@@ -68,10 +74,20 @@ pub fn predicted_cache(
     let field = |v: &Value| serde_json::to_string(v).map_err(Error::from);
     let mut text = String::from("{\n");
     text += &format!("\"device_name\": {},\n", field(&Value::from(target))?);
+    let mut objective_was = None;
     for key in HEADER {
-        if let Some(v) = cache.doc.get(key) {
-            text += &format!("\"{key}\": {},\n", field(v)?);
+        let Some(v) = cache.doc.get(key) else {
+            continue;
+        };
+        if key == "objective" && v.as_str() != Some("time") {
+            objective_was = Some(match v.as_str() {
+                Some(s) => s.to_string(),
+                None => v.to_string(),
+            });
+            text += "\"objective\": \"time\",\n";
+            continue;
         }
+        text += &format!("\"{key}\": {},\n", field(v)?);
     }
     text += &format!(
         "\"{PREDICTED_BY}\": {},\n\"predicted_from\": {},\n\"prediction_model\": {},\n\"cache\": {{\n",
@@ -85,6 +101,7 @@ pub fn predicted_cache(
         failed: 0,
         not_predicted: 0,
         first_reason: None,
+        objective_was,
     };
     let entries = cache.doc.get("cache").and_then(Value::as_object);
     for (i, (key, config)) in cache.entries.iter().enumerate() {

@@ -12,6 +12,7 @@ pub mod kernel_tuner;
 pub mod kernel_tuner_write;
 pub mod ncu;
 pub mod neusight;
+mod parquet_read;
 mod table_io;
 pub mod validate;
 pub mod workload;

@@ -309,6 +309,19 @@ pub fn import(path: &Path, source: &str) -> Result<Imported> {
     } else {
         bytes
     };
+    if !bytes.starts_with(b"PAR1") {
+        let start = bytes.iter().position(|b| !b.is_ascii_whitespace());
+        if start.is_some_and(|i| matches!(bytes[i], b'{' | b'[')) {
+            return Err(Error::parse_file(
+                &name,
+                format!(
+                    "is JSON (a Kernel Tuner cache?), not a NeuSight table: NeuSight's tables are CSV with columns {}",
+                    HEADER.join(", ")
+                ),
+            ));
+        }
+        super::table_io::check_csv_layout(&bytes, &name)?;
+    }
     let (df, is_text) = super::importers::frame_from_bytes(bytes, &name)?;
     import_frame(&df, &name, source, is_text)
 }

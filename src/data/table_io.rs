@@ -1,6 +1,7 @@
 //! Reading and writing runs tables (CSV and Parquet) with polars.
 
 use super::importers::ImportOptions;
+pub(crate) use super::parquet_read::read_parquet;
 use super::{
     canonical_config, column, import, upper_bound, ColumnKind, ColumnSpec, Name, Origin, Run,
     RunsTable, OPTIONAL_NUMERIC, OPTIONAL_TEXT, REQUIRED,
@@ -308,6 +309,18 @@ fn header_names(header: &[u8]) -> Vec<String> {
     names
 }
 
+/// [`check_layout`] of CSV text read by an importer (`file` names it): each problem
+/// at its line, before polars's reader words it in its own terms ("found more
+/// fields than defined in 'Schema'").
+pub(crate) fn check_csv_layout(bytes: &[u8], file: &str) -> Result<()> {
+    let bytes = bytes.strip_prefix(UTF8_BOM).unwrap_or(bytes);
+    let scan = scan_records(bytes);
+    if scan.records.is_empty() {
+        return Err(Error::parse_file(file, "empty file"));
+    }
+    check_layout(bytes, &scan, file)
+}
+
 /// Check the layout of CSV text before polars parses it, so that each problem is
 /// reported at its line: UTF-8 text, comma-separated, closed quotes, no column named
 /// twice, and every record as wide as the header.
@@ -351,8 +364,11 @@ fn check_layout(bytes: &[u8], scan: &Scan, file: &str) -> Result<()> {
         ));
     }
     let names = header_names(header);
+    check_column_count(names.len(), file)?;
+    let mut first: std::collections::HashMap<&str, usize> =
+        std::collections::HashMap::with_capacity(names.len());
     for (i, name) in names.iter().enumerate() {
-        if let Some(j) = names[..i].iter().position(|n| n == name) {
+        if let Some(&j) = first.get(name.as_str()) {
             return Err(Error::parse(
                 file,
                 Position::Line(1),
@@ -364,6 +380,7 @@ fn check_layout(bytes: &[u8], scan: &Scan, file: &str) -> Result<()> {
                 ),
             ));
         }
+        first.insert(name, i);
     }
     let width = names.len();
     if let Some(r) = scan.records.iter().find(|r| r.fields != width) {
@@ -375,6 +392,31 @@ fn check_layout(bytes: &[u8], scan: &Scan, file: &str) -> Result<()> {
         ));
     }
     Ok(())
+}
+
+/// Most columns a table gpucast reads may have: the runs contract's columns and as
+/// many of the user's own again, several times over (a runs table passes extra
+/// columns through). A header of a million columns is no table of runs, and every
+/// step after the header costs time per column.
+pub(crate) fn max_columns() -> usize {
+    gpucast_runs::COLUMNS.len() + 1000
+}
+
+/// Refuse a table of more than [`max_columns`] columns.
+fn check_column_count(columns: usize, file: &str) -> Result<()> {
+    if columns <= max_columns() {
+        return Ok(());
+    }
+    Err(Error::parse(
+        file,
+        Position::Line(1),
+        None,
+        format!(
+            "{columns} columns; a table of runs has at most {} (the runs contract's {} and up to 1000 of your own)",
+            max_columns(),
+            gpucast_runs::COLUMNS.len()
+        ),
+    ))
 }
 
 /// Reject a header that is clearly not comma-separated (counting outside quotes).
@@ -435,7 +477,9 @@ fn read_frame(path: &Path) -> Result<(DataFrame, RowLines)> {
     match ext.as_deref() {
         Some("parquet") => {
             let bytes = crate::files::read(path).map_err(|e| Error::io(name, e))?;
-            let df = read_parquet(bytes, name)?;
+            // (a gzip'd Parquet, `runs.parquet.gz`, is read decompressed, as a gzip'd
+            // CSV is: polars's own reader names a build feature instead)
+            let df = read_parquet(gunzip_if_gzip(bytes, name)?, name)?;
             if df.height() == 0 {
                 return Err(Error::parse_file(name, "no data rows"));
             }
@@ -492,127 +536,7 @@ fn read_frame(path: &Path) -> Result<(DataFrame, RowLines)> {
 
 const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 
-/// A Parquet file (`file` names it in errors) as a frame, once its schema holds only
-/// column types a table of runs can: numbers, text, booleans. Checked before reading:
-/// polars, built without its decimal type, panics on a decimal column, and a list
-/// column read as text gave every run a time of 0.
-pub(crate) fn read_parquet(bytes: Vec<u8>, file: &str) -> Result<DataFrame> {
-    crate::error::contain_panic(file, || read_parquet_checked(bytes, file))
-}
-
-/// Walk every page header of every column chunk of a Parquet file (`bytes`) and
-/// refuse sizes no page of it can have: a page larger than its column chunk, or of
-/// more values than its row group has rows. polars trusts these numbers and asks
-/// for that much memory, and a failed allocation aborts the process; a damaged
-/// header must end in a one-line error instead.
-fn check_parquet_pages(buffer: &polars_buffer::Buffer<u8>, file: &str) -> Result<()> {
-    use polars_parquet::parquet::page::CompressedPage;
-    use polars_parquet::parquet::read::{read_metadata, PageReader};
-    let damaged = |what: String| {
-        Error::parse_file(file, format!("cannot read: the file is damaged ({what})"))
-    };
-    let bytes: &[u8] = buffer;
-    let meta = read_metadata(&mut std::io::Cursor::new(bytes))
-        .map_err(|e| damaged(first_line(&e.to_string()).to_string()))?;
-    for (g, group) in meta.row_groups.iter().enumerate() {
-        let rows = group.num_rows();
-        for column in group.parquet_columns() {
-            let range = column.byte_range();
-            let (start, end) = (range.start as usize, range.end as usize);
-            if start > end || end > bytes.len() {
-                return Err(damaged(format!(
-                    "row group {g}: a column chunk at bytes {start}..{end} of {}",
-                    bytes.len()
-                )));
-            }
-            let chunk_bytes = column.uncompressed_size().max(0) as usize;
-            let cursor = std::io::Cursor::new(buffer.clone().sliced(start..end));
-            for page in PageReader::new(cursor, column, Vec::new(), end - start) {
-                let page = page.map_err(|e| {
-                    damaged(format!("row group {g}: {}", first_line(&e.to_string())))
-                })?;
-                let CompressedPage::Data(page) = page else {
-                    continue;
-                };
-                let (size, values) = (page.uncompressed_size(), page.num_values());
-                if size > chunk_bytes || values > rows {
-                    return Err(damaged(format!(
-                        "row group {g}: a page of {size} bytes and {values} values in a column of {chunk_bytes} bytes and {rows} rows"
-                    )));
-                }
-            }
-        }
-    }
-    Ok(())
-}
-
-/// [`read_parquet`], where a panic of the reader is not yet contained: the schema,
-/// then the pages ([`check_parquet_pages`], of flat columns once the schema allows
-/// no other), then the rows.
-fn read_parquet_checked(bytes: Vec<u8>, file: &str) -> Result<DataFrame> {
-    let bad = |e: PolarsError| {
-        Error::parse_file(file, format!("cannot read: {}", first_line(&e.to_string())))
-    };
-    // (one buffer for the page walk and the reader: no copy of the file)
-    let buffer: polars_buffer::Buffer<u8> = bytes.into();
-    let mut reader = ParquetReader::new(std::io::Cursor::new(&buffer[..]));
-    let schema = reader.schema().map_err(bad)?;
-    for (name, field) in schema.iter() {
-        if let Some(kind) = unreadable_type(&field.dtype) {
-            return Err(Error::parse_file(
-                file,
-                format!(
-                    "column '{name}' holds {kind}: the columns of a runs table are numbers \
-                     (integers, 32- or 64-bit floats), text or booleans"
-                ),
-            ));
-        }
-    }
-    check_parquet_pages(&buffer, file)?;
-    reader.finish().map_err(bad)
-}
-
-/// What a Parquet column type is, in words, when a runs table cannot hold it (None
-/// when it can: numbers, text, booleans, or a dictionary of those).
-fn unreadable_type(dtype: &ArrowDataType) -> Option<&'static str> {
-    use ArrowDataType as A;
-    match dtype {
-        A::Null
-        | A::Boolean
-        | A::Int8
-        | A::Int16
-        | A::Int32
-        | A::Int64
-        | A::UInt8
-        | A::UInt16
-        | A::UInt32
-        | A::UInt64
-        | A::Float32
-        | A::Float64
-        | A::Utf8
-        | A::LargeUtf8
-        | A::Utf8View
-        | A::Binary
-        | A::LargeBinary
-        | A::BinaryView => None,
-        A::Dictionary(_, values, _) => unreadable_type(values),
-        A::Float16 => Some("16-bit floats"),
-        A::Decimal(..) | A::Decimal32(..) | A::Decimal64(..) | A::Decimal256(..) => {
-            Some("decimals")
-        }
-        A::List(_) | A::LargeList(_) | A::FixedSizeList(..) | A::Map(..) => {
-            Some("lists (several values per row)")
-        }
-        A::Struct(_) | A::Union(_) => Some("records (several fields per row)"),
-        A::Timestamp(..) | A::Date32 | A::Date64 | A::Time32(_) | A::Time64(_) => {
-            Some("dates or times")
-        }
-        A::Duration(_) | A::Interval(_) => Some("durations"),
-        _ => Some("a type gpucast does not read"),
-    }
-}
-
-fn first_line(s: &str) -> &str {
+pub(crate) fn first_line(s: &str) -> &str {
     s.lines().next().unwrap_or(s)
 }
 
@@ -1031,16 +955,58 @@ pub fn write_frame(df: &mut DataFrame, path: &Path) -> Result<()> {
     let name = &path.display().to_string();
     let parquet = is_parquet_output(path)?;
     crate::files::write_atomic_with(path, |file| {
+        let mut out = KeepsWriteError {
+            inner: file,
+            error: None,
+        };
         let res = if parquet {
-            ParquetWriter::new(file)
+            ParquetWriter::new(&mut out)
                 .with_compression(ParquetCompression::Zstd(None))
                 .finish(df)
                 .map(|_| ())
         } else {
-            CsvWriter::new(file).include_header(true).finish(df)
+            CsvWriter::new(&mut out).include_header(true).finish(df)
         };
-        res.map_err(|e| Error::io(name, format!("cannot write: {e}")))
+        res.map_err(|e| match out.error.take() {
+            // (the system's reason, e.g. "File too large" or "No space left on
+            // device", not the encoder's: Parquet's says "Invalid thrift: transport
+            // error" for any failed write)
+            Some(io) => Error::io_error(name, "cannot write", io),
+            None => Error::io(name, format!("cannot write: {e}")),
+        })
     })
+}
+
+/// A writer that keeps the first error of the file it writes to, for the message:
+/// the encoders above it replace it with their own words.
+struct KeepsWriteError<W> {
+    inner: W,
+    error: Option<std::io::Error>,
+}
+
+impl<W: std::io::Write> KeepsWriteError<W> {
+    fn keep<T>(&mut self, r: std::io::Result<T>) -> std::io::Result<T> {
+        if let Err(e) = &r {
+            if self.error.is_none() {
+                self.error = Some(match e.raw_os_error() {
+                    Some(code) => std::io::Error::from_raw_os_error(code),
+                    None => std::io::Error::new(e.kind(), e.to_string()),
+                });
+            }
+        }
+        r
+    }
+}
+
+impl<W: std::io::Write> std::io::Write for KeepsWriteError<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let r = self.inner.write(buf);
+        self.keep(r)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        let r = self.inner.flush();
+        self.keep(r)
+    }
 }
 
 /// Whether a table written to `path` is Parquet (`.parquet`) or CSV (`.csv`); any

@@ -379,6 +379,13 @@ pub fn launch_bytes(runs: &[Run], gpu: &str, kernel: &str, config: &str) -> Opti
     })
 }
 
+/// Least time together / time alone a co-run row may have. Running beside another
+/// kernel takes nothing from the SMs of a kernel's own partition, so it is never
+/// faster together than alone but for timing noise (a few percent: the runner's
+/// `time_cv`) and clock changes (boost varies by well under 2x); half its time alone
+/// is a wrong row, not noise.
+pub const MIN_SLOWDOWN: f64 = 0.5;
+
 /// How [`read_sets`] learns a co-run file's GPU: its catalog name and SM count, or why
 /// the name names none.
 pub type GpuOf<'a> = dyn Fn(&str) -> std::result::Result<(String, u32), String> + 'a;
@@ -477,7 +484,9 @@ pub fn read_sets(path: &Path, runs: &[Run], gpu_of: &GpuOf) -> Result<Vec<CorunS
             )
         })?;
         let kernel = field(1)?.to_string();
-        let config = field(2)?.to_string();
+        // (canonical, as the runs' configurations are: parameters in any order)
+        let config = field(2)?;
+        let config = gpucast_runs::canonical_config(config).unwrap_or_else(|_| config.to_string());
         let sm_count = number(3, 0.0, f64::from(gpu_sms))?;
         if sm_count.fract() != 0.0 {
             return Err(Error::file(
@@ -489,6 +498,16 @@ pub fn read_sets(path: &Path, runs: &[Run], gpu_of: &GpuOf) -> Result<Vec<CorunS
         let min_ms = crate::data::validate::LAUNCH_FLOOR_MS;
         let time_alone_ms = number(6, min_ms, max_ms)?;
         let together = number(7, min_ms, max_ms)?;
+        if together < MIN_SLOWDOWN * time_alone_ms {
+            return Err(Error::file(
+                &file,
+                format!(
+                    "line {n}, column 'time_together_ms': {together} ms together is {:.3}x its {time_alone_ms} ms alone; a kernel sharing its GPU is not {}x faster than alone (the times are swapped or from another run)",
+                    together / time_alone_ms,
+                    1.0 / MIN_SLOWDOWN
+                ),
+            ));
+        }
         let bytes = launch_bytes(runs, &gpu, &kernel, &config).ok_or_else(|| {
             Error::file(
                 &file,
@@ -633,7 +652,11 @@ pub fn kernel_on(
         .collect();
     configs.sort_unstable();
     configs.dedup();
-    let config = match (config, configs.as_slice()) {
+    // A configuration is its parameters' names and values, in any order and spelling
+    // of a number ("b=2,a=1" is "a=1,b=2"): the table's are canonical, so is the ask.
+    let canonical =
+        config.map(|c| gpucast_runs::canonical_config(c).unwrap_or_else(|_| c.trim().to_string()));
+    let config = match (canonical.as_deref(), configs.as_slice()) {
         (Some(c), _) if configs.contains(&c) => c.to_string(),
         (Some(c), _) => {
             return Err(Error::usage(format!(
@@ -913,7 +936,8 @@ mod tests {
             dram_bytes: 1e6,
             ..Run::default()
         };
-        let runs = [run("a", "n=1,b=2"), run("b", "n=1")];
+        // (the runs' configurations are canonical; the co-run file's in any order)
+        let runs = [run("a", "b=2,n=1"), run("b", "n=1")];
         let name = |g: &str| match g {
             "G" => Ok(("G".to_string(), 64)),
             _ => Err("not in the catalog".to_string()),
@@ -921,7 +945,7 @@ mod tests {
         let sets = read_sets(&path, &runs, &name).unwrap();
         assert_eq!(sets.len(), 2);
         assert_eq!(sets[0].kernels.len(), 2);
-        assert_eq!(sets[0].kernels[0].config, "n=1,b=2");
+        assert_eq!(sets[0].kernels[0].config, "b=2,n=1");
         assert_eq!(sets[0].time_together_ms, vec![1.5, 2.2]);
         assert_eq!(sets[0].kernels[1].dram_bytes, 1e6);
 
@@ -962,5 +986,13 @@ mod tests {
         let said =
             "line 3, column 'time_together_ms': 1e-9 is below 0.001, faster than any kernel launch";
         assert!(e.contains(said), "{e}");
+        // faster together than alone: 0.01 ms beside a kernel, 2 ms alone
+        std::fs::write(&path, good.replace("2.0,2.2", "2.0,0.01")).unwrap();
+        let e = read_sets(&path, &runs, &name).unwrap_err().to_string();
+        let said = "line 3, column 'time_together_ms': 0.01 ms together is 0.005x its 2 ms alone";
+        assert!(e.contains(said), "{e}");
+        // within noise of the time alone is a measurement
+        std::fs::write(&path, good.replace("2.0,2.2", "2.0,1.9")).unwrap();
+        assert!(read_sets(&path, &runs, &name).is_ok());
     }
 }

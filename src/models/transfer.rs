@@ -53,6 +53,14 @@ const RIDGE: f64 = 0.1;
 /// Most configurations a pair's shape difference is measured on (an even subsample).
 const MAX_PAIR_CONFIGS: usize = 256;
 
+/// Largest slope of the log shape variance per unit of a GPU distance (or for
+/// another campaign) a model file may hold. The fitted quantity is ln(spread^2 +
+/// 1e-6) of ln time ratios: at least ln 1e-6 (-13.8), and at most ln 764 (6.6) for a
+/// spread of ln 1e12 (27.6, times a trillion apart), a range of about 21; a slope of
+/// 1e3 crosses that whole range within a distance of 0.02 (a 2 % specification
+/// ratio), which no fit over GPUs does. Larger slopes only overflow the weights.
+const MAX_COEFFICIENT: f64 = 1e3;
+
 /// A fitted shape-transfer model: how a source's shape variance grows with its distance
 /// from the target, how much of the correction to apply, and where it stops applying.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -106,6 +114,29 @@ impl ShapeTransfer {
         if self.coefficients.len() != n || !self.coefficients.iter().all(finite_non_negative) {
             return Err(format!(
                 "shape.coefficients must be {n} finite numbers >= 0"
+            ));
+        }
+        let names = crate::catalog::GPU_DISTANCE_NAMES;
+        for (c, name) in self.coefficients.iter().zip(names) {
+            if *c > MAX_COEFFICIENT {
+                return Err(format!(
+                    "shape.coefficients '{name}' {c:e} is above {MAX_COEFFICIENT:e}: a fitted slope of the log shape variance is far smaller"
+                ));
+            }
+        }
+        if self.other_source > MAX_COEFFICIENT {
+            return Err(format!(
+                "shape.other_source {:e} is above {MAX_COEFFICIENT:e}: a fitted slope of the log shape variance is far smaller",
+                self.other_source
+            ));
+        }
+        // the largest pair distance sums at most these slopes over distances of a
+        // few units each
+        if self.max_distance.is_finite() && self.max_distance > MAX_COEFFICIENT * 100.0 {
+            return Err(format!(
+                "shape.max_distance {:e} is above {:e}",
+                self.max_distance,
+                MAX_COEFFICIENT * 100.0
             ));
         }
         for s in [self.strength_same_arch, self.strength_other_arch] {
@@ -733,6 +764,37 @@ fn choose_strength(scored: &[Scored], n_gpus: usize, same_arch: bool) -> f64 {
 
 #[cfg(test)]
 mod tests {
+    /// Slopes of the log shape variance a fit cannot make are refused with the field
+    /// named (a slope of 1e308 overflowed every weight).
+    #[test]
+    fn absurd_shape_slopes_are_refused() {
+        let t = |coefficients: Vec<f64>, other_source: f64| ShapeTransfer {
+            coefficients,
+            strength_same_arch: 0.5,
+            strength_other_arch: 0.0,
+            max_distance: 3.0,
+            other_arch_curves: Vec::new(),
+            other_source,
+        };
+        let mut c = vec![0.5; GPU_DISTANCES];
+        assert_eq!(t(c.clone(), 0.5).check(), Ok(()));
+        c[2] = 1e308;
+        let e = t(c.clone(), 0.5).check().unwrap_err();
+        assert!(
+            e.starts_with("shape.coefficients 'abs_ln_bw_ratio' 1e308 is above 1e3"),
+            "{e}"
+        );
+        c[2] = 0.5;
+        let e = t(c.clone(), 2e3).check().unwrap_err();
+        assert!(e.starts_with("shape.other_source 2e3 is above 1e3"), "{e}");
+        let mut far = t(c, 0.5);
+        far.max_distance = 1e300;
+        assert!(far
+            .check()
+            .unwrap_err()
+            .starts_with("shape.max_distance 1e300"));
+    }
+
     use super::*;
 
     /// SYNTHETIC held-out runs on 3 GPUs, each with a shape correction of 0.2 and the

@@ -2,7 +2,7 @@
 //! either layout into the same shape.
 
 use super::records::{Record, Table};
-use super::units::{parse_number, to_base, Kind};
+use super::units::{parse_number, plausible, to_base, Kind};
 use std::collections::HashMap;
 
 /// The two CSV layouts of `ncu --csv`.
@@ -73,7 +73,10 @@ impl Launch {
         };
         match parse_number(&cell.value).map_err(err)? {
             None => Ok(None),
-            Some(v) => to_base(v, unit, kind).map(Some).map_err(err),
+            Some(v) => to_base(v, unit, kind)
+                .and_then(|v| plausible(v, kind))
+                .map(Some)
+                .map_err(err),
         }
     }
 

@@ -20,6 +20,56 @@ pub(super) enum Kind {
     Percent,
 }
 
+/// Largest count (instructions, bytes, sectors, cycles) one launch can have: the
+/// runs contract's bound for counts (`gpucast_runs::columns::upper_bound`, 1e21). A
+/// day of the largest GPU issuing every lane every cycle is about 3e18 thread
+/// instructions, and a day at 8 TB/s about 7e17 bytes.
+const MAX_COUNT: f64 = 1e21;
+/// Longest duration one launch can have, ms: the runs contract's bound for times
+/// (1e7 ms, about 3 hours).
+const MAX_TIME_MS: f64 = 1e7;
+/// Shortest non-zero duration, ms: 1 ns, the resolution of the GPU timer ncu reads
+/// (`gpu__time_duration` is in whole nanoseconds); no launch takes less than a
+/// microsecond.
+const MIN_TIME_MS: f64 = 1e-6;
+/// Highest rate, per second: 1e16 (a clock is at most a few GHz, a bandwidth at most
+/// about 1e13 bytes/s, an instruction rate about 4e13/s).
+const MAX_PER_SECOND: f64 = 1e16;
+
+/// `x` in scientific notation to 6 significant digits, without the unit
+/// conversion's last-digit noise (1e-300 ns, not 1.0000000000000018e-300).
+fn short(x: f64) -> String {
+    let s = format!("{x:.5e}");
+    match s.split_once('e') {
+        Some((m, e)) if m.contains('.') => {
+            format!("{}e{e}", m.trim_end_matches('0').trim_end_matches('.'))
+        }
+        _ => s,
+    }
+}
+
+/// `value` (in the base unit of `kind`) when one launch can have it: a count or rate
+/// no GPU reaches, or a duration shorter than the timer's resolution, is a damaged
+/// or hand-edited export. Negative values are left to the callers' own checks.
+pub(super) fn plausible(value: f64, kind: Kind) -> Result<f64, String> {
+    let (max, what) = match kind {
+        Kind::Bytes | Kind::Count => (MAX_COUNT, "is more than any launch counts"),
+        Kind::TimeMs => (MAX_TIME_MS, "ms is longer than any launch takes"),
+        Kind::PerSecond => (MAX_PER_SECOND, "per second is faster than any GPU runs"),
+        Kind::Percent => return Ok(value),
+    };
+    if value.abs() > max {
+        return Err(format!("{} {what} ({max:e})", short(value)));
+    }
+    if kind == Kind::TimeMs && value > 0.0 && value < MIN_TIME_MS {
+        return Err(format!(
+            "a duration of {} ns is shorter than the GPU timer's resolution (1 ns)",
+            short(value * 1e6)
+        ));
+    }
+    Ok(value)
+}
+
 /// Bytes per L2/L1/DRAM sector on every NVIDIA GPU since Maxwell.
 pub(super) const SECTOR_BYTES: f64 = 32.0;
 
@@ -173,6 +223,25 @@ mod tests {
         assert_eq!(r(765.0, "cycle/second"), 765.0);
         assert_eq!(r(345.0, "Gbyte/s"), 3.45e11);
         assert_eq!(r(2.0, "Mhz"), 2e6);
+    }
+
+    #[test]
+    fn counts_and_durations_beyond_physics_are_errors() {
+        assert_eq!(plausible(5e9, Kind::Count), Ok(5e9));
+        assert_eq!(plausible(0.004, Kind::TimeMs), Ok(0.004));
+        assert_eq!(plausible(0.0, Kind::TimeMs), Ok(0.0));
+        let e = plausible(1e300, Kind::Count).unwrap_err();
+        assert_eq!(e, "1e300 is more than any launch counts (1e21)");
+        let e = plausible(1e-306, Kind::TimeMs).unwrap_err();
+        assert_eq!(
+            e,
+            "a duration of 1e-300 ns is shorter than the GPU timer's resolution (1 ns)"
+        );
+        assert_eq!(short(1.0000000000000018e-300), "1e-300");
+        assert_eq!(short(2.5e21), "2.5e21");
+        assert!(plausible(1e8, Kind::TimeMs).is_err());
+        assert!(plausible(1e17, Kind::PerSecond).is_err());
+        assert_eq!(plausible(250.0, Kind::Percent), Ok(250.0));
     }
 
     #[test]

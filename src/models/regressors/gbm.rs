@@ -121,7 +121,8 @@ impl FittedGbm {
         self.n_features
     }
 
-    /// See [`super::FittedRegressor::check`]: a finite base score within
+    /// See [`super::FittedRegressor::check`]: a prediction iteration within its trees,
+    /// a finite base score within
     /// [`super::MAX_LEAF_LOG`], every tree walkable ([`super::check_tree`]; a split
     /// goes on to its left, right and missing-value nodes).
     pub(super) fn check(&self) -> std::result::Result<(), String> {
@@ -133,6 +134,26 @@ impl FittedGbm {
             return Err(format!(
                 "columns must be ascending input columns below {}",
                 self.n_features
+            ));
+        }
+        // forust-ml predicts with the first `prediction_iteration` trees (slicing its
+        // tree list), so a count beyond the trees panics inside it.
+        let trees = self.booster.trees.len();
+        if trees == 0 {
+            return Err("booster.trees is empty".into());
+        }
+        if let Some(p) = self
+            .booster
+            .prediction_iteration
+            .filter(|&p| p == 0 || p > trees)
+        {
+            return Err(format!(
+                "booster.prediction_iteration {p} must be 1 to the booster's {trees} trees"
+            ));
+        }
+        if let Some(b) = self.booster.best_iteration.filter(|&b| b >= trees) {
+            return Err(format!(
+                "booster.best_iteration {b} must be below the booster's {trees} trees"
             ));
         }
         let base = self.booster.base_score;

@@ -640,6 +640,30 @@ fn check_refuses_broken_saved_models() {
         m["columns"] = serde_json::json!([8])
     });
     assert_eq!(e, "gbm: columns must be ascending input columns below 8");
+    // forust-ml slices its trees by prediction_iteration: past them it panicked
+    let trees = make(RegressorKind::Gbm, 9).fit(&x, &y).unwrap();
+    let trees = serde_json::to_value(&trees).unwrap()["gbm"]["booster"]["trees"]
+        .as_array()
+        .unwrap()
+        .len();
+    let e = edited(RegressorKind::Gbm, &|m| {
+        m["booster"]["prediction_iteration"] = serde_json::json!(trees + 1)
+    });
+    assert_eq!(
+        e,
+        format!(
+            "gbm: booster.prediction_iteration {} must be 1 to the booster's {trees} trees",
+            trees + 1
+        )
+    );
+    let e = edited(RegressorKind::Gbm, &|m| {
+        m["booster"]["best_iteration"] = serde_json::json!(trees)
+    });
+    assert!(e.contains("booster.best_iteration"), "{e}");
+    let e = edited(RegressorKind::Gbm, &|m| {
+        m["booster"]["trees"] = serde_json::json!([])
+    });
+    assert_eq!(e, "gbm: booster.trees is empty");
     let e = edited(RegressorKind::Knn, &|m| m["k"] = serde_json::json!(0));
     assert_eq!(e, "knn: k 0 is outside 1..=200");
     let e = edited(RegressorKind::Forest, &|m| {
