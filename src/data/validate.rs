@@ -26,9 +26,9 @@
 //!   mistyped row is flagged alone, not the good rows around it). Work is the time
 //!   the row's FLOPs and bytes need at the GPU's roofs (see `roof_seconds`). Two
 //!   things make a flat time honest and are not counted: a row on the launch floor
-//!   (below 10 us, within 2x of its kernel's fastest run up to 50 us, or launch-bound
-//!   on its harness's floor as the models define it: see `flat::floor_bound`) is in
-//!   no flat pair, and only a throughput-bound row can be the larger of one (its grid
+//!   (below 10 us, launch-bound on its harness's floor as the models define it, up to
+//!   4x a floor of up to 50 us, or within 2x of its kernel's fastest run up to 20 us:
+//!   see `flat::floor_bound`) is in no flat pair, and only a throughput-bound row can be the larger of one (its grid
 //!   spans more than one wave of the GPU, or, geometry unknown, it reaches a quarter
 //!   of a roof: a partly filled GPU runs more blocks in parallel, not longer). E.g.
 //!   the reference study's TITAN X rows: conv2d flat at 67 us over 64x the work, 1 to
@@ -45,6 +45,8 @@
 
 mod flat;
 pub mod peak;
+
+pub use peak::convolution_taps;
 
 use super::{Exclusion, Run, RunsTable, Warning};
 use crate::catalog::{Catalog, Gpu, PrecisionClass};
@@ -680,5 +682,134 @@ fn summarize(table: &RunsTable, ids: &RowIds) -> ValidationReport {
         excluded_by_rule,
         flagged_by_rule,
         flagged_rows,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 14,899 GFLOP/s fp32, 652.8 GB/s, a 4.5 MiB L2.
+    const TV: &str = "NVIDIA TITAN V";
+    const TV_GFLOPS: f64 = 14_899.2;
+
+    /// A SYNTHETIC run of one harness on the TITAN V.
+    fn run(kernel: &str, config: &str, time_ms: f64, flops: f64, dram_bytes: f64) -> Run {
+        Run {
+            gpu: TV.into(),
+            kernel: kernel.into(),
+            config: config.into(),
+            time_ms,
+            flops,
+            dram_bytes,
+            source: Some("synthetic".into()),
+            ..Run::default()
+        }
+    }
+
+    fn validated(runs: Vec<Run>) -> (Vec<Run>, ValidationReport) {
+        let mut t = RunsTable {
+            runs,
+            ..RunsTable::default()
+        };
+        let rep = validate(&mut t, &Catalog::builtin()).unwrap();
+        (t.runs, rep)
+    }
+
+    /// SYNTHETIC: a kernel whose time stays at `plateau_ms` while its bytes grow 64x
+    /// (0.25 to 16 MB: at most 460 GB/s, under the peak); the 16 MB row needs 25 us at
+    /// the peak, so its time should have grown.
+    fn plateau(kernel: &str, plateau_ms: f64) -> Vec<Run> {
+        [0.25e6, 1e6, 4e6, 16e6]
+            .iter()
+            .map(|&b| run(kernel, &format!("bytes={b}"), plateau_ms, 0.0, b))
+            .collect()
+    }
+
+    #[test]
+    fn a_plateau_on_its_harness_floor_is_kept_and_one_above_any_launch_floor_is_not() {
+        // A harness whose fastest run is 35 us (a PyTorch operator's host dispatch):
+        // its plateau is its launch floor, kept.
+        let (runs, rep) = validated(plateau("relu", 0.035));
+        assert_eq!(rep.excluded, 0, "{:?}", runs[0].exclusion);
+        // A kernel flat at 55 us in a harness that timed another kernel at 27 us:
+        // launch-bound on that floor (under 4 x 27 us), kept.
+        let mut rows = plateau("softmax", 0.055);
+        rows.extend((0..3).map(|i| run("gelu", &format!("n={i}"), 0.027, 0.0, 1e3)));
+        let (_, rep) = validated(rows);
+        assert_eq!(rep.excluded, 0);
+        // 60 us is longer than any launch floor (50 us, models::MAX_LAUNCH_FLOOR_MS):
+        // with no faster run in the harness the plateau is no floor, and the rows 16x
+        // or more apart in work are excluded (the 4 MB row has no partner that far).
+        let (runs, rep) = validated(plateau("relu", 0.060));
+        assert_eq!(rep.excluded, 3);
+        assert!(runs[2].exclusion.is_none());
+        assert_eq!(rep.excluded_by_rule.0, BTreeMap::from([("flat_time", 3)]));
+        assert_eq!(rep.excluded_by_rule.to_string(), "3 (flat_time 3)");
+    }
+
+    /// SYNTHETIC: a run of `ratio` times the TITAN V's fp32 peak in 1 ms.
+    fn at_peak(kernel: &str, config: &str, ratio: f64) -> Run {
+        run(kernel, config, 1.0, ratio * TV_GFLOPS * 1e6, 1e3)
+    }
+
+    #[test]
+    fn above_the_rated_peak_is_kept_within_boost_headroom_and_for_fast_convolutions() {
+        let (runs, rep) = validated(vec![
+            // 1.1x the rated peak: a board boosting above its rated clock
+            at_peak("gemm", "n=1", 1.1),
+            // 1.5x the direct FLOPs of a 3x3 filter: Winograd
+            at_peak("conv", "kernel_size=3,stride=1", 1.5),
+            at_peak("conv2d_3x3", "n=1", 1.5),
+            // impossible: a GEMM at 1.5x; a 1x1 convolution (no fast algorithm) at
+            // 1.5x; a 3x3 one beyond its 9 taps x the boost bound
+            at_peak("gemm_fast", "n=1", 1.5),
+            at_peak("conv", "kernel_size=1,stride=1", 1.5),
+            at_peak("conv2d", "kernel_size=3,stride=2", 12.0),
+        ]);
+        let kept: Vec<bool> = runs.iter().map(|r| r.exclusion.is_none()).collect();
+        assert_eq!(kept, [true, true, true, false, false, false]);
+        assert!(runs[0].flags.is_empty(), "{:?}", runs[0].flags);
+        for r in &runs[1..3] {
+            assert_eq!(r.flags, ["algorithmic_flops"]);
+            assert!(matches!(
+                r.warnings[0],
+                Warning::AlgorithmicFlops { max_saving, .. } if max_saving == 9.0
+            ));
+        }
+        assert_eq!(
+            rep.excluded_by_rule.0,
+            BTreeMap::from([("above_peak_flops", 3)])
+        );
+        assert_eq!(
+            rep.flagged_by_rule.0,
+            BTreeMap::from([("algorithmic_flops", 2)])
+        );
+    }
+
+    #[test]
+    fn bandwidth_counts_the_bytes_the_caches_cannot_hold() {
+        // SYNTHETIC: 2x the peak bandwidth by its bytes. A 5 MB working set on a 4.7 MB
+        // L2 must move 0.3 MB from DRAM (kept); a 64 MB one cannot (excluded).
+        let bytes_at = |b: f64| run("copy", &format!("bytes={b}"), b / (2.0 * 652.8e6), 0.0, b);
+        let (runs, rep) = validated(vec![bytes_at(5e6), bytes_at(64e6)]);
+        assert!(runs[0].exclusion.is_none());
+        assert!(matches!(
+            runs[1].exclusion,
+            Some(Exclusion::AbovePeakBandwidth { .. })
+        ));
+        assert_eq!(rep.excluded, 1);
+    }
+
+    #[test]
+    fn convolutions_say_their_filter() {
+        let taps = |kernel: &str, config: &str| convolution_taps(&run(kernel, config, 1.0, 0.0, 0.0));
+        assert_eq!(taps("conv", "B=8,kernel_size=3,stride=1"), Some(9.0));
+        assert_eq!(taps("convolution", "filter_height=15,filter_width=7"), Some(105.0));
+        assert_eq!(taps("conv2d_7x7", "rows=256"), Some(49.0));
+        assert_eq!(taps("conv", "kernel_size=1"), None, "1x1: nothing to save");
+        assert_eq!(taps("conv", "B=8"), None, "filter not said");
+        assert_eq!(taps("convert_fp8", "kernel_size=3"), None, "not a convolution");
+        assert_eq!(taps("gemm", "kernel_size=3"), None);
     }
 }
