@@ -926,9 +926,7 @@ pub fn evaluate_on<'r>(
     let mut excluded_rows = crate::data::validate::RuleCounts::default();
     let kept: Vec<&Run> = runs
         .into_iter()
-        .filter(|r| {
-            !excluded_rows.count(r)
-        })
+        .filter(|r| !excluded_rows.count(r))
         .collect();
     let mut eval = Evaluation {
         protocol: protocol.name().into(),

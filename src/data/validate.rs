@@ -637,7 +637,8 @@ fn summarize(table: &RunsTable, ids: &RowIds) -> ValidationReport {
         per_gpu[gpu].configs = configs;
     }
     let mut flagged_rows = Vec::new();
-    let (mut excluded_by_rule, mut flagged_by_rule) = (RuleCounts::default(), RuleCounts::default());
+    let (mut excluded_by_rule, mut flagged_by_rule) =
+        (RuleCounts::default(), RuleCounts::default());
     for (index, r) in table.runs.iter().enumerate() {
         if !excluded_by_rule.count(r) {
             for w in &r.warnings {
@@ -803,13 +804,21 @@ mod tests {
 
     #[test]
     fn convolutions_say_their_filter() {
-        let taps = |kernel: &str, config: &str| convolution_taps(&run(kernel, config, 1.0, 0.0, 0.0));
+        let taps =
+            |kernel: &str, config: &str| convolution_taps(&run(kernel, config, 1.0, 0.0, 0.0));
         assert_eq!(taps("conv", "B=8,kernel_size=3,stride=1"), Some(9.0));
-        assert_eq!(taps("convolution", "filter_height=15,filter_width=7"), Some(105.0));
+        assert_eq!(
+            taps("convolution", "filter_height=15,filter_width=7"),
+            Some(105.0)
+        );
         assert_eq!(taps("conv2d_7x7", "rows=256"), Some(49.0));
         assert_eq!(taps("conv", "kernel_size=1"), None, "1x1: nothing to save");
         assert_eq!(taps("conv", "B=8"), None, "filter not said");
-        assert_eq!(taps("convert_fp8", "kernel_size=3"), None, "not a convolution");
+        assert_eq!(
+            taps("convert_fp8", "kernel_size=3"),
+            None,
+            "not a convolution"
+        );
         assert_eq!(taps("gemm", "kernel_size=3"), None);
     }
 }

@@ -73,7 +73,7 @@ pub fn accuracy_tables(outcomes: &[Outcome]) -> String {
         md += "\nThe experiments with published figures (the reference study's), ours beside them:\n\n";
         md += &published_table(&published).to_markdown();
     }
-    md += "\nRows the validation rules left out of each experiment's data, per rule (`data::validate`: physically impossible measurements, and runs on an SM partition; `gpucast data validate --list` names each row and why):\n\n";
+    md += "\nRows the validation rules left out of the runs each experiment evaluates (its kernels, vendors and sample), per rule (`data::validate`: physically impossible measurements, and runs on an SM partition; `gpucast data validate --list` names each row and why):\n\n";
     md += &excluded_table(outcomes).to_markdown();
     md
 }
