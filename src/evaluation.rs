@@ -578,9 +578,9 @@ pub struct Evaluation {
     pub results: Vec<ResultRow>,
     #[serde(skip)]
     pub records: Vec<Record>,
-    /// Rows left out by the validation exclusion rule.
+    /// Rows left out by the validation exclusion rules, per rule.
     #[serde(skip)]
-    pub excluded_rows: usize,
+    pub excluded_rows: crate::data::validate::RuleCounts,
     /// Test rows a model could not predict (model -> count).
     #[serde(skip)]
     pub unpredicted: Vec<(String, usize)>,
@@ -1076,14 +1076,10 @@ pub fn evaluate_on<'r>(
     progress: &(dyn Fn() + Sync),
     threads: usize,
 ) -> Result<Evaluation> {
-    let mut excluded_rows = 0;
+    let mut excluded_rows = crate::data::validate::RuleCounts::default();
     let kept: Vec<&Run> = runs
         .into_iter()
-        .filter(|r| {
-            let excluded = is_excluded(r);
-            excluded_rows += usize::from(excluded);
-            !excluded
-        })
+        .filter(|r| !excluded_rows.count(r))
         .collect();
     let mut eval = Evaluation {
         protocol: protocol.name().into(),

@@ -688,7 +688,7 @@ pub fn write_outputs(o: &Outcome, out: &Path, with_plots: bool) -> Result<Vec<Pa
         o.evaluation.data.join(", ")
     );
     md += &format!(
-        "{} rows excluded by the validation rule (`data::validate::is_excluded`){}.\n\n",
+        "Rows excluded by the validation rules (`data::validate`): {}{}.\n\n",
         o.evaluation.excluded_rows,
         if missing.is_empty() {
             String::new()
@@ -1332,7 +1332,7 @@ fn selected_runs(e: &Experiment, all: &[Run], catalog: &Catalog) -> Vec<Run> {
 /// The summary's line on the data experiment `e` evaluated (`runs`, of `l`).
 fn data_note(e: &Experiment, l: &Loaded, runs: &[Run]) -> String {
     format!(
-        "- {}: {} ({} rows{}; {} flagged, {} excluded by the validation rule{})",
+        "- {}: {} ({} rows{}; {} flagged; excluded by the validation rules: {}{})",
         e.name,
         l.table.files.join(", "),
         l.report.rows,
@@ -1356,7 +1356,7 @@ fn data_note(e: &Experiment, l: &Loaded, runs: &[Run]) -> String {
             String::new()
         },
         l.report.flagged,
-        l.report.excluded,
+        l.report.excluded_by_rule,
         crate::report::not_imported_text(&l.report)
             .map(|t| format!("; {t}"))
             .unwrap_or_default()

@@ -640,10 +640,10 @@ const RTX: &str = "NVIDIA GeForce RTX 4070";
 
 #[test]
 fn a_plateau_above_the_floor_is_excluded_with_a_printable_reason() {
-    // SYNTHETIC: time flat at 50 us while work grows 64x on one GPU; another GPU grows.
+    // SYNTHETIC: flat at 60 us (above any launch floor) over 64x the work; another grows.
     let mut rows = Vec::new();
     for (i, n) in [1e6f64, 4e6, 16e6, 64e6].iter().enumerate() {
-        rows.push((TV, "flat", format!("N={i}"), 0.05, 0.0, *n));
+        rows.push((TV, "flat", format!("N={i}"), 0.06, 0.0, *n));
         rows.push((RTX, "flat", format!("N={i}"), n / 4e8, 0.0, *n));
     }
     let (t, rep) = validated(&rows);
@@ -657,7 +657,7 @@ fn a_plateau_above_the_floor_is_excluded_with_a_printable_reason() {
         "{:?}",
         tv[0].flags
     );
-    // 64e6 bytes in 0.05 ms = 1280 GB/s > 1.05 x 652.8 with 64 MB >> L2: the physical
+    // 64e6 bytes in 0.06 ms = 1067 GB/s > 1.05 x 652.8 with 64 MB >> L2: the physical
     // reason comes first, the plateau second
     assert!(matches!(
         tv[3].exclusion,
@@ -720,14 +720,14 @@ fn a_plateau_on_the_launch_floor_is_honest() {
 #[test]
 fn a_plateau_within_one_wave_or_far_from_any_roof_is_honest() {
     // SYNTHETIC: 8 to 512 blocks of 256 threads on a TITAN V (80 SMs, 8 such blocks
-    // each: 640 per wave) all take 40 us: more blocks run in parallel, not longer.
-    // The same times over 4 to 256 waves are implausible.
+    // each: 640 per wave) all take 60 us (no launch floor is that long): more blocks
+    // run in parallel, not longer. The same times over 4 to 256 waves are implausible.
     let sweep = |blocks_per_step: f64| -> String {
         let mut text =
             String::from("gpu,kernel,config,time_ms,flops,dram_bytes,block_threads,grid_blocks\n");
         for (i, g) in [1.0f64, 4.0, 16.0, 64.0].iter().enumerate() {
             let grid = g * blocks_per_step;
-            text += &format!("{TV},loop,N={i},0.04,0,{},256,{grid}\n", grid * 64.0);
+            text += &format!("{TV},loop,N={i},0.06,0,{},256,{grid}\n", grid * 64.0);
         }
         text
     };

@@ -190,15 +190,7 @@ fn data_validate(
         return out(&json(&rep)?);
     }
     let agreement = report::cross_source_table(&table.runs);
-    let footer = format!(
-        "{} rows in {} file(s): {} flagged, {} excluded from models by the rule in `data::validate::is_excluded` (implausible: above a peak no cache explains, or flat over >= 16x work; or run on an SM partition)",
-        rep.rows,
-        rep.files.len(),
-        rep.flagged,
-        rep.excluded,
-    ) + &report::not_imported_text(&rep)
-        .map(|t| format!("; {t}"))
-        .unwrap_or_default();
+    let footer = report::validation_footer(&rep);
     out_table(&report::validation_table(&rep), format, &footer)?;
     if format == Format::Table && !agreement.rows.is_empty() {
         out(
@@ -911,7 +903,7 @@ fn print_evaluation(
             .map(|(m, n)| format!("{m}: {n}"))
             .collect();
         let mut footer = format!(
-            "\nprotocol {}; calibration {} (analytical-study: {}); {} rows, {} excluded by the validation rule{}\n",
+            "\nprotocol {}; calibration {} (analytical-study: {}); {} rows; excluded by the validation rules: {}{}\n",
             protocol.name(),
             ours.name(),
             study.name(),

@@ -7,33 +7,46 @@
 //! are far from the roofline by a unit's factor (see `check_time_unit`); a launch
 //! its GPU cannot make; a duplicate (GPU, kernel, config, source).
 //!
-//! Exclusions (physically implausible measurements, or not of the whole GPU):
+//! Exclusions (physically impossible measurements, or not of the whole GPU), each
+//! rule's count in [`ValidationReport::excluded_by_rule`]:
 //! - SM partition: the row ran on fewer SMs than the GPU has (`sm_count`, a CUDA
 //!   green context); such rows are a partition-scaling table, not the GPU's own, and
 //!   are neither duplicates of the whole-GPU row nor checked against its roofs;
-//! - above peak bandwidth: DRAM bytes / time above 1.05 x the GPU's peak bandwidth
-//!   while the working set does not fit in L2 (so no cache can explain it);
-//! - above peak FLOP/s: above 1.05 x the peak for the run's precision;
-//! - flat time: within one (GPU, kernel), rows whose work differs by >= 16x took
-//!   nearly the same time (the larger grew by less than (work ratio)^0.25, 2x for
-//!   16x the work), and most rows that far apart in work disagree with this one the
-//!   same way, and so do most rows >= 4x apart (so one mistyped row is flagged
-//!   alone, not the good rows around it). Work is the time the row's FLOPs and
-//!   bytes need at the GPU's roofs (see `roof_seconds`). Two things make a flat
-//!   time honest and are not counted: a row on the launch floor (below 10 us, or
-//!   within 2x of the kernel's fastest run on that GPU and below 20 us) is in no
-//!   flat pair, and only a throughput-bound row can be the larger of one (its grid
-//!   spans more than one wave of the GPU, or, geometry unknown, it reaches a
-//!   quarter of a roof: a partly filled GPU runs more blocks in parallel, not
-//!   longer). E.g. the reference study's TITAN X rows: conv2d flat at 67 us over
-//!   64x the work, 1 to 85 waves.
+//! - above peak bandwidth ([`peak`]): the bytes of the working set that do not fit in
+//!   the GPU's caches (L2, and an AMD Infinity Cache) need more than 1.05 x the peak
+//!   DRAM bandwidth in the row's time (a repeated run finds the rest cached);
+//! - above peak FLOP/s ([`peak`]): above the peak for the run's precision at the
+//!   highest clock a board boosts to ([`peak::MAX_BOOST_OVER_RATED`]), times 1.05,
+//!   unless the kernel is a convolution credited with more FLOPs than it executes
+//!   (within its filter's taps: a flag, below);
+//! - flat time ([`flat`]): within one (GPU, source, kernel), rows whose work differs
+//!   by >= 16x took nearly the same time (the larger grew by less than (work
+//!   ratio)^0.25, 2x for 16x the work), and most rows that far apart in work
+//!   disagree with this one the same way, and so do most rows >= 4x apart (so one
+//!   mistyped row is flagged alone, not the good rows around it). Work is the time
+//!   the row's FLOPs and bytes need at the GPU's roofs (see `roof_seconds`). Two
+//!   things make a flat time honest and are not counted: a row on the launch floor
+//!   (below 10 us, launch-bound on its harness's floor as the models define it, up to
+//!   4x a floor of up to 50 us, or within 2x of its kernel's fastest run up to 20 us:
+//!   see `flat::floor_bound`) is in no flat pair, and only a throughput-bound row can be the larger of one (its grid
+//!   spans more than one wave of the GPU, or, geometry unknown, it reaches a quarter
+//!   of a roof: a partly filled GPU runs more blocks in parallel, not longer). E.g.
+//!   the reference study's TITAN X rows: conv2d flat at 67 us over 64x the work, 1 to
+//!   85 waves, where the same harness timed a kernel in 1.4 us.
 //!
-//! Warnings (rows kept): flat time over >= 4x (caches and partial waves can do it),
-//! below launch floor (under 1 us, faster than any back-to-back launch measured on
-//! NVIDIA GPUs), single GPU (the (kernel, config) was measured on one GPU only: no
+//! Warnings (rows kept), each one's count in [`ValidationReport::flagged_by_rule`]:
+//! algorithmic FLOPs (a Winograd or FFT convolution above the FLOP/s bound by its
+//! direct FLOPs), flat time over >= 4x (caches and partial waves can do it), below
+//! launch floor (under 1 us, faster than any back-to-back launch measured on NVIDIA
+//! GPUs), single GPU (the (kernel, config) was measured on one GPU only: no
 //! source->target pair).
 //!
 //! Cost: O(n log n) (a sort, then one sweep per (GPU, kernel) with a Fenwick tree).
+
+mod flat;
+pub mod peak;
+
+pub use peak::convolution_taps;
 
 use super::{Exclusion, Run, RunsTable, Warning};
 use crate::catalog::{Catalog, Gpu, PrecisionClass};
@@ -42,27 +55,12 @@ use gpucast_runs::VALIDATION_FLAGS;
 use rustc_hash::FxHashMap as HashMap;
 use std::collections::BTreeMap;
 
-/// "Does not grow": the time grows by less than (work growth)^0.25.
-const FLAT_GROWTH_EXPONENT: f64 = 0.25;
-/// Work growth at which a flat time is a warning / an exclusion.
-const FLAT_WARN_FACTOR: f64 = 4.0;
-const FLAT_EXCLUDE_FACTOR: f64 = 16.0;
-/// Work ratios this close (in log) to a factor count as reaching it: sizes 16x apart
-/// whose byte counts carry a small per-block term are 15.9999x apart.
-const RATIO_TOLERANCE: f64 = 0.01;
-/// Launch floor: a time this short says nothing about the work done...
-const FLOOR_ALWAYS_MS: f64 = 0.010;
-/// ...nor does one within this factor of the kernel's fastest run on the GPU, up to
-/// the cap (above it, a plateau is not launch overhead).
-const FLOOR_FACTOR: f64 = 2.0;
-const FLOOR_CAP_MS: f64 = 0.020;
 /// Faster than any back-to-back launch measured on NVIDIA GPUs (1 us; the reference
 /// study's floor is 1.3-5.5 us).
 pub const LAUNCH_FLOOR_MS: f64 = 1e-3;
+/// A measured figure may be this far above a peak (timing noise; see
+/// [`crate::catalog::MEASURED_ABOVE_PEAK_SLACK`]).
 const PEAK_SLACK: f64 = crate::catalog::MEASURED_ABOVE_PEAK_SLACK;
-/// A run without launch geometry counts as throughput-bound from this fraction of
-/// its roofline time on.
-const MIN_ROOF_FRACTION: f64 = 0.25;
 
 /// The exclusion rule: a row is left out of fitting and scoring when validation
 /// found its measurement physically implausible ([`Run::exclusion`]).
@@ -108,10 +106,54 @@ pub struct ValidationReport {
     /// reason.
     pub not_imported: BTreeMap<String, usize>,
     pub per_gpu: Vec<GpuSummary>,
+    /// Excluded rows by the rule that excluded each ([`Exclusion::name`]).
+    pub excluded_by_rule: RuleCounts,
+    /// Kept rows with a flag, by flag ([`Warning::name`]; a row with two flags counts
+    /// under each).
+    pub flagged_by_rule: RuleCounts,
     /// Every excluded or warned row with its reasons (not in JSON: it can be as
     /// long as the table).
     #[serde(skip)]
     pub flagged_rows: Vec<FlaggedRow>,
+}
+
+/// Rows per validation rule ([`Exclusion::name`] or [`Warning::name`]), in name
+/// order; printed as "3 (flat_time 2, sm_partition 1)", or "0".
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(transparent)]
+pub struct RuleCounts(pub BTreeMap<&'static str, usize>);
+
+impl RuleCounts {
+    /// The excluded rows of `runs`, by the rule that excluded each.
+    pub fn excluded<'r>(runs: impl IntoIterator<Item = &'r Run>) -> RuleCounts {
+        let mut c = RuleCounts::default();
+        for r in runs {
+            c.count(r);
+        }
+        c
+    }
+    /// Count `run` under its exclusion's rule, if it has one; whether it has.
+    pub fn count(&mut self, run: &Run) -> bool {
+        if let Some(e) = &run.exclusion {
+            *self.0.entry(e.name()).or_insert(0) += 1;
+        }
+        run.exclusion.is_some()
+    }
+    /// Rows counted under every rule.
+    pub fn total(&self) -> usize {
+        self.0.values().sum()
+    }
+}
+
+impl std::fmt::Display for RuleCounts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.total())?;
+        if !self.0.is_empty() {
+            let each: Vec<String> = self.0.iter().map(|(k, n)| format!("{k} {n}")).collect();
+            write!(f, " ({})", each.join(", "))?;
+        }
+        Ok(())
+    }
 }
 
 /// Check a loaded table against the catalog: resolve GPU names (rows then carry the
@@ -179,11 +221,11 @@ pub fn validate(table: &mut RunsTable, catalog: &Catalog) -> Result<ValidationRe
                     }],
                     warnings: vec![],
                 },
-                None => peak_verdict(r, gpu),
+                None => peak::peak_verdict(r, gpu),
             }
         })
         .collect();
-    flat_time(&table.runs, &ids, &partitions, &mut verdicts);
+    flat::flat_time(&table.runs, &ids, &partitions, &mut verdicts);
     single_gpu(&ids, &mut verdicts);
 
     for (run, v) in table.runs.iter_mut().zip(verdicts) {
@@ -203,13 +245,17 @@ pub fn validate(table: &mut RunsTable, catalog: &Catalog) -> Result<ValidationRe
     Ok(summarize(table, &ids))
 }
 
-/// Each row's GPU, kernel and work (kernel, config) as numbers, found once: the
-/// checks group and count rows by them. With the names hashed again in each check,
-/// validating the 980k-row GEMM corpus took 1.3 s; with these, 0.92 s.
+/// Each row's GPU, harness (GPU, source), kernel and work (kernel, config) as
+/// numbers, found once: the checks group and count rows by them. With the names
+/// hashed again in each check, validating the 980k-row GEMM corpus took 1.3 s; with
+/// these, 0.92 s.
 struct RowIds<'c> {
     /// The GPUs by number, in order of first appearance.
     gpus: Vec<&'c Gpu>,
     gpu: Vec<u32>,
+    /// What timed the row on its GPU: its (GPU, source).
+    harness: Vec<u32>,
+    harnesses: usize,
     kernel: Vec<u32>,
     kernels: usize,
     work: Vec<u32>,
@@ -220,11 +266,15 @@ impl<'c> RowIds<'c> {
     fn of(runs: &[Run], gpus: Vec<&'c Gpu>, gpu: Vec<u32>) -> RowIds<'c> {
         let mut kernel_ids: HashMap<&str, u32> = HashMap::default();
         let mut work_ids: HashMap<(u32, &str), u32> = HashMap::default();
+        let mut harness_ids: HashMap<(u32, Option<&str>), u32> = HashMap::default();
         let (mut kernel, mut work) = (
             Vec::with_capacity(runs.len()),
             Vec::with_capacity(runs.len()),
         );
-        for r in runs {
+        let mut harness = Vec::with_capacity(runs.len());
+        for (r, &g) in runs.iter().zip(&gpu) {
+            let next = harness_ids.len() as u32;
+            harness.push(*harness_ids.entry((g, r.source.as_deref())).or_insert(next));
             let next = kernel_ids.len() as u32;
             let k = *kernel_ids.entry(r.kernel.as_str()).or_insert(next);
             let next = work_ids.len() as u32;
@@ -234,6 +284,8 @@ impl<'c> RowIds<'c> {
         RowIds {
             gpus,
             gpu,
+            harness,
+            harnesses: harness_ids.len(),
             kernel,
             kernels: kernel_ids.len(),
             work,
@@ -518,85 +570,6 @@ struct Verdict {
     warnings: Vec<Warning>,
 }
 
-fn peak_verdict(r: &Run, gpu: &Gpu) -> Verdict {
-    let mut v = Verdict::default();
-    let secs = r.time_ms * 1e-3;
-    let working_set = r.working_set_bytes.unwrap_or(r.dram_bytes);
-    let bw_gbs = r.dram_bytes / secs / 1e9;
-    if bw_gbs > PEAK_SLACK * gpu.mem_bandwidth_gbs && working_set > gpu.l2_bytes as f64 {
-        v.exclusions.push(Exclusion::AbovePeakBandwidth {
-            achieved_gbs: bw_gbs,
-            peak_gbs: gpu.mem_bandwidth_gbs,
-            working_set_bytes: working_set,
-            l2_bytes: gpu.l2_bytes as f64,
-        });
-    }
-    let gflops = r.flops / secs / 1e9;
-    let peak = gpu.peak_gflops(r.precision());
-    if gflops > PEAK_SLACK * peak {
-        v.exclusions.push(Exclusion::AbovePeakFlops {
-            achieved_gflops: gflops,
-            peak_gflops: peak,
-            precision: r.precision().to_string(),
-        });
-    }
-    if r.time_ms < LAUNCH_FLOOR_MS {
-        v.warnings
-            .push(Warning::BelowLaunchFloor { time_ms: r.time_ms });
-    }
-    v
-}
-
-/// Should the run's time grow with its work? When its launch geometry is known:
-/// its grid spans more than one wave of resident blocks on the SMs it ran on (within
-/// one wave, more blocks run in parallel, not longer). When it is not: it runs at a
-/// quarter of a roof or more (below that, a partly filled GPU or a serial loop per
-/// block can hold the time flat, e.g. a library GEMM with a long k and few tiles).
-fn throughput_bound(r: &Run, gpu: &Gpu, roof_s: f64) -> bool {
-    match (r.grid_blocks, r.block_threads) {
-        (Some(grid), Some(threads)) if threads >= 1.0 && grid >= 1.0 => {
-            let by_threads = (gpu.max_threads_per_sm as f64 / threads).floor();
-            let per_sm = by_threads.min(gpu.max_blocks_per_sm as f64).max(1.0);
-            let sms = r.details().sm_count.unwrap_or(gpu.sm_count as f64);
-            grid > sms * per_sm
-        }
-        _ => roof_s >= MIN_ROOF_FRACTION * r.time_ms * 1e-3,
-    }
-}
-
-/// One row of a (GPU, kernel) group, in order of work.
-struct Point {
-    /// Index into the table's runs.
-    run: usize,
-    ln_work: f64,
-    time_ms: f64,
-    /// ln(time) - FLAT_GROWTH_EXPONENT * ln(work): a pair (a, b) with more work in
-    /// b is flat exactly when b's score is below a's.
-    score: f64,
-    /// On the launch floor: its time says nothing about its work, so it is in no
-    /// flat pair (as the smaller row its time is overhead; as the larger row it is as
-    /// fast as a launch gets, and a slower smaller row is slow for its own reasons).
-    floor_bound: bool,
-    /// Its time should grow with its work (see [`throughput_bound`]); only such a
-    /// row can be the larger of a flat pair.
-    throughput_bound: bool,
-}
-
-impl Point {
-    fn can_be_larger(&self) -> bool {
-        !self.floor_bound && self.throughput_bound
-    }
-}
-
-/// How one row compares with the rows at least a factor apart in work.
-#[derive(Default, Clone, Copy)]
-struct Tally {
-    comparable: usize,
-    disagreeing: usize,
-    /// The most extreme disagreeing partner (index into the group).
-    witness: Option<usize>,
-}
-
 /// The work of a run in seconds at the GPU's roofs: the larger of FLOPs over the
 /// peak for its precision and DRAM bytes over the peak bandwidth. Raw FLOPs and bytes
 /// do not add up: a GEMM whose FLOPs grow 64x with its batch while its weights
@@ -612,228 +585,6 @@ fn roof_seconds(r: &Run, gpu: &Gpu) -> f64 {
     }
 }
 
-fn flat_time(runs: &[Run], ids: &RowIds, partitions: &[Option<u32>], verdicts: &mut [Verdict]) {
-    let work: Vec<f64> = runs
-        .iter()
-        .enumerate()
-        .map(|(i, r)| roof_seconds(r, ids.gpu(i)))
-        .collect();
-    // (GPU, kernel) groups as numbers: sorting a million rows by two strings each was
-    // most of validation's time.
-    let group_of: Vec<u64> = (0..runs.len())
-        .map(|i| ids.gpu[i] as u64 * ids.kernels as u64 + ids.kernel[i] as u64)
-        .collect();
-    // partition runs are excluded already and would mix two devices in one group
-    let mut order: Vec<usize> = (0..runs.len())
-        .filter(|&i| work[i] > 0.0 && partitions[i].is_none())
-        .collect();
-    order.sort_by(|&a, &b| {
-        group_of[a]
-            .cmp(&group_of[b])
-            .then(work[a].total_cmp(&work[b]))
-    });
-    for group in order.chunk_by(|&a, &b| group_of[a] == group_of[b]) {
-        let gpu = ids.gpu(group[0]);
-        let fastest_ms = group
-            .iter()
-            .map(|&i| runs[i].time_ms)
-            .fold(f64::INFINITY, f64::min);
-        let floor_ms = FLOOR_ALWAYS_MS.max((FLOOR_FACTOR * fastest_ms).min(FLOOR_CAP_MS));
-        let points: Vec<Point> = group
-            .iter()
-            .map(|&i| {
-                let r = &runs[i];
-                let ln_work = work[i].ln();
-                Point {
-                    run: i,
-                    ln_work,
-                    time_ms: r.time_ms,
-                    score: r.time_ms.ln() - FLAT_GROWTH_EXPONENT * ln_work,
-                    floor_bound: r.time_ms <= floor_ms,
-                    throughput_bound: throughput_bound(r, gpu, work[i]),
-                }
-            })
-            .collect();
-        let ranks = ScoreRanks::of(&points);
-        let strong = tally(&points, &ranks, FLAT_EXCLUDE_FACTOR);
-        let weak = tally(&points, &ranks, FLAT_WARN_FACTOR);
-        for (k, p) in points.iter().enumerate() {
-            let v = &mut verdicts[p.run];
-            // Excluded only when the row also disagrees with most rows >= 4x apart:
-            // a good row whose one far partner is a bad row is outvoted by its
-            // nearer neighbours.
-            let excluded = verdict_of(&points, k, &strong[k]).filter(|_| majority(&weak[k]));
-            if let Some((work_ratio, time_ratio, t)) = excluded {
-                v.exclusions.push(Exclusion::FlatTime {
-                    work_ratio,
-                    time_ratio,
-                    disagreeing: t.disagreeing,
-                    comparable: t.comparable,
-                });
-            } else if let Some((work_ratio, time_ratio, t)) = verdict_of(&points, k, &weak[k]) {
-                v.warnings.push(Warning::FlatTime {
-                    work_ratio,
-                    time_ratio,
-                    disagreeing: t.disagreeing,
-                    comparable: t.comparable,
-                });
-            }
-        }
-    }
-}
-
-/// A row is implausible when most rows far enough apart in work disagree with it:
-/// (work ratio, time ratio) of its most extreme pair, larger over smaller.
-fn verdict_of(points: &[Point], k: usize, t: &Tally) -> Option<(f64, f64, Tally)> {
-    if !majority(t) {
-        return None;
-    }
-    let w = t.witness?;
-    let (small, large) = if points[w].ln_work < points[k].ln_work {
-        (&points[w], &points[k])
-    } else {
-        (&points[k], &points[w])
-    };
-    Some((
-        (large.ln_work - small.ln_work).exp(),
-        large.time_ms / small.time_ms,
-        *t,
-    ))
-}
-
-fn majority(t: &Tally) -> bool {
-    t.disagreeing > 0 && 2 * t.disagreeing > t.comparable
-}
-
-/// For every point (sorted by work), count the points at least `factor` apart in
-/// work on either side, and those among them that form a flat pair with it. Two
-/// sweeps with a Fenwick tree over score ranks: O(n log n).
-fn tally(points: &[Point], ranks: &ScoreRanks, factor: f64) -> Vec<Tally> {
-    let n = points.len();
-    let gap = factor.ln() - RATIO_TOLERANCE;
-    // 1-based rank of the last score <= point k's, and of point k's own score
-    let rank_le = |k: usize| ranks.at_most[k];
-    let rank_of = |k: usize| ranks.below[k] + 1;
-    let mut out = vec![Tally::default(); n];
-
-    // As the larger row: partners are smaller rows (not floor-bound) a factor below.
-    let mut tree = Fenwick::new(n);
-    let (mut next, mut inserted) = (0, 0);
-    let mut max_score: Option<usize> = None;
-    for b in 0..n {
-        while next < n && points[b].ln_work - points[next].ln_work >= gap {
-            let a = &points[next];
-            if !a.floor_bound {
-                tree.add(rank_of(next));
-                inserted += 1;
-                if max_score.is_none_or(|m| points[m].score < a.score) {
-                    max_score = Some(next);
-                }
-            }
-            next += 1;
-        }
-        if !points[b].can_be_larger() || inserted == 0 {
-            continue;
-        }
-        let higher = inserted - tree.sum(rank_le(b));
-        out[b].comparable += inserted;
-        out[b].disagreeing += higher;
-        if higher > 0 {
-            out[b].witness = max_score;
-        }
-    }
-
-    // As the smaller row: partners are larger rows a factor above.
-    let mut tree = Fenwick::new(n);
-    let (mut next, mut inserted) = (n, 0);
-    let mut min_score: Option<usize> = None;
-    for a in (0..n).rev() {
-        while next > 0 && points[next - 1].ln_work - points[a].ln_work >= gap {
-            let b = &points[next - 1];
-            if b.can_be_larger() {
-                tree.add(rank_of(next - 1));
-                inserted += 1;
-                if min_score.is_none_or(|m| points[m].score > b.score) {
-                    min_score = Some(next - 1);
-                }
-            }
-            next -= 1;
-        }
-        if points[a].floor_bound || inserted == 0 {
-            continue;
-        }
-        let lower = tree.sum(ranks.below[a]);
-        out[a].comparable += inserted;
-        out[a].disagreeing += lower;
-        if lower > 0 {
-            // keep the pair with the larger work ratio
-            let better = match out[a].witness {
-                Some(w) => {
-                    let prev = points[a].ln_work - points[w].ln_work;
-                    min_score.is_some_and(|m| points[m].ln_work - points[a].ln_work > prev)
-                }
-                None => true,
-            };
-            if better {
-                out[a].witness = min_score;
-            }
-        }
-    }
-    out
-}
-
-/// Where each point's score ranks among its group's: `below[k]` scores are lower than
-/// point k's, `at_most[k]` are lower or equal. Both tallies of a group share them:
-/// binary searches per point in each tally were most of validation's flat-time check.
-struct ScoreRanks {
-    below: Vec<usize>,
-    at_most: Vec<usize>,
-}
-
-impl ScoreRanks {
-    fn of(points: &[Point]) -> ScoreRanks {
-        let n = points.len();
-        let mut order: Vec<usize> = (0..n).collect();
-        order.sort_unstable_by(|&a, &b| points[a].score.total_cmp(&points[b].score));
-        let (mut below, mut at_most) = (vec![0; n], vec![0; n]);
-        let mut start = 0;
-        for ties in order.chunk_by(|&a, &b| points[a].score == points[b].score) {
-            let end = start + ties.len();
-            for &k in ties {
-                (below[k], at_most[k]) = (start, end);
-            }
-            start = end;
-        }
-        ScoreRanks { below, at_most }
-    }
-}
-
-/// Counts of inserted ranks, prefix sums in O(log n).
-struct Fenwick(Vec<usize>);
-
-impl Fenwick {
-    fn new(n: usize) -> Self {
-        Fenwick(vec![0; n + 1])
-    }
-    /// Insert one at 1-based rank `i`.
-    fn add(&mut self, mut i: usize) {
-        while i < self.0.len() {
-            self.0[i] += 1;
-            i += i & i.wrapping_neg();
-        }
-    }
-    /// How many inserted at ranks 1..=i.
-    fn sum(&self, mut i: usize) -> usize {
-        let mut s = 0;
-        while i > 0 {
-            s += self.0[i];
-            i -= i & i.wrapping_neg();
-        }
-        s
-    }
-}
-
-/// A (kernel, config) measured on one GPU only has no source -> target pair.
 fn single_gpu(ids: &RowIds, verdicts: &mut [Verdict]) {
     if ids.gpus.len() < 2 {
         return;
@@ -886,7 +637,14 @@ fn summarize(table: &RunsTable, ids: &RowIds) -> ValidationReport {
         per_gpu[gpu].configs = configs;
     }
     let mut flagged_rows = Vec::new();
+    let (mut excluded_by_rule, mut flagged_by_rule) =
+        (RuleCounts::default(), RuleCounts::default());
     for (index, r) in table.runs.iter().enumerate() {
+        if !excluded_by_rule.count(r) {
+            for w in &r.warnings {
+                *flagged_by_rule.0.entry(w.name()).or_insert(0) += 1;
+            }
+        }
         let g = &mut per_gpu[ids.gpu[index] as usize];
         g.rows += 1;
         let names = r
@@ -922,6 +680,8 @@ fn summarize(table: &RunsTable, ids: &RowIds) -> ValidationReport {
         skipped_error_rows: table.skipped_error_rows(),
         not_imported: table.not_imported.clone(),
         per_gpu,
+        excluded_by_rule,
+        flagged_by_rule,
         flagged_rows,
     }
 }
@@ -930,88 +690,135 @@ fn summarize(table: &RunsTable, ids: &RowIds) -> ValidationReport {
 mod tests {
     use super::*;
 
-    /// SYNTHETIC points: (work, time_ms, floor_bound, throughput_bound).
-    fn points(rows: &[(f64, f64, bool, bool)]) -> Vec<Point> {
-        rows.iter()
-            .enumerate()
-            .map(|(i, &(w, t, floor_bound, throughput_bound))| Point {
-                run: i,
-                ln_work: w.ln(),
-                time_ms: t,
-                score: t.ln() - FLAT_GROWTH_EXPONENT * w.ln(),
-                floor_bound,
-                throughput_bound,
-            })
+    /// 14,899 GFLOP/s fp32, 652.8 GB/s, a 4.5 MiB L2.
+    const TV: &str = "NVIDIA TITAN V";
+    const TV_GFLOPS: f64 = 14_899.2;
+
+    /// A SYNTHETIC run of one harness on the TITAN V.
+    fn run(kernel: &str, config: &str, time_ms: f64, flops: f64, dram_bytes: f64) -> Run {
+        Run {
+            gpu: TV.into(),
+            kernel: kernel.into(),
+            config: config.into(),
+            time_ms,
+            flops,
+            dram_bytes,
+            source: Some("synthetic".into()),
+            ..Run::default()
+        }
+    }
+
+    fn validated(runs: Vec<Run>) -> (Vec<Run>, ValidationReport) {
+        let mut t = RunsTable {
+            runs,
+            ..RunsTable::default()
+        };
+        let rep = validate(&mut t, &Catalog::builtin()).unwrap();
+        (t.runs, rep)
+    }
+
+    /// SYNTHETIC: a kernel whose time stays at `plateau_ms` while its bytes grow 64x
+    /// (0.25 to 16 MB: at most 460 GB/s, under the peak); the 16 MB row needs 25 us at
+    /// the peak, so its time should have grown.
+    fn plateau(kernel: &str, plateau_ms: f64) -> Vec<Run> {
+        [0.25e6, 1e6, 4e6, 16e6]
+            .iter()
+            .map(|&b| run(kernel, &format!("bytes={b}"), plateau_ms, 0.0, b))
             .collect()
     }
 
-    /// The O(n^2) definition the sweep must agree with.
-    fn brute(points: &[Point], factor: f64) -> Vec<(usize, usize)> {
-        let mut out = vec![(0, 0); points.len()];
-        for (i, a) in points.iter().enumerate() {
-            for (j, b) in points.iter().enumerate() {
-                if b.ln_work - a.ln_work >= factor.ln() - RATIO_TOLERANCE
-                    && !a.floor_bound
-                    && b.can_be_larger()
-                {
-                    let flat = b.score < a.score;
-                    for k in [i, j] {
-                        out[k].0 += 1;
-                        out[k].1 += flat as usize;
-                    }
-                }
-            }
-        }
-        out
+    #[test]
+    fn a_plateau_on_its_harness_floor_is_kept_and_one_above_any_launch_floor_is_not() {
+        // A harness whose fastest run is 35 us (a PyTorch operator's host dispatch):
+        // its plateau is its launch floor, kept.
+        let (runs, rep) = validated(plateau("relu", 0.035));
+        assert_eq!(rep.excluded, 0, "{:?}", runs[0].exclusion);
+        // A kernel flat at 55 us in a harness that timed another kernel at 27 us:
+        // launch-bound on that floor (under 4 x 27 us), kept.
+        let mut rows = plateau("softmax", 0.055);
+        rows.extend((0..3).map(|i| run("gelu", &format!("n={i}"), 0.027, 0.0, 1e3)));
+        let (_, rep) = validated(rows);
+        assert_eq!(rep.excluded, 0);
+        // 60 us is longer than any launch floor (50 us, models::MAX_LAUNCH_FLOOR_MS):
+        // with no faster run in the harness the plateau is no floor, and the rows 16x
+        // or more apart in work are excluded (the 4 MB row has no partner that far).
+        let (runs, rep) = validated(plateau("relu", 0.060));
+        assert_eq!(rep.excluded, 3);
+        assert!(runs[2].exclusion.is_none());
+        assert_eq!(rep.excluded_by_rule.0, BTreeMap::from([("flat_time", 3)]));
+        assert_eq!(rep.excluded_by_rule.to_string(), "3 (flat_time 3)");
+    }
+
+    /// SYNTHETIC: a run of `ratio` times the TITAN V's fp32 peak in 1 ms.
+    fn at_peak(kernel: &str, config: &str, ratio: f64) -> Run {
+        run(kernel, config, 1.0, ratio * TV_GFLOPS * 1e6, 1e3)
     }
 
     #[test]
-    fn sweep_matches_the_pairwise_definition() {
-        // SYNTHETIC: a deterministic pseudo-random sweep with ties, floors and waves.
-        let mut x: u64 = 12345;
-        let mut rnd = || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x % 1000) as f64 / 1000.0
-        };
-        let mut rows: Vec<(f64, f64, bool, bool)> = (0..300)
-            .map(|_| {
-                let w = 10f64.powf(3.0 + 6.0 * rnd());
-                let t = 0.001 * w.powf(0.2 + 0.8 * rnd()).max(1.0) / 100.0;
-                (w, (t * 1e4).round() / 1e4 + 1e-4, rnd() < 0.2, rnd() < 0.9)
-            })
-            .collect();
-        rows.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let p = points(&rows);
-        for factor in [4.0, 16.0] {
-            let fast = tally(&p, &ScoreRanks::of(&p), factor);
-            let slow = brute(&p, factor);
-            for (k, (t, s)) in fast.iter().zip(&slow).enumerate() {
-                assert_eq!((t.comparable, t.disagreeing), *s, "row {k} factor {factor}");
-                assert_eq!(t.witness.is_some(), s.1 > 0);
-            }
-        }
-    }
-
-    #[test]
-    fn score_ranks_count_lower_and_tied_scores() {
-        // SYNTHETIC: scores 2, 1, 2, 3 (work 1, time e^score)
-        let p = points(&[2.0, 1.0, 2.0, 3.0].map(|s: f64| (1.0, s.exp(), false, true)));
-        let r = ScoreRanks::of(&p);
-        assert_eq!(r.below, [1, 0, 1, 3]);
-        assert_eq!(r.at_most, [3, 1, 3, 4]);
-    }
-
-    #[test]
-    fn fenwick_counts() {
-        let mut f = Fenwick::new(5);
-        for r in [1, 3, 3, 5] {
-            f.add(r);
+    fn above_the_rated_peak_is_kept_within_boost_headroom_and_for_fast_convolutions() {
+        let (runs, rep) = validated(vec![
+            // 1.1x the rated peak: a board boosting above its rated clock
+            at_peak("gemm", "n=1", 1.1),
+            // 1.5x the direct FLOPs of a 3x3 filter: Winograd
+            at_peak("conv", "kernel_size=3,stride=1", 1.5),
+            at_peak("conv2d_3x3", "n=1", 1.5),
+            // impossible: a GEMM at 1.5x; a 1x1 convolution (no fast algorithm) at
+            // 1.5x; a 3x3 one beyond its 9 taps x the boost bound
+            at_peak("gemm_fast", "n=1", 1.5),
+            at_peak("conv", "kernel_size=1,stride=1", 1.5),
+            at_peak("conv2d", "kernel_size=3,stride=2", 12.0),
+        ]);
+        let kept: Vec<bool> = runs.iter().map(|r| r.exclusion.is_none()).collect();
+        assert_eq!(kept, [true, true, true, false, false, false]);
+        assert!(runs[0].flags.is_empty(), "{:?}", runs[0].flags);
+        for r in &runs[1..3] {
+            assert_eq!(r.flags, ["algorithmic_flops"]);
+            assert!(matches!(
+                r.warnings[0],
+                Warning::AlgorithmicFlops { max_saving, .. } if max_saving == 9.0
+            ));
         }
         assert_eq!(
-            (0..=5).map(|i| f.sum(i)).collect::<Vec<_>>(),
-            [0, 1, 1, 3, 3, 4]
+            rep.excluded_by_rule.0,
+            BTreeMap::from([("above_peak_flops", 3)])
         );
+        assert_eq!(
+            rep.flagged_by_rule.0,
+            BTreeMap::from([("algorithmic_flops", 2)])
+        );
+    }
+
+    #[test]
+    fn bandwidth_counts_the_bytes_the_caches_cannot_hold() {
+        // SYNTHETIC: 2x the peak bandwidth by its bytes. A 5 MB working set on a 4.7 MB
+        // L2 must move 0.3 MB from DRAM (kept); a 64 MB one cannot (excluded).
+        let bytes_at = |b: f64| run("copy", &format!("bytes={b}"), b / (2.0 * 652.8e6), 0.0, b);
+        let (runs, rep) = validated(vec![bytes_at(5e6), bytes_at(64e6)]);
+        assert!(runs[0].exclusion.is_none());
+        assert!(matches!(
+            runs[1].exclusion,
+            Some(Exclusion::AbovePeakBandwidth { .. })
+        ));
+        assert_eq!(rep.excluded, 1);
+    }
+
+    #[test]
+    fn convolutions_say_their_filter() {
+        let taps =
+            |kernel: &str, config: &str| convolution_taps(&run(kernel, config, 1.0, 0.0, 0.0));
+        assert_eq!(taps("conv", "B=8,kernel_size=3,stride=1"), Some(9.0));
+        assert_eq!(
+            taps("convolution", "filter_height=15,filter_width=7"),
+            Some(105.0)
+        );
+        assert_eq!(taps("conv2d_7x7", "rows=256"), Some(49.0));
+        assert_eq!(taps("conv", "kernel_size=1"), None, "1x1: nothing to save");
+        assert_eq!(taps("conv", "B=8"), None, "filter not said");
+        assert_eq!(
+            taps("convert_fp8", "kernel_size=3"),
+            None,
+            "not a convolution"
+        );
+        assert_eq!(taps("gemm", "kernel_size=3"), None);
     }
 }

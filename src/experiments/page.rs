@@ -79,7 +79,35 @@ pub fn accuracy_tables(outcomes: &[Outcome]) -> String {
         md += "\nThe experiments with published figures (the reference study's), ours beside them:\n\n";
         md += &published_table(&published).to_markdown();
     }
+    md += "\nRows the validation rules left out of the runs each experiment evaluates (its kernels, vendors and sample), per rule (`data::validate`: physically impossible measurements, and runs on an SM partition; `gpucast data validate --list` names each row and why):\n\n";
+    md += &excluded_table(outcomes).to_markdown();
     md
+}
+
+/// Per experiment, the rows validation excluded from its runs: in all and per rule
+/// ([`crate::evaluation::Evaluation::excluded_rows`]), a column per rule any
+/// experiment has.
+fn excluded_table(outcomes: &[Outcome]) -> Table {
+    let mut rules: Vec<&str> = outcomes
+        .iter()
+        .flat_map(|o| o.evaluation.excluded_rows.0.keys().copied())
+        .collect();
+    rules.sort_unstable();
+    rules.dedup();
+    let mut header = vec!["experiment", "excluded rows"];
+    header.extend(&rules);
+    let mut t = Table::new(&header);
+    for o in outcomes {
+        let counts = &o.evaluation.excluded_rows;
+        let mut row = vec![o.experiment.name.clone(), counts.total().to_string()];
+        row.extend(
+            rules
+                .iter()
+                .map(|r| counts.0.get(r).copied().unwrap_or(0).to_string()),
+        );
+        t.push(row);
+    }
+    t
 }
 
 fn ours_table(outcomes: &[Outcome]) -> Table {

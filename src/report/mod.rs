@@ -5,7 +5,8 @@ mod views;
 
 pub use views::{
     cross_source_table, explain_text, flagged_rows_table, gpus_table, hybrid_stages_text,
-    import_report, not_imported_text, runs_table, timings_table, validation_table, RunView,
+    import_report, not_imported_text, runs_table, timings_table, validation_footer,
+    validation_table, RunView,
 };
 
 use crate::evaluation::{Evaluation, Metrics};

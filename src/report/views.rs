@@ -448,6 +448,34 @@ fn instruction_line(
 }
 
 /// Counts by reason as `reason=n reason=n`.
+/// The lines below `data validate`'s table: the totals, the rows each rule excluded
+/// and what was not read as runs; the rows each rule excluded and the kept rows each
+/// flag marks ([`ValidationReport::excluded_by_rule`],
+/// [`ValidationReport::flagged_by_rule`]).
+pub fn validation_footer(rep: &ValidationReport) -> String {
+    let share = 100.0 * rep.excluded as f64 / rep.rows.max(1) as f64;
+    let per = |c: &crate::data::validate::RuleCounts| {
+        let each: Vec<String> = c.0.iter().map(|(k, n)| format!("{k} {n}")).collect();
+        if each.is_empty() {
+            "none".to_string()
+        } else {
+            each.join(", ")
+        }
+    };
+    format!(
+        "{} rows in {} file(s): {} flagged, {} excluded from models ({share:.2} %; the rules in `data::validate`: physically impossible, or run on an SM partition){}\nexcluded, rows per rule: {}\nkept with a flag, rows per flag: {}",
+        rep.rows,
+        rep.files.len(),
+        rep.flagged,
+        rep.excluded,
+        not_imported_text(rep)
+            .map(|t| format!("; {t}"))
+            .unwrap_or_default(),
+        per(&rep.excluded_by_rule),
+        per(&rep.flagged_by_rule),
+    )
+}
+
 /// What loading the data did not read as runs ([`ValidationReport::not_imported`]:
 /// failed runner rows, failed configurations and rows an importer could not use), in
 /// a line; None when it read everything.

@@ -83,18 +83,31 @@ pub enum Warning {
     BelowLaunchFloor { time_ms: f64 },
     /// The (kernel, config) was measured on this GPU only: no source->target pair.
     SingleGpu,
+    /// FLOPs over time above the GPU's peak for the run's precision, from a kernel
+    /// credited with more FLOPs than it executes: a convolution whose `flops` count
+    /// the direct algorithm's multiply-adds runs Winograd or FFT with fewer. Within
+    /// what such an algorithm saves (`max_saving`, at most the filter's taps) the time
+    /// is real and the row is kept.
+    AlgorithmicFlops {
+        achieved_gflops: f64,
+        peak_gflops: f64,
+        precision: String,
+        /// Most the kernel's algorithm can save over the FLOPs it is credited with.
+        max_saving: f64,
+    },
     /// A second reason for exclusion (the first is [`Run::exclusion`]).
     AlsoImplausible(Exclusion),
 }
 
 /// Flag names validation writes (the part before any ':').
-pub const VALIDATION_FLAGS: [&str; 6] = [
+pub const VALIDATION_FLAGS: [&str; 7] = [
     "sm_partition",
     "flat_time",
     "below_launch_floor",
     "above_peak_bandwidth",
     "above_peak_flops",
     "single_gpu",
+    "algorithmic_flops",
 ];
 
 impl Exclusion {
@@ -127,6 +140,7 @@ impl Warning {
             Warning::FlatTime { work_ratio, .. } => flat_flag(*work_ratio),
             Warning::BelowLaunchFloor { .. } => "below_launch_floor".into(),
             Warning::SingleGpu => "single_gpu".into(),
+            Warning::AlgorithmicFlops { .. } => "algorithmic_flops".into(),
             Warning::AlsoImplausible(e) => e.flag(),
         }
     }
@@ -136,6 +150,7 @@ impl Warning {
             Warning::FlatTime { .. } => "flat_time",
             Warning::BelowLaunchFloor { .. } => "below_launch_floor",
             Warning::SingleGpu => "single_gpu",
+            Warning::AlgorithmicFlops { .. } => "algorithmic_flops",
             Warning::AlsoImplausible(e) => e.name(),
         }
     }
@@ -228,6 +243,16 @@ impl fmt::Display for Warning {
                 f,
                 "single GPU: this (kernel, config) was measured on one GPU only"
             ),
+            Warning::AlgorithmicFlops {
+                achieved_gflops,
+                peak_gflops,
+                precision,
+                max_saving,
+            } => write!(
+                f,
+                "algorithmic FLOPs: {achieved_gflops:.0} GFLOP/s > {peak_gflops:.0} GFLOP/s {precision} peak, {:.2}x (kept: a Winograd or FFT convolution executes fewer FLOPs than the direct one it is credited with, up to {max_saving:.0}x fewer)",
+                achieved_gflops / peak_gflops
+            ),
             Warning::AlsoImplausible(e) => write!(f, "also {e}"),
         }
     }
@@ -311,9 +336,21 @@ mod tests {
             Warning::BelowLaunchFloor { time_ms: 0.0005 }.to_string(),
             "below launch floor: 0.50 us is faster than any measured back-to-back launch"
         );
+        let a = Warning::AlgorithmicFlops {
+            achieved_gflops: 21157.0,
+            peak_gflops: 14131.2,
+            precision: "fp32".into(),
+            max_saving: 9.0,
+        };
+        assert_eq!(a.flag(), "algorithmic_flops");
+        assert_eq!(
+            a.to_string(),
+            "algorithmic FLOPs: 21157 GFLOP/s > 14131 GFLOP/s fp32 peak, 1.50x (kept: a Winograd or FFT convolution executes fewer FLOPs than the direct one it is credited with, up to 9x fewer)"
+        );
         for w in [
             Warning::SingleGpu,
             Warning::BelowLaunchFloor { time_ms: 1e-4 },
+            a,
         ] {
             assert!(VALIDATION_FLAGS.contains(&w.name()));
         }
