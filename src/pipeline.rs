@@ -5,7 +5,7 @@
 //! prints what it returns.
 
 use crate::catalog::{Catalog, Gpu};
-use crate::data::{self, importers::ImportOptions, Run, RunsTable, ValidationReport};
+use crate::data::{self, import::ImportOptions, Run, RunsTable, ValidationReport};
 use crate::error::{Error, Input, Result};
 use crate::features::{study_metrics_beside, Calibration, FiguresSource, KernelResources};
 use crate::models::{hybrid::FittedHybrid, Context, Interval, LaunchFloors, Prediction};
@@ -152,6 +152,7 @@ pub fn import_options(gpu: Option<&str>, catalog: &Catalog) -> Result<ImportOpti
     }
     Ok(ImportOptions {
         gpu: gpu.map(String::from),
+        catalog: Some(catalog.clone()),
         ..Default::default()
     })
 }

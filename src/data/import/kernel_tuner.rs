@@ -16,7 +16,7 @@
 //!   deviation of `times`, `trials` = their count.
 //! - `kernel`, `flops`, `dram_bytes`, launch geometry, `suite`, `category`,
 //!   `precision`: from the workload file that matches the cache (see
-//!   [`super::workload`]).
+//!   [`crate::data::workload`]).
 //!
 //! Failed configurations are counted per reason and never imported: a `time` that is a
 //! string (`InvalidConfig`, `CompilationFailedConfig`, `RuntimeFailedConfig`, ...), any
@@ -32,9 +32,9 @@
 //! work came from. The config then also carries the cache's problem size, so two
 //! unknown problems never share a key.
 
-use super::importers::{FileReport, Imported, Missing};
-use super::workload::{Env, Matched, Workload, Workloads};
-use super::{Name, Origin, Run};
+use super::common::{FileReport, Imported, Missing};
+use crate::data::workload::{Env, Matched, Workload, Workloads};
+use crate::data::{Name, Origin, Run};
 use crate::error::{input_name, line_col, Error, Input, Result};
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, HashSet};
@@ -42,9 +42,7 @@ use std::io::Read;
 use std::path::Path;
 use std::sync::Arc;
 
-/// A time above this (ms) is not a measurement: Kernel Tuner versions have written
-/// huge sentinels for failed runs.
-pub const ABSURD_TIME_MS: f64 = 1e6;
+pub use super::common::ABSURD_TIME_MS;
 
 /// The top-level field of a cache of predicted times (`gpucast tune --write-cache`):
 /// who predicted them. Such a cache is never imported as runs.
@@ -104,7 +102,7 @@ pub(crate) fn read_text(path: &Path) -> Result<String> {
     let name = path.display().to_string();
     let name = name.as_str();
     let bytes = crate::files::read(path).map_err(|e| Error::file(name, e.to_string()))?;
-    let bytes = super::table_io::gunzip_if_gzip(bytes, name)?;
+    let bytes = crate::data::table_io::gunzip_if_gzip(bytes, name)?;
     // A byte-order mark (some editors write one) is not part of the JSON.
     let bytes = match bytes.strip_prefix(b"\xef\xbb\xbf") {
         Some(rest) => rest.to_vec(),
@@ -386,7 +384,7 @@ fn cache_runs(
     let mut runs: Vec<Run> = Vec::new();
     let mut work_from: Vec<Option<String>> = Vec::new();
     let mut seen: HashSet<String> = HashSet::new();
-    let mut names = super::SharedNames::default();
+    let mut names = crate::data::SharedNames::default();
     let mut tally = Tally::default();
     for (key, entry) in cx.header.cache {
         let row = runs.len() + 1;
@@ -443,7 +441,7 @@ fn entry_config<'e>(cx: &EntryContext, key: &str, entry: &'e Value) -> Result<En
 }
 
 /// A cache as written, with the configuration key the import gives each entry: what
-/// a cache of predictions is written from ([`super::kernel_tuner_write`]).
+/// a cache of predictions is written from ([`crate::data::kernel_tuner_write`]).
 pub struct CacheEntries {
     /// The whole document.
     pub doc: Value,
@@ -501,7 +499,7 @@ fn entry_run(
     entry: &Value,
     row: usize,
     seen: &mut HashSet<String>,
-    names: &mut super::SharedNames,
+    names: &mut crate::data::SharedNames,
     tally: &mut Tally,
 ) -> Result<std::result::Result<(Run, String), Skip>> {
     let (entry, params, config) = entry_config(cx, key, entry)?;
@@ -565,16 +563,16 @@ fn imported(
         vec![workload.map_or(cx.header.kernel_name.to_string(), |w| w.name.to_string())];
     report.missing = tally.missing(workload, &runs);
     let extra = vec![("work_from", work_from)];
-    let mut table = super::importers::table_from(runs, extra, file)?;
+    let mut table = super::common::table_from(runs, extra, file)?;
     let (line, col) = key_position(cx.text, "device_name", 0);
-    table.gpu_fields.push(super::GpuField {
+    table.gpu_fields.push(crate::data::GpuField {
         file: file.to_string(),
         field: "'device_name'".to_string(),
         at: Some(crate::error::Position::LineColumn(line, col)),
     });
     Ok(Imported {
         table,
-        report: super::importers::ImportReport {
+        report: super::common::ImportReport {
             files: vec![report],
             skipped: vec![],
         },
@@ -960,6 +958,40 @@ fn key_offset(text: &str, key: &str, from: usize) -> Option<usize> {
         start = at + quoted.len();
     }
     None
+}
+
+/// The Kernel Tuner cache format (`--from kernel-tuner`).
+pub struct KernelTuner;
+
+impl super::Importer for KernelTuner {
+    fn name(&self) -> &'static str {
+        FORMAT
+    }
+    fn aliases(&self) -> &'static [&'static str] {
+        &["kernel_tuner", "kerneltuner"]
+    }
+    fn describe(&self) -> &'static str {
+        "Kernel Tuner cache: JSON with a 'cache' object, gzip'd or not"
+    }
+    fn detect(&self, probe: &super::Probe) -> bool {
+        // (a gzip stream that does not decompress: the cache reader says why)
+        (probe.is_gzip() && probe.head.is_empty())
+            || (probe.is_json()
+                && (probe.has_json_key("cache") || probe.has_json_key("tune_params_keys")))
+    }
+    fn takes_file_name(&self, name: &str) -> bool {
+        name.ends_with(".json") || name.ends_with(".json.gz")
+    }
+    fn read(&self, path: &Path, opts: &super::ImportOptions) -> Result<Imported> {
+        let source = opts.source.clone().unwrap_or_else(|| {
+            let name = path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            format!("kernel-tuner:{name}")
+        });
+        import(path, &opts.workloads, &source, opts.gpu.as_deref())
+    }
 }
 
 #[cfg(test)]
