@@ -2,8 +2,8 @@
 //! ([`crate::data::torch_trace`]) predicted on the target, then the step as the sum
 //! of its parts: the predicted kernel times plus the GPU's idle time between kernels
 //! (host-side work, copies, synchronisation), kept as measured because no GPU model
-//! predicts the host. Kernels the model has no prediction for are kept at their
-//! measured time and counted.
+//! predicts the host. Kernels the model has no prediction for, and kernels without a
+//! work derivation, are kept at their measured time and counted.
 //!
 //! The interval of the step sums the kernels' interval bounds: exact when the
 //! kernels' errors move together (one model, one pair of GPUs: mostly they do), wider
@@ -169,8 +169,11 @@ pub fn predict_trace(
     let mut unpredicted = 0;
     for (run, k) in read.runs.iter().zip(&read.kernels) {
         let measured = run.time_ms;
+        // (a kernel without a work derivation has nothing a model could scale: it
+        // keeps its measured time, as the import said)
         let p = by_config
             .get(run.config.as_str())
+            .filter(|_| k.work_from.is_some())
             .and_then(|&i| preds.predictions[i].as_ref());
         let (pred, lo, hi) = match p {
             Some(p) => {

@@ -96,7 +96,8 @@ pub enum Command {
 #[derive(Subcommand, Debug)]
 pub enum DataCommand {
     /// Convert measurements (Kernel Tuner caches, GEMM latency tables, the reference
-    /// study's runs files, canonical runs tables) to a canonical CSV or Parquet, and
+    /// study's runs files, canonical runs tables, Nsight Compute and NeuSight files,
+    /// nvbench results, PyTorch profiler traces) to a canonical CSV or Parquet, and
     /// report rows, failed configurations and missing features
     Import {
         /// Input files or directories

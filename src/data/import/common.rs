@@ -130,13 +130,7 @@ impl<'a> Probe<'a> {
                     return None;
                 }
                 if self.is_parquet() {
-                    let df = read_frame(self.path).ok()?;
-                    return Some(
-                        df.get_column_names()
-                            .iter()
-                            .map(|c| c.to_string())
-                            .collect(),
-                    );
+                    return parquet_columns(self.path);
                 }
                 let text = self.text();
                 let line = text.lines().next()?;
@@ -149,6 +143,20 @@ impl<'a> Probe<'a> {
         self.columns()
             .is_some_and(|have| cols.iter().all(|c| have.iter().any(|h| h == c)))
     }
+}
+
+/// A Parquet file's column names, from its footer (the rows are not read); None
+/// when the footer does not read (the reader then says why).
+fn parquet_columns(path: &Path) -> Option<Vec<String>> {
+    let name = path.display().to_string();
+    crate::error::contain_panic(&name, || {
+        let f = crate::files::open(path).map_err(|e| Error::io(&name, e))?;
+        let schema = ParquetReader::new(f)
+            .schema()
+            .map_err(|e| Error::data(name.as_str(), e))?;
+        Ok(schema.iter().map(|(n, _)| n.to_string()).collect())
+    })
+    .ok()
 }
 
 /// A CSV header line's names (quotes and spaces around them dropped).

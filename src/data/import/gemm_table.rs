@@ -259,7 +259,7 @@ pub fn import_frame(df: &DataFrame, file: &str, source: &str, is_text: bool) -> 
 /// The GEMM latency table format (`--from gemm-table`).
 pub struct GemmTable;
 
-impl super::Importer for GemmTable {
+impl super::common::Importer for GemmTable {
     fn name(&self) -> &'static str {
         FORMAT
     }
@@ -272,13 +272,13 @@ impl super::Importer for GemmTable {
     /// A table with a GEMM table's device and shape columns and no `time_ms` (a
     /// canonical table that carries m, n, k stays canonical; one lacking a latency
     /// column is this importer's to name).
-    fn detect(&self, probe: &super::Probe) -> bool {
+    fn detect(&self, probe: &super::common::Probe) -> bool {
         probe.has_columns(&["device", "m", "n", "k"]) && !probe.has_columns(&["time_ms"])
     }
     fn takes_file_name(&self, name: &str) -> bool {
         name.ends_with(".csv") || name.ends_with(".parquet")
     }
-    fn read(&self, path: &Path, opts: &super::ImportOptions) -> Result<Imported> {
+    fn read(&self, path: &Path, opts: &super::common::ImportOptions) -> Result<Imported> {
         import(path, opts.source.as_deref().unwrap_or(DEFAULT_SOURCE))
     }
 }

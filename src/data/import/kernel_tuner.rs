@@ -963,7 +963,7 @@ fn key_offset(text: &str, key: &str, from: usize) -> Option<usize> {
 /// The Kernel Tuner cache format (`--from kernel-tuner`).
 pub struct KernelTuner;
 
-impl super::Importer for KernelTuner {
+impl super::common::Importer for KernelTuner {
     fn name(&self) -> &'static str {
         FORMAT
     }
@@ -973,7 +973,7 @@ impl super::Importer for KernelTuner {
     fn describe(&self) -> &'static str {
         "Kernel Tuner cache: JSON with a 'cache' object, gzip'd or not"
     }
-    fn detect(&self, probe: &super::Probe) -> bool {
+    fn detect(&self, probe: &super::common::Probe) -> bool {
         // (a gzip stream that does not decompress: the cache reader says why)
         (probe.is_gzip() && probe.head.is_empty())
             || (probe.is_json()
@@ -982,7 +982,7 @@ impl super::Importer for KernelTuner {
     fn takes_file_name(&self, name: &str) -> bool {
         name.ends_with(".json") || name.ends_with(".json.gz")
     }
-    fn read(&self, path: &Path, opts: &super::ImportOptions) -> Result<Imported> {
+    fn read(&self, path: &Path, opts: &super::common::ImportOptions) -> Result<Imported> {
         let source = opts.source.clone().unwrap_or_else(|| {
             let name = path
                 .file_name()

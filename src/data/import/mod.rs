@@ -126,6 +126,10 @@ pub fn detect_probe(probe: &Probe) -> Result<&'static dyn Importer> {
         [one] => Ok(*one),
         [] if probe.is_json() => Err(unrecognised_json(path, &file)),
         [] => {
+            // (a Parquet file that does not read says why, not "no columns")
+            if probe.is_parquet() {
+                common::read_frame(path)?;
+            }
             let cols = probe
                 .columns()
                 .map(|c| c.iter().take(12).cloned().collect::<Vec<_>>().join(", "))

@@ -554,20 +554,20 @@ impl<'a> Frame<'a> {
 /// NeuSight's operator timings (`--from neusight`).
 pub struct NeuSight;
 
-impl super::Importer for NeuSight {
+impl super::common::Importer for NeuSight {
     fn name(&self) -> &'static str {
         FORMAT
     }
     fn describe(&self) -> &'static str {
         "NeuSight's PyTorch-operator timings: CSV or .csv.gz starting OPName, Latency, Device"
     }
-    fn detect(&self, probe: &super::Probe) -> bool {
+    fn detect(&self, probe: &super::common::Probe) -> bool {
         probe.text().lines().next().is_some_and(is_header)
     }
     fn takes_file_name(&self, name: &str) -> bool {
         name.ends_with(".csv") || name.ends_with(".csv.gz")
     }
-    fn read(&self, path: &Path, opts: &super::ImportOptions) -> Result<Imported> {
+    fn read(&self, path: &Path, opts: &super::common::ImportOptions) -> Result<Imported> {
         import(path, opts.source.as_deref().unwrap_or(DEFAULT_SOURCE))
     }
 }

@@ -136,12 +136,12 @@ pub fn csv_states(text: &str, file: &str) -> Result<Vec<State>> {
     let axes: Vec<usize> = (name + 1..skipped)
         .filter(|&i| !header[i].ends_with(" (pow2)"))
         .collect();
-    let gpu_time = col_starting(&header, "GPU Time (");
-    let batch = col_starting(&header, "Batch GPU (");
+    let gpu_time = col_starting(&header, "GPU Time");
+    let batch = col_starting(&header, "Batch GPU");
     let noise = gpu_time
         .map(|i| i + 1)
         .filter(|&i| header.get(i).is_some_and(|h| h.starts_with("Noise")));
-    let bandwidth = col_starting(&header, "GlobalMem BW (");
+    let bandwidth = col_starting(&header, "GlobalMem BW");
     let byte_cols: Vec<usize> = header
         .iter()
         .enumerate()
@@ -223,8 +223,13 @@ pub fn csv_states(text: &str, file: &str) -> Result<Vec<State>> {
     Ok(out)
 }
 
-fn col_starting(header: &[String], prefix: &str) -> Option<usize> {
-    header.iter().position(|h| h.starts_with(prefix))
+/// The column named `name`, with or without a unit in parentheses after it.
+fn col_starting(header: &[String], name: &str) -> Option<usize> {
+    header.iter().position(|h| {
+        h == name
+            || h.strip_prefix(name)
+                .is_some_and(|rest| rest.starts_with(" ("))
+    })
 }
 
 /// An axis value: a number when it reads as one, else text.

@@ -110,20 +110,24 @@ pub(crate) fn study_to_canonical(
 /// The reference study's runs files (`--from study`).
 pub struct Study;
 
-impl super::Importer for Study {
+impl super::common::Importer for Study {
     fn name(&self) -> &'static str {
         "study"
     }
     fn describe(&self) -> &'static str {
         "the reference study's runs files: kernel, mean_ms, gpu_device_name, FLOPs, BYTES"
     }
-    fn detect(&self, probe: &super::Probe) -> bool {
+    fn detect(&self, probe: &super::common::Probe) -> bool {
         probe.has_columns(&SIGNATURE) && !probe.has_columns(&["time_ms"])
     }
     fn takes_file_name(&self, name: &str) -> bool {
         name.ends_with(".csv") || name.ends_with(".parquet")
     }
-    fn read(&self, path: &Path, opts: &super::ImportOptions) -> Result<super::common::Imported> {
+    fn read(
+        &self,
+        path: &Path,
+        opts: &super::common::ImportOptions,
+    ) -> Result<super::common::Imported> {
         let file = path.display().to_string();
         super::canonical::refuse_json(path)?;
         let (df, lines) = crate::data::table_io::read_frame(path)?;
@@ -131,8 +135,8 @@ impl super::Importer for Study {
             return Err(Error::parse_file(
                 &file,
                 format!(
-                    "not the reference study's runs format (needs columns kernel, mean_ms, gpu_device_name, FLOPs, BYTES); formats: {}",
-                    super::formats_text()
+                    "not the reference study's runs format (needs columns kernel, mean_ms, gpu_device_name, FLOPs, BYTES); another format is read with {} NAME, or auto",
+                    crate::error::input_name(crate::error::Input::ImportFormat)
                 ),
             ));
         }

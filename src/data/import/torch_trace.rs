@@ -169,7 +169,7 @@ struct RawArgs {
 }
 
 struct Kernel {
-    name: String,
+    name: Arc<str>,
     ts: f64,
     dur: Option<f64>,
     correlation: Option<i64>,
@@ -204,7 +204,8 @@ struct Events {
     kernels: Vec<Kernel>,
     launches: HashMap<i64, Launch>,
     ops: HashMap<(String, String), Vec<CpuOp>>,
-    op_names: HashMap<String, Arc<str>>,
+    /// Operator and kernel names, each held once (a trace repeats a few).
+    names: HashMap<String, Arc<str>>,
     /// Events that are GPU counters (CUPTI range profiling) rather than kernels.
     counters: usize,
     events: usize,
@@ -238,6 +239,17 @@ fn has_rule(name: &str) -> bool {
 }
 
 impl Events {
+    fn name(&mut self, name: String) -> Arc<str> {
+        match self.names.get(&name) {
+            Some(n) => n.clone(),
+            None => {
+                let n: Arc<str> = Arc::from(name.as_str());
+                self.names.insert(name, n.clone());
+                n
+            }
+        }
+    }
+
     fn take(&mut self, e: RawEvent) {
         self.events += 1;
         let cat = e.cat.as_deref().unwrap_or("").to_ascii_lowercase();
@@ -245,8 +257,9 @@ impl Events {
         match cat.as_str() {
             "kernel" => {
                 let Some(ts) = num(&e.ts) else { return };
+                let name = self.name(e.name.unwrap_or_default());
                 self.kernels.push(Kernel {
-                    name: e.name.unwrap_or_default(),
+                    name,
                     ts,
                     dur: num(&e.dur),
                     correlation: num(&args.correlation).map(|c| c as i64),
@@ -273,16 +286,8 @@ impl Events {
                 let (Some(ts), Some(dur)) = (num(&e.ts), num(&e.dur)) else {
                     return;
                 };
-                let name = e.name.unwrap_or_default();
+                let name = self.name(e.name.unwrap_or_default());
                 let ruled = has_rule(&name);
-                let name = match self.op_names.get(&name) {
-                    Some(n) => n.clone(),
-                    None => {
-                        let n: Arc<str> = Arc::from(name.as_str());
-                        self.op_names.insert(name, n.clone());
-                        n
-                    }
-                };
                 let dims = if ruled {
                     shapes(&args.dims)
                 } else {

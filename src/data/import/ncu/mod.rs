@@ -716,7 +716,7 @@ fn report(
 /// Nsight Compute CSV exports (`--from ncu`).
 pub struct Ncu;
 
-impl super::Importer for Ncu {
+impl super::common::Importer for Ncu {
     fn name(&self) -> &'static str {
         "ncu"
     }
@@ -726,13 +726,17 @@ impl super::Importer for Ncu {
     fn describe(&self) -> &'static str {
         "an Nsight Compute CSV export, --page raw or details"
     }
-    fn detect(&self, probe: &super::Probe) -> bool {
+    fn detect(&self, probe: &super::common::Probe) -> bool {
         !probe.is_json() && !probe.is_parquet() && !probe.is_gzip() && looks_like_ncu(probe.path)
     }
     fn takes_file_name(&self, name: &str) -> bool {
         name.ends_with(".csv")
     }
-    fn read(&self, path: &Path, opts: &super::ImportOptions) -> Result<super::common::Imported> {
+    fn read(
+        &self,
+        path: &Path,
+        opts: &super::common::ImportOptions,
+    ) -> Result<super::common::Imported> {
         use super::common::{one_file, FileReport, Missing};
         let imp = import(path, opts.gpu.as_deref())?;
         let rows = imp.runs.len();
