@@ -242,9 +242,13 @@ fn torch_trace_kernels_take_the_work_of_their_launching_operator() {
 #[test]
 fn a_trace_gpu_the_catalog_does_not_know_is_refused_with_the_gpus_it_fits() {
     let mi250 = fixture("torch_trace/minitoy_train_mi250.json.gz");
-    let e = import::import_paths(&[mi250.clone()], Format::Auto, &ImportOptions::default())
-        .unwrap_err()
-        .to_string();
+    let e = import::import_paths(
+        std::slice::from_ref(&mi250),
+        Format::Auto,
+        &ImportOptions::default(),
+    )
+    .unwrap_err()
+    .to_string();
     assert!(
         e.contains("unknown GPU 'AMD Radeon Graphics'")
             && e.contains("(104 SMs, compute capability 9.0, 64.0 GiB) fit 'AMD Instinct MI210'"),

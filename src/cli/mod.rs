@@ -566,6 +566,24 @@ pub struct ReproduceArgs {
     pub no_plots: bool,
 }
 
+/// The values `data import --from` takes: the import registry's formats (with their
+/// aliases), then auto. Made from the registry, so help and parser list what it has.
+fn import_formats() -> clap::builder::PossibleValuesParser {
+    use clap::builder::PossibleValue;
+    let mut values: Vec<PossibleValue> = gpucast::data::import::REGISTRY
+        .iter()
+        .map(|i| {
+            PossibleValue::new(i.name())
+                .aliases(i.aliases().iter().copied())
+                .help(i.describe())
+        })
+        .collect();
+    values.push(
+        PossibleValue::new(gpucast::data::import::AUTO).help("detected per file from its content"),
+    );
+    clap::builder::PossibleValuesParser::new(values)
+}
+
 #[cfg(test)]
 mod tests {
     use super::Cli;
@@ -600,22 +618,4 @@ mod tests {
     fn the_cli_definition_is_consistent() {
         Cli::command().debug_assert();
     }
-}
-
-/// The values `data import --from` takes: the import registry's formats (with their
-/// aliases), then auto. Made from the registry, so help and parser list what it has.
-fn import_formats() -> clap::builder::PossibleValuesParser {
-    use clap::builder::PossibleValue;
-    let mut values: Vec<PossibleValue> = gpucast::data::import::REGISTRY
-        .iter()
-        .map(|i| {
-            PossibleValue::new(i.name())
-                .aliases(i.aliases().iter().copied())
-                .help(i.describe())
-        })
-        .collect();
-    values.push(
-        PossibleValue::new(gpucast::data::import::AUTO).help("detected per file from its content"),
-    );
-    clap::builder::PossibleValuesParser::new(values)
 }

@@ -182,7 +182,7 @@ struct Kernel {
 }
 
 struct Launch {
-    thread: (String, String),
+    thread: u32,
     ts: f64,
 }
 
@@ -203,7 +203,12 @@ struct Events {
     devices: Vec<DeviceProps>,
     kernels: Vec<Kernel>,
     launches: HashMap<i64, Launch>,
-    ops: HashMap<(String, String), Vec<CpuOp>>,
+    ops: HashMap<u32, Vec<CpuOp>>,
+    /// (pid, tid) of each thread, numbered.
+    threads: HashMap<(String, String), u32>,
+    /// The second pass: operators only, those that enclose a launch of a kernel
+    /// (the times of those launches per thread, sorted).
+    ops_pass: Option<HashMap<u32, Vec<f64>>>,
     /// Operator and kernel names, each held once (a trace repeats a few).
     names: HashMap<String, Arc<str>>,
     /// Events that are GPU counters (CUPTI range profiling) rather than kernels.
@@ -250,9 +255,32 @@ impl Events {
         }
     }
 
+    fn thread(&mut self, pid: &Option<Value>, tid: &Option<Value>) -> u32 {
+        let key = (id_text(pid), id_text(tid));
+        let next = self.threads.len() as u32;
+        *self.threads.entry(key).or_insert(next)
+    }
+
     fn take(&mut self, e: RawEvent) {
-        self.events += 1;
         let cat = e.cat.as_deref().unwrap_or("").to_ascii_lowercase();
+        if let Some(points) = &self.ops_pass {
+            if cat != "cpu_op" {
+                return;
+            }
+            let (Some(ts), Some(dur)) = (num(&e.ts), num(&e.dur)) else {
+                return;
+            };
+            let Some(thread) = self.threads.get(&(id_text(&e.pid), id_text(&e.tid))) else {
+                return;
+            };
+            let launches = points.get(thread).map_or(&[][..], Vec::as_slice);
+            let first = launches.partition_point(|&t| t < ts);
+            if launches.get(first).is_none_or(|&t| t > ts + dur) {
+                return;
+            }
+        } else {
+            self.events += 1;
+        }
         let args = e.args.unwrap_or_default();
         match cat.as_str() {
             "kernel" => {
@@ -273,16 +301,11 @@ impl Events {
             }
             "cuda_runtime" | "cuda_driver" => {
                 if let (Some(c), Some(ts)) = (num(&args.correlation), num(&e.ts)) {
-                    self.launches.insert(
-                        c as i64,
-                        Launch {
-                            thread: (id_text(&e.pid), id_text(&e.tid)),
-                            ts,
-                        },
-                    );
+                    let thread = self.thread(&e.pid, &e.tid);
+                    self.launches.insert(c as i64, Launch { thread, ts });
                 }
             }
-            "cpu_op" => {
+            "cpu_op" if self.ops_pass.is_some() => {
                 let (Some(ts), Some(dur)) = (num(&e.ts), num(&e.dur)) else {
                     return;
                 };
@@ -307,18 +330,16 @@ impl Events {
                     .and_then(|t| t.first())
                     .and_then(Value::as_str)
                     .map_or(4.0, elem_bytes);
-                self.ops
-                    .entry((id_text(&e.pid), id_text(&e.tid)))
-                    .or_default()
-                    .push(CpuOp {
-                        name,
-                        ts,
-                        end: ts + dur,
-                        flops: num(&args.flops).filter(|f| f.is_finite() && *f > 0.0),
-                        dims,
-                        elem_bytes,
-                        concrete,
-                    });
+                let thread = self.thread(&e.pid, &e.tid);
+                self.ops.entry(thread).or_default().push(CpuOp {
+                    name,
+                    ts,
+                    end: ts + dur,
+                    flops: num(&args.flops).filter(|f| f.is_finite() && *f > 0.0),
+                    dims,
+                    elem_bytes,
+                    concrete,
+                });
             }
             c if c.contains("counter") || c == "cuda_profiler_range" => self.counters += 1,
             _ => {}
@@ -403,7 +424,8 @@ impl<'de> Visitor<'de> for EventSeq<'_> {
     }
 }
 
-fn read_events(path: &Path, file: &str) -> Result<Events> {
+/// Stream the trace's events into `events` (in its pass: see [`Events::ops_pass`]).
+fn read_events(path: &Path, file: &str, events: &mut Events) -> Result<()> {
     let f = crate::files::open(path).map_err(|e| Error::io_error(file, "cannot read", e))?;
     let gz = Probe::new(path)?.is_gzip();
     let reader: Box<dyn std::io::Read> = if gz {
@@ -413,9 +435,8 @@ fn read_events(path: &Path, file: &str) -> Result<Events> {
     } else {
         Box::new(std::io::BufReader::new(f))
     };
-    let mut events = Events::default();
     let mut de = serde_json::Deserializer::from_reader(reader);
-    de.deserialize_map(Root(&mut events))
+    de.deserialize_map(Root(events))
         .and_then(|()| de.end())
         .map_err(|e| {
             let what = e.to_string();
@@ -426,8 +447,7 @@ fn read_events(path: &Path, file: &str) -> Result<Events> {
                 format!("not a readable PyTorch profiler trace: {what}")
             };
             Error::parse(file, Position::LineColumn(e.line(), e.column()), None, what)
-        })?;
-    Ok(events)
+        })
 }
 
 // ---- work of an operator ----
@@ -654,7 +674,11 @@ fn fitting_gpus(p: &DeviceProps, catalog: &crate::catalog::Catalog) -> Vec<Strin
 /// Read a trace into one run per GPU kernel (see the module's documentation).
 pub fn read_trace(path: &Path, opts: &ImportOptions) -> Result<Trace> {
     let file = path.display().to_string();
-    let mut ev = read_events(path, &file)?;
+    // Two passes over the stream, so that memory follows the kernels, not the file:
+    // the kernels and runtime calls first, then only the operators that enclose the
+    // launch of a kernel.
+    let mut ev = Events::default();
+    read_events(path, &file, &mut ev)?;
     if ev.kernels.is_empty() {
         let why = if ev.counters > 0 {
             format!("{} GPU counter events and no kernel events (a CUPTI counter trace, not a timing one)", ev.counters)
@@ -670,6 +694,18 @@ pub fn read_trace(path: &Path, opts: &ImportOptions) -> Result<Trace> {
             format!("no GPU kernels in 'traceEvents': {why}"),
         ));
     }
+    let kernel_calls: std::collections::HashSet<i64> =
+        ev.kernels.iter().filter_map(|k| k.correlation).collect();
+    ev.launches.retain(|c, _| kernel_calls.contains(c));
+    let mut points: HashMap<u32, Vec<f64>> = HashMap::new();
+    for l in ev.launches.values() {
+        points.entry(l.thread).or_default().push(l.ts);
+    }
+    for p in points.values_mut() {
+        p.sort_by(f64::total_cmp);
+    }
+    ev.ops_pass = Some(points);
+    read_events(path, &file, &mut ev)?;
     for ops in ev.ops.values_mut() {
         ops.sort_by(|a, b| a.ts.total_cmp(&b.ts).then(b.end.total_cmp(&a.end)));
     }
@@ -684,8 +720,8 @@ pub fn read_trace(path: &Path, opts: &ImportOptions) -> Result<Trace> {
     // work found for it.
     struct Found<'e> {
         kernel: &'e Kernel,
-        op: Option<(&'e (String, String), usize)>,
-        work: Option<(Work, String, (&'e (String, String), usize))>,
+        op: Option<(u32, usize)>,
+        work: Option<(Work, String, (u32, usize))>,
     }
     let mut found: Vec<Found> = Vec::new();
     for k in &ev.kernels {
@@ -702,7 +738,8 @@ pub fn read_trace(path: &Path, opts: &ImportOptions) -> Result<Trace> {
         let mut op = None;
         let mut work = None;
         if let Some(l) = launch {
-            if let Some((thread, ops)) = ev.ops.get_key_value(&l.thread) {
+            if let Some(ops) = ev.ops.get(&l.thread) {
+                let thread = l.thread;
                 // The enclosing ops, innermost first: those starting at or before the
                 // launch and ending at or after it, latest start first.
                 let upto = ops.partition_point(|o| o.ts <= l.ts);
@@ -738,7 +775,7 @@ pub fn read_trace(path: &Path, opts: &ImportOptions) -> Result<Trace> {
         });
     }
     // An operator's work shared among its kernels by their times.
-    let mut op_time: HashMap<(&(String, String), usize), f64> = HashMap::new();
+    let mut op_time: HashMap<(u32, usize), f64> = HashMap::new();
     for f in &found {
         if let Some((_, _, at)) = &f.work {
             *op_time.entry(*at).or_default() += f.kernel.dur.unwrap_or(0.0);
@@ -798,7 +835,7 @@ pub fn read_trace(path: &Path, opts: &ImportOptions) -> Result<Trace> {
             ..Run::default()
         };
         let operator =
-            f.op.map(|(t, i)| ev.ops[t][i].name.to_string())
+            f.op.map(|(t, i)| ev.ops[&t][i].name.to_string())
                 .unwrap_or_else(|| "(no operator)".to_string());
         let work_from = match &f.work {
             Some((w, from, at)) => {
@@ -810,7 +847,7 @@ pub fn read_trace(path: &Path, opts: &ImportOptions) -> Result<Trace> {
                         .unwrap_or(dur.max(1e-12));
                 run.flops = w.flops * share;
                 run.dram_bytes = w.dram_bytes * share;
-                if let Some(rule) = rule_of(&ev.ops[at.0][at.1].name) {
+                if let Some(rule) = rule_of(&ev.ops[&at.0][at.1].name) {
                     run.category = Some(Name::from(category_of(rule)));
                 }
                 Some(from.clone())
