@@ -96,9 +96,7 @@ fn data_cmd(cmd: DataCommand, catalog: &Catalog) -> Result<()> {
             &from,
             data::import::ImportOptions {
                 source,
-                gpu,
-                catalog: Some(catalog.clone()),
-                ..Default::default()
+                ..pipeline::import_options(gpu.as_deref(), catalog)?
             },
             &workloads,
             validate,
@@ -132,9 +130,6 @@ fn data_import(
 ) -> Result<()> {
     let format = data::import::Format::parse(from)?;
     data::is_parquet_output(path)?;
-    if let Some(name) = &opts.gpu {
-        pipeline::resolve_input(catalog, Input::Gpu, name)?;
-    }
     claim_output(path, &[inputs, workloads])?;
     for w in workloads {
         opts.workloads.add_path(w)?;

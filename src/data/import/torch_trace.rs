@@ -20,9 +20,11 @@
 //! GPUs its device properties fit (SM count, compute capability, memory), and
 //! `--gpu` says which it is.
 //!
-//! The document is read as a stream: `traceEvents` one event at a time into the
-//! fields used (a 1 GB trace is not held as a JSON tree), nesting bounded by the JSON
-//! reader's recursion limit.
+//! The document is read as a stream, twice: `traceEvents` one event at a time into
+//! the fields used (a 1 GB trace is not held as a JSON tree), first the kernels and
+//! runtime calls, then only the operators that enclose a kernel's launch, so memory
+//! follows the kernels rather than the file; nesting is bounded by the JSON reader's
+//! recursion limit.
 
 use super::common::{FileReport, ImportOptions, Imported, Importer, Missing, Probe};
 use super::neusight::{self, Op, Work};
