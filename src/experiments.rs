@@ -820,7 +820,7 @@ pub fn roofline_plots(runs: &[Run], catalog: &Catalog, out: &Path) -> Result<Vec
 /// exports (in name order); imported with `opts` and validated against `catalog`.
 pub fn load_profiles(
     paths: &[PathBuf],
-    opts: &crate::data::importers::ImportOptions,
+    opts: &crate::data::import::ImportOptions,
     catalog: &Catalog,
 ) -> Result<Vec<Run>> {
     let mut files = Vec::new();

@@ -52,5 +52,6 @@ pub mod pipeline;
 pub mod predict;
 pub mod rank;
 pub mod report;
+pub mod trace;
 
 pub use error::{Error, Result};

@@ -5,7 +5,7 @@
 //! prints what it returns.
 
 use crate::catalog::{Catalog, Gpu};
-use crate::data::{self, importers::ImportOptions, Run, RunsTable, ValidationReport};
+use crate::data::{self, import::ImportOptions, Run, RunsTable, ValidationReport};
 use crate::error::{Error, Input, Result};
 use crate::features::{study_metrics_beside, Calibration, FiguresSource, KernelResources};
 use crate::models::{hybrid::FittedHybrid, Context, Interval, LaunchFloors, Prediction};
@@ -159,6 +159,7 @@ pub fn import_options(gpu: Option<&str>, catalog: &Catalog) -> Result<ImportOpti
     }
     Ok(ImportOptions {
         gpu: gpu.map(String::from),
+        catalog: Some(catalog.clone()),
         ..Default::default()
     })
 }
@@ -431,12 +432,15 @@ pub fn import(
     opts: ImportOptions,
     validate: bool,
     catalog: &Catalog,
-) -> Result<(RunsTable, data::importers::ImportReport)> {
-    let format = data::importers::Format::parse(format)?;
+) -> Result<(RunsTable, data::import::ImportReport)> {
+    let format = data::import::Format::parse(format)?;
     if let Some(name) = &opts.gpu {
         resolve_input(catalog, Input::Gpu, name)?;
     }
-    let imported = data::importers::import_paths(paths, format, &opts)?;
+    let mut opts = opts;
+    // (a trace's device name resolves against the caller's catalog)
+    opts.catalog.get_or_insert_with(|| catalog.clone());
+    let imported = data::import::import_paths(paths, format, &opts)?;
     let mut table = imported.table;
     if validate {
         data::validate(&mut table, catalog)?;

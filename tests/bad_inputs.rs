@@ -617,7 +617,7 @@ fn cases() -> Vec<Case> {
                 lines[3] = lines[3].replace("NVIDIA A100-SXM4-80GB", "NVIDIA A900");
                 lines.join("\n") + "\n"
             }),
-        Case::err("unknown import format", 1, "unknown import format 'kernel-tunr'", &["data", "import", "--from", "kernel-tunr", "{fx}/kernel_tuner/pnpoly_RTX_3090_subset.json.gz", "-o", "{dir}/o.csv"]),
+        Case::err("unknown import format", 2, "invalid value 'kernel-tunr' for '--from <FORMAT>'", &["data", "import", "--from", "kernel-tunr", "{fx}/kernel_tuner/pnpoly_RTX_3090_subset.json.gz", "-o", "{dir}/o.csv"]),
         Case::err("import -o x.json", 2, "x.json: output must end in .csv or .parquet", &["data", "import", "{fx}/gemm_table/a100_sxm_trtllm-1.0.0_n4096_k4096.csv", "-o", "{dir}/x.json"])
             .no_file("x.json"),
         // ---- experiments (reproduce) ----
@@ -1436,6 +1436,7 @@ fn bad_inputs_fail_cleanly_and_odd_but_valid_inputs_pass() {
         .chain(plausibility_cases())
         .chain(data_loss::cases())
         .chain(names_bounds::names_bounds_cases())
+        .chain(new_importer_cases())
         .collect();
     assert!(cases.len() >= 250, "{} cases", cases.len());
     println!(
@@ -1578,3 +1579,60 @@ fn a_damaged_parquet_footer_is_an_error_not_a_crash() {
 // file-size-limit tests are in bad_inputs/data_loss.rs.
 #[path = "bad_inputs/data_loss.rs"]
 mod data_loss;
+// New importers (issue 65)
+
+/// A SYNTHETIC one-kernel trace on a device of this name and SM count.
+fn trace_on(device: &str, sms: u32) -> String {
+    format!(
+        r#"{{"deviceProperties": [{{"id": 0, "name": "{device}", "totalGlobalMem": 85045379072, "computeMajor": 9, "computeMinor": 0, "numSms": {sms}}}],
+ "traceEvents": [{{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 10, "dur": 5, "args": {{"device": 0, "stream": 7, "correlation": 1, "grid": [1, 1, 1], "block": [32, 1, 1]}}}}]}}"#
+    )
+}
+
+/// A SYNTHETIC nvbench CSV of one state with these summary columns and cells.
+fn nvbench_csv(summaries: &str, cells: &str) -> String {
+    format!("Benchmark,Device,Device Name,N,Skipped,{summaries}\nk,0,NVIDIA H100 80GB HBM3,1024,No,{cells}\n")
+}
+
+fn new_importer_cases() -> Vec<Case> {
+    use Expect::*;
+    let import = |name: &'static str, file: &str, content: String, expect: Expect| {
+        Case::new(
+            name,
+            expect,
+            &[
+                "data",
+                "import",
+                &format!("{{dir}}/{file}"),
+                "-o",
+                "{dir}/x.csv",
+            ],
+        )
+        .with(file, content)
+    };
+    let deep = |open: &str| format!("{open}{}", "[".repeat(100_000));
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    std::io::Write::write_all(&mut gz, trace_on("NVIDIA H100 80GB HBM3", 132).as_bytes()).unwrap();
+    let gz = gz.finish().unwrap();
+    let cut_gz = gz[..gz.len() / 2].to_vec();
+    let trace = trace_on("NVIDIA H100 80GB HBM3", 132);
+    vec![
+        import("truncated trace", "t.json", trace[..trace.len() - 40].to_string(), Error(1, "t.json: line 2, column")).no_file("x.csv"),
+        Case::err("truncated gzip'd trace", 1, "t.json.gz: ", &["data", "import", "{dir}/t.json.gz", "-o", "{dir}/x.csv"]).with("t.json.gz", cut_gz).no_file("x.csv"),
+        import("trace nested to death", "t.json", deep(r#"{"traceEvents": [{"ph": "X", "cat": "kernel", "args": {"grid": "#), Error(1, "recursion limit exceeded")).no_file("x.csv"),
+        import("nvbench JSON nested to death", "n.json", deep(r#"{"devices": [], "benchmarks": "#), Error(1, "n.json: line 1, column")).no_file("x.csv"),
+        import("unknown JSON nested to death", "u.json", deep(""), Error(1, "u.json: line 1, column")).no_file("x.csv"),
+        import("trace of a CPU-only run", "t.json", r#"{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 1, "tid": 1, "ts": 0, "dur": 5}]}"#.into(), Error(1, "no GPU kernels in 'traceEvents': 1 events, none a GPU kernel (a CPU-only run")).no_file("x.csv"),
+        import("trace of an unknown GPU", "t.json", trace_on("NVIDIA Z9000", 999), Error(1, "unknown GPU 'NVIDIA Z9000': not a name of the catalog; no GPU of the catalog has its device properties (999 SMs")).no_file("x.csv"),
+        Case::err("trace of a known GPU with another --gpu", 1, "the file names the GPU 'NVIDIA H100 80GB HBM3' but --gpu 'A100 SXM4 80GB' was given", &["data", "import", "{dir}/t.json", "--gpu", "A100 SXM4 80GB", "-o", "{dir}/x.csv"]).with("t.json", trace.clone()).no_file("x.csv"),
+        Case::err("predict --trace of a trace without events", 1, "t.json: no GPU kernels in 'traceEvents': no events at all", &["predict", "--trace", "{dir}/t.json", "--target", "A100 SXM4 80GB"]).with("t.json", r#"{"traceEvents": []}"#),
+        Case::err("predict --trace with --runs", 2, "cannot be used with", &["predict", "--trace", "{dir}/t.json", "--runs", "{dir}/t.json", "--target", "A100 SXM4 80GB"]).with("t.json", trace.clone()),
+        import("nvbench with skipped states only", "n.csv", String::from_utf8(fixture("nvbench/skipped_only.csv")).unwrap(), Error(1, "n.csv: no runs: none of its 2 entries could be read as a run (skipped=2)")).no_file("x.csv"),
+        import("nvbench time without its unit", "n.csv", nvbench_csv("GPU Time,GlobalMem BW (bytes/sec)", "0.5,1e9"), Error(1, "n.csv:1: column 'GPU Time': a time column without its unit")).no_file("x.csv"),
+        import("nvbench times in milliseconds", "n.csv", nvbench_csv("GPU Time (ms),GlobalMem BW (bytes/sec)", "0.5,1000000000"), Stderr("wrote 1 rows")).file_has("x.csv", "N=1024,0.5,0.0,500000.0"),
+        import("nvbench milliseconds written as seconds", "n.csv", nvbench_csv("GPU Time (sec),GlobalMem BW (bytes/sec)", "5000,1"), Error(1, "none of its 1 entry could be read as a run (absurd_time=1)")).no_file("x.csv"),
+        import("nvbench time not a number", "n.csv", nvbench_csv("GPU Time (sec),GlobalMem BW (bytes/sec)", "fast,1"), Error(1, "n.csv:2: column 'GPU Time (sec)': expected a number, found 'fast'")).no_file("x.csv"),
+        import("nvbench of an unknown GPU", "n.csv", nvbench_csv("GPU Time (sec),GlobalMem BW (bytes/sec)", "0.001,1e9").replace("NVIDIA H100 80GB HBM3", "NVIDIA Z9000"), Error(1, "n.csv:2: column 'Device Name': unknown GPU 'NVIDIA Z9000'")).no_file("x.csv"),
+        import("nvbench JSON state of a device it does not list", "n.json", r#"{"devices": [{"id": 0, "name": "NVIDIA H100 80GB HBM3"}], "benchmarks": [{"name": "k", "states": [{"device": 3, "axis_values": [], "summaries": [], "is_skipped": false}]}]}"#.into(), Error(1, "benchmarks[0].states[0]: device 3 is not in the file's 'devices'")).no_file("x.csv"),
+    ]
+}

@@ -736,7 +736,7 @@ fn synthetic_launch_without_duration_is_counted() {
 
 #[test]
 fn data_import_detects_an_nsight_compute_export() {
-    use gpucast::data::importers::{self, Format, ImportOptions};
+    use gpucast::data::import::{self, Format, ImportOptions};
     let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/ncu");
     let file = std::fs::read_dir(&dir)
         .unwrap()
@@ -744,8 +744,8 @@ fn data_import_detects_an_nsight_compute_export() {
         .map(|e| e.path())
         .find(|p| p.to_string_lossy().contains("gtx1080"))
         .expect("the GTX 1080 fixture");
-    assert_eq!(importers::detect(&file).unwrap(), Format::Ncu);
-    let imp = importers::import_paths(&[file], Format::Auto, &ImportOptions::default()).unwrap();
+    assert_eq!(import::detect(&file).unwrap().name(), "ncu");
+    let imp = import::import_paths(&[file], Format::Auto, &ImportOptions::default()).unwrap();
     assert_eq!(imp.report.files[0].format, "ncu");
     assert_eq!(imp.table.len(), 1);
     assert_eq!(imp.table.runs[0].kernel, "vecAdd");
@@ -978,7 +978,7 @@ fn own_hopper_exports_import_one_row_per_configuration() {
 /// the catalog's GPUs of the export's compute capability as candidates.
 #[test]
 fn an_export_without_a_gpu_name_suggests_gpus_of_its_compute_capability() {
-    use gpucast::data::importers::{self, Format, ImportOptions};
+    use gpucast::data::import::{self, Format, ImportOptions};
     // The command line's names for the options these messages suggest.
     gpucast::error::name_inputs(|i| match i {
         gpucast::error::Input::Gpu => "--gpu",
@@ -988,7 +988,7 @@ fn an_export_without_a_gpu_name_suggests_gpus_of_its_compute_capability() {
     let file = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/ncu/cc80_gemm_nersc_metrics.csv");
     let path = file.display().to_string();
-    let e = importers::import_paths(&[file], Format::Auto, &ImportOptions::default())
+    let e = import::import_paths(&[file], Format::Auto, &ImportOptions::default())
         .unwrap_err()
         .to_string();
     assert!(

@@ -224,7 +224,7 @@ fn gpus(py: Python<'_>, o: &Options) -> PyResult<Py<PyAny>> {
 fn load(py: Python<'_>, o: &Options) -> PyResult<Py<PyAny>> {
     let paths: Vec<PathBuf> = o.get("paths")?;
     let format: String = o.get("format")?;
-    let opts = data::importers::ImportOptions {
+    let opts = data::import::ImportOptions {
         gpu: o.get("gpu")?,
         source: o.get("source")?,
         ..Default::default()

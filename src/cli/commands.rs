@@ -33,7 +33,7 @@ pub fn run(cli: Cli) -> Result<()> {
     let done = match cli.command {
         Command::Data { command } => data_cmd(command, &catalog),
         Command::Gpus { command } => gpus_cmd(command, &catalog),
-        Command::Predict(a) => predict(a, &catalog),
+        Command::Predict(a) => super::trace::predict(a, &catalog),
         Command::Tune(a) => tune(a, &catalog),
         Command::Rank(a) => rank(a, &catalog),
         Command::Explain(a) => explain(a, &catalog),
@@ -105,10 +105,9 @@ fn data_cmd(cmd: DataCommand, catalog: &Catalog) -> Result<()> {
             &inputs,
             &out,
             &from,
-            data::importers::ImportOptions {
+            data::import::ImportOptions {
                 source,
-                gpu,
-                ..Default::default()
+                ..pipeline::import_options(gpu.as_deref(), catalog)?
             },
             &workloads,
             validate,
@@ -135,12 +134,12 @@ fn data_import(
     inputs: &[PathBuf],
     path: &Path,
     from: &str,
-    mut opts: data::importers::ImportOptions,
+    mut opts: data::import::ImportOptions,
     workloads: &[PathBuf],
     validate: bool,
     catalog: &Catalog,
 ) -> Result<()> {
-    let format = data::importers::Format::parse(from)?;
+    let format = data::import::Format::parse(from)?;
     data::is_parquet_output(path)?;
     if let Some(name) = &opts.gpu {
         pipeline::resolve_input(catalog, Input::Gpu, name)?;
@@ -149,7 +148,7 @@ fn data_import(
     for w in workloads {
         opts.workloads.add_path(w)?;
     }
-    let imported = data::importers::import_paths(inputs, format, &opts)?;
+    let imported = data::import::import_paths(inputs, format, &opts)?;
     let mut table = imported.table;
     // (before the report: a failed import prints its one error line, nothing else)
     if validate {
@@ -311,10 +310,10 @@ impl PredictArgs {
     /// The library's prediction options these arguments give.
     pub(super) fn options(&self) -> PredictOptions {
         PredictOptions {
-            runs: self.runs.clone(),
+            runs: self.runs_or_trace(),
             gpu: self.gpu.clone(),
             source: self.source.clone(),
-            model: self.model.clone(),
+            model: self.model_name(),
             data: self.data.clone(),
             seed: self.seed,
             figures: self.figures.options(),
@@ -322,7 +321,7 @@ impl PredictArgs {
     }
 }
 
-fn predict(a: PredictArgs, catalog: &Catalog) -> Result<()> {
+pub(super) fn predict(a: PredictArgs, catalog: &Catalog) -> Result<()> {
     let file = a
         .out
         .as_deref()
@@ -370,7 +369,7 @@ fn predict(a: PredictArgs, catalog: &Catalog) -> Result<()> {
 /// importer could not use: [`report::not_imported_text`]).
 pub(super) fn load_noting(
     paths: &[std::path::PathBuf],
-    opts: &data::importers::ImportOptions,
+    opts: &data::import::ImportOptions,
     catalog: &Catalog,
 ) -> Result<(data::RunsTable, data::validate::ValidationReport)> {
     let loaded = pipeline::load(paths, opts, catalog)?;
@@ -409,8 +408,8 @@ fn tune(a: TuneArgs, catalog: &Catalog) -> Result<()> {
         }
         gpucast::files::check_new_output(path, &[])?;
         let runs = &a.predict.runs[0];
-        let format = data::importers::detect(runs)?;
-        if format != data::importers::Format::KernelTuner {
+        let format = data::import::detect(runs)?;
+        if format.name() != data::kernel_tuner::FORMAT {
             return Err(Error::usage(format!(
                 "--write-cache: {} is in the {} format, not a Kernel Tuner cache: only a cache's tuning space can be written back with predicted times",
                 runs.display(),

@@ -5,6 +5,7 @@ mod check;
 mod commands;
 mod paths;
 mod corun;
+mod trace;
 mod values;
 
 use clap::{Args, Parser, Subcommand};
@@ -98,7 +99,8 @@ pub enum Command {
 #[derive(Subcommand, Debug)]
 pub enum DataCommand {
     /// Convert measurements (Kernel Tuner caches, GEMM latency tables, the reference
-    /// study's runs files, canonical runs tables) to a canonical CSV or Parquet, and
+    /// study's runs files, canonical runs tables, Nsight Compute and NeuSight files,
+    /// nvbench results, PyTorch profiler traces) to a canonical CSV or Parquet, and
     /// report rows, failed configurations and missing features
     Import {
         /// Input files or directories
@@ -107,10 +109,10 @@ pub enum DataCommand {
         /// Output file (.csv or .parquet)
         #[arg(long, short)]
         out: PathBuf,
-        /// Input format: kernel-tuner, gemm-table, study, canonical, ncu (Nsight Compute
-        /// CSV, --page raw or details), neusight (NeuSight's PyTorch-operator CSV, gzip'd
-        /// or not), or auto (detected per file from its content)
-        #[arg(long, default_value = "auto", value_name = "FORMAT")]
+        /// Input format (the import registry's formats), or auto: detected per file
+        /// from its content
+        #[arg(long, default_value = "auto", value_name = "FORMAT", ignore_case = true,
+              value_parser = import_formats())]
         from: String,
         /// The `source` column: where the data comes from (e.g. the repository name)
         #[arg(long)]
@@ -210,9 +212,17 @@ pub struct FiguresArgs {
 pub struct PredictArgs {
     /// Runs measured on source GPUs: runs tables (CSV, Parquet) or a tool's own files,
     /// imported on the fly (Nsight Compute CSV, Kernel Tuner cache, GEMM latency
-    /// table); a directory means its runs tables and Kernel Tuner caches
-    #[arg(long, required = true)]
+    /// table, nvbench results, a PyTorch profiler trace); a directory means its runs
+    /// tables and Kernel Tuner caches
+    #[arg(long, required_unless_present = "trace")]
     pub runs: Vec<PathBuf>,
+    /// A PyTorch profiler trace (Chrome-trace JSON, gzip'd or not) whose step to
+    /// predict on the target: every kernel, then the step (predicted kernel time plus
+    /// the trace's idle time between kernels, as measured), per-operator sums and the
+    /// kernels that matter most. Default model: pretrained (a calibrated interval
+    /// from one source GPU)
+    #[arg(long, value_name = "TRACE", conflicts_with_all = ["runs", "source", "data"])]
+    pub trace: Option<PathBuf>,
     /// The GPU the runs were measured on, for files that do not name it (an Nsight
     /// Compute export without device__attribute_display_name); a file that names
     /// another GPU is refused
@@ -227,9 +237,10 @@ pub struct PredictArgs {
     /// A model name (analytical, analytical-study, hybrid, forest, ...), a saved model
     /// .json, or `pretrained` (the hybrid shipped in models/, trained on every corpus in
     /// datasets/). `hybrid` without --data on runs of fewer than 3 GPUs uses the
-    /// pre-trained one: there is too little to learn a correction from
-    #[arg(long, default_value = "analytical")]
-    pub model: String,
+    /// pre-trained one: there is too little to learn a correction from. Default:
+    /// analytical (with --trace: pretrained)
+    #[arg(long, value_name = "MODEL")]
+    pub model: Option<String>,
     /// Training data for learned models given by name (default: the --runs data)
     #[arg(long)]
     pub data: Vec<PathBuf>,
@@ -556,6 +567,24 @@ pub struct ReproduceArgs {
     /// Skip the SVG plots
     #[arg(long)]
     pub no_plots: bool,
+}
+
+/// The values `data import --from` takes: the import registry's formats (with their
+/// aliases), then auto. Made from the registry, so help and parser list what it has.
+fn import_formats() -> clap::builder::PossibleValuesParser {
+    use clap::builder::PossibleValue;
+    let mut values: Vec<PossibleValue> = gpucast::data::import::REGISTRY
+        .iter()
+        .map(|i| {
+            PossibleValue::new(i.name())
+                .aliases(i.aliases().iter().copied())
+                .help(i.describe())
+        })
+        .collect();
+    values.push(
+        PossibleValue::new(gpucast::data::import::AUTO).help("detected per file from its content"),
+    );
+    clap::builder::PossibleValuesParser::new(values)
 }
 
 #[cfg(test)]

@@ -5,13 +5,9 @@
 //! columns, the [`Run`] record and the configuration key are the contract crate
 //! `gpucast_runs`, shared with the benchmark runner that writes these tables.
 
-pub mod gemm_table;
 pub mod import;
-pub mod importers;
-pub mod kernel_tuner;
 pub mod kernel_tuner_write;
-pub mod ncu;
-pub mod neusight;
+mod load;
 mod parquet_read;
 mod table_io;
 pub mod validate;
@@ -23,10 +19,9 @@ pub use gpucast_runs::{
     canonical_config, column, config_key, upper_bound, ColumnKind, ColumnSpec, Exclusion, KeyError,
     Name, Origin, Run, RunDetails, Warning, COLUMNS, OPTIONAL_NUMERIC, OPTIONAL_TEXT, REQUIRED,
 };
-pub use table_io::{
-    is_parquet_output, load, load_files, load_with, read_file, read_file_with, runs_files_in,
-    to_frame as table_frame, write, write_frame,
-};
+pub use import::{gemm_table, kernel_tuner, ncu, neusight, nvbench, torch_trace};
+pub use load::{load, load_files, load_with, read_file, read_file_with, runs_files_in};
+pub use table_io::{is_parquet_output, to_frame as table_frame, write, write_frame};
 pub use validate::{validate, FlaggedRow, ValidationReport};
 
 /// Load runs files (or directories of them) and validate them against the catalog:
@@ -35,13 +30,13 @@ pub fn load_validated(
     paths: &[std::path::PathBuf],
     catalog: &crate::catalog::Catalog,
 ) -> crate::error::Result<(RunsTable, ValidationReport)> {
-    load_validated_with(paths, &importers::ImportOptions::default(), catalog)
+    load_validated_with(paths, &import::ImportOptions::default(), catalog)
 }
 
 /// [`load_validated`], importing files in a tool's own format with `opts`.
 pub fn load_validated_with(
     paths: &[std::path::PathBuf],
-    opts: &importers::ImportOptions,
+    opts: &import::ImportOptions,
     catalog: &crate::catalog::Catalog,
 ) -> crate::error::Result<(RunsTable, ValidationReport)> {
     let mut table = load_with(paths, opts)?;

@@ -3,7 +3,7 @@
 
 use super::Table;
 use crate::catalog::Gpu;
-use crate::data::importers::ImportReport;
+use crate::data::import::ImportReport;
 use crate::data::{Query, Run, ValidationReport};
 use crate::features::RunFeatures;
 use crate::models::analytical::Projection;

@@ -11,8 +11,9 @@
 
 use crate::error::{Error, Result};
 use polars::prelude::*;
+use std::path::Path;
 
-use super::table_io::{text_cells, RowLines};
+use crate::data::table_io::{text_cells, RowLines};
 
 /// Columns that identify the study's format.
 const SIGNATURE: [&str; 5] = ["kernel", "mean_ms", "gpu_device_name", "FLOPs", "BYTES"];
@@ -104,6 +105,45 @@ pub(crate) fn study_to_canonical(
             .map_err(|e| Error::data(file.to_string(), e))?;
     }
     Ok(out)
+}
+
+/// The reference study's runs files (`--from study`).
+pub struct Study;
+
+impl super::common::Importer for Study {
+    fn name(&self) -> &'static str {
+        "study"
+    }
+    fn describe(&self) -> &'static str {
+        "the reference study's runs files: kernel, mean_ms, gpu_device_name, FLOPs, BYTES"
+    }
+    fn detect(&self, probe: &super::common::Probe) -> bool {
+        probe.has_columns(&SIGNATURE) && !probe.has_columns(&["time_ms"])
+    }
+    fn takes_file_name(&self, name: &str) -> bool {
+        name.ends_with(".csv") || name.ends_with(".parquet")
+    }
+    fn read(
+        &self,
+        path: &Path,
+        opts: &super::common::ImportOptions,
+    ) -> Result<super::common::Imported> {
+        let file = path.display().to_string();
+        super::canonical::refuse_json(path)?;
+        let (df, lines) = crate::data::table_io::read_frame(path)?;
+        if !is_study_format(&df) {
+            return Err(Error::parse_file(
+                &file,
+                format!(
+                    "not the reference study's runs format (needs columns kernel, mean_ms, gpu_device_name, FLOPs, BYTES); another format is read with {} NAME, or auto",
+                    crate::error::input_name(crate::error::Input::ImportFormat)
+                ),
+            ));
+        }
+        let df = study_to_canonical(&df, &file, &lines)?;
+        let table = crate::data::table_io::from_frame(df, file.as_str().into(), lines)?;
+        Ok(super::canonical::imported_table(file, "study", table, opts))
+    }
 }
 
 #[cfg(test)]

@@ -25,9 +25,9 @@
 //! counted (`unknown_operator:<name>`), and so is a second row of a (GPU, operator,
 //! shape) already read (`duplicate_config`: the files repeat a few shapes).
 
-use super::importers::{FileReport, Imported};
-use super::table_io::text_cells;
-use super::{Origin, Run};
+use super::common::{FileReport, Imported};
+use crate::data::table_io::text_cells;
+use crate::data::{Origin, Run};
 use crate::error::{Error, Position, Result};
 use polars::prelude::DataFrame;
 use std::collections::HashSet;
@@ -268,29 +268,6 @@ pub fn is_header(line: &str) -> bool {
     HEADER.iter().all(|h| cells.next() == Some(*h))
 }
 
-/// Whether a file (gzip'd or not) starts with NeuSight's header; false when it cannot
-/// be read (the importer that follows says why).
-pub fn looks_like_neusight(path: &Path) -> bool {
-    let Ok(file) = crate::files::open(path) else {
-        return false;
-    };
-    let mut head = Vec::new();
-    let mut raw = file.take(4096);
-    if raw.read_to_end(&mut head).is_err() {
-        return false;
-    }
-    if head.starts_with(&[0x1f, 0x8b]) {
-        // (a truncated stream still yields its first line)
-        let mut text = Vec::new();
-        let _ = flate2::read::MultiGzDecoder::new(head.as_slice())
-            .take(4096)
-            .read_to_end(&mut text);
-        head = text;
-    }
-    let text = String::from_utf8_lossy(&head);
-    text.lines().next().is_some_and(is_header)
-}
-
 /// Whether a frame has NeuSight's leading columns.
 pub fn is_neusight(df: &DataFrame) -> bool {
     HEADER.iter().all(|c| df.column(c).is_ok())
@@ -320,9 +297,9 @@ pub fn import(path: &Path, source: &str) -> Result<Imported> {
                 ),
             ));
         }
-        super::table_io::check_csv_layout(&bytes, &name)?;
+        crate::data::table_io::check_csv_layout(&bytes, &name)?;
     }
-    let (df, is_text) = super::importers::frame_from_bytes(bytes, &name)?;
+    let (df, is_text) = super::common::frame_from_bytes(bytes, &name)?;
     import_frame(&df, &name, source, is_text)
 }
 
@@ -330,7 +307,7 @@ pub fn import(path: &Path, source: &str) -> Result<Imported> {
 /// line when it `is_text` (CSV: data row r is line r + 1), else by row (Parquet).
 pub fn import_frame(df: &DataFrame, file: &str, source: &str, is_text: bool) -> Result<Imported> {
     if !is_neusight(df) {
-        let cols = super::importers::column_list(df, 12);
+        let cols = super::common::column_list(df, 12);
         return Err(Error::file(
             file,
             format!(
@@ -349,7 +326,7 @@ pub fn import_frame(df: &DataFrame, file: &str, source: &str, is_text: bool) -> 
     let mut runs = Vec::new();
     let mut kept_rows = Vec::new();
     let mut seen: HashSet<(String, String, String)> = HashSet::new();
-    let mut names = super::SharedNames::default();
+    let mut names = crate::data::SharedNames::default();
     for i in 0..df.height() {
         match frame.run(i, source, &mut seen, &mut names)? {
             Ok(run) => {
@@ -362,7 +339,7 @@ pub fn import_frame(df: &DataFrame, file: &str, source: &str, is_text: bool) -> 
     }
 
     const GRID_ONLY: &str = "the files record the main kernel's grid and block only";
-    super::importers::one_table_import(
+    super::common::one_table_import(
         runs,
         pass,
         &kept_rows,
@@ -484,11 +461,11 @@ impl<'a> Frame<'a> {
         i: usize,
         source: &str,
         seen: &mut HashSet<(String, String, String)>,
-        names: &mut super::SharedNames,
+        names: &mut crate::data::SharedNames,
     ) -> Result<std::result::Result<Run, Skip>> {
         let row = i + 1;
         let op_name = self.text(&self.op_names[i], "OPName", row)?;
-        let time_ms = match super::importers::latency_ms(self.latency[i].as_deref()) {
+        let time_ms = match super::common::latency_ms(self.latency[i].as_deref()) {
             Ok(t) => t,
             Err(reason) => return Ok(Err(Skip::Failed(reason.to_string()))),
         };
@@ -584,6 +561,27 @@ impl<'a> Frame<'a> {
             p *= self.whole(cell, &name, row, 1.0)?;
         }
         Ok(Some(p))
+    }
+}
+
+/// NeuSight's operator timings (`--from neusight`).
+pub struct NeuSight;
+
+impl super::common::Importer for NeuSight {
+    fn name(&self) -> &'static str {
+        FORMAT
+    }
+    fn describe(&self) -> &'static str {
+        "NeuSight's PyTorch-operator timings: CSV or .csv.gz starting OPName, Latency, Device"
+    }
+    fn detect(&self, probe: &super::common::Probe) -> bool {
+        probe.text().lines().next().is_some_and(is_header)
+    }
+    fn takes_file_name(&self, name: &str) -> bool {
+        name.ends_with(".csv") || name.ends_with(".csv.gz")
+    }
+    fn read(&self, path: &Path, opts: &super::common::ImportOptions) -> Result<Imported> {
+        import(path, opts.source.as_deref().unwrap_or(DEFAULT_SOURCE))
     }
 }
 

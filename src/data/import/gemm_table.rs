@@ -23,10 +23,10 @@
 //! counted per reason and not imported; a dtype without known element sizes is left
 //! out and counted (`unknown_dtype:<dtype>`).
 
-use super::importers::{FileReport, Imported};
+use super::common::{FileReport, Imported};
 use super::kernel_tuner::{canonical_key, ParamValue};
-use super::table_io::text_cells;
-use super::{Origin, Run};
+use crate::data::table_io::text_cells;
+use crate::data::{Origin, Run};
 use crate::error::{Error, Position, Result};
 use polars::prelude::DataFrame;
 use std::collections::HashSet;
@@ -110,7 +110,7 @@ pub fn has_gemm_shape(df: &DataFrame) -> bool {
 
 /// Import one GEMM table (Parquet or CSV).
 pub fn import(path: &Path, source: &str) -> Result<Imported> {
-    let (df, is_text) = super::importers::read_frame_and_kind(path)?;
+    let (df, is_text) = super::common::read_frame_and_kind(path)?;
     import_frame(&df, &path.display().to_string(), source, is_text)
 }
 
@@ -119,7 +119,7 @@ pub fn import(path: &Path, source: &str) -> Result<Imported> {
 pub fn import_frame(df: &DataFrame, file: &str, source: &str, is_text: bool) -> Result<Imported> {
     let at = |row: usize| Position::of_row(row, is_text);
     if !is_gemm_table(df) {
-        let cols = super::importers::column_list(df, usize::MAX);
+        let cols = super::common::column_list(df, usize::MAX);
         return Err(Error::file(
             file,
             format!(
@@ -163,7 +163,7 @@ pub fn import_frame(df: &DataFrame, file: &str, source: &str, is_text: bool) -> 
     let mut runs = Vec::new();
     let mut kept_rows = Vec::new();
     let mut seen: HashSet<(String, String, String)> = HashSet::new();
-    let mut names = super::SharedNames::default();
+    let mut names = crate::data::SharedNames::default();
     for i in 0..n_rows {
         let row = i + 1;
         let text = |v: &Option<String>, name: &str| -> Result<String> {
@@ -187,7 +187,7 @@ pub fn import_frame(df: &DataFrame, file: &str, source: &str, is_text: bool) -> 
                 }
             };
         }
-        let time_ms = match super::importers::latency_ms(latency[i].as_deref()) {
+        let time_ms = match super::common::latency_ms(latency[i].as_deref()) {
             Ok(t) => t,
             Err(reason) => {
                 *report.failed.entry(reason.to_string()).or_default() += 1;
@@ -239,7 +239,7 @@ pub fn import_frame(df: &DataFrame, file: &str, source: &str, is_text: bool) -> 
 
     const LIBRARY: &str =
         "a library GEMM: the table does not record the kernel the library launched";
-    super::importers::one_table_import(
+    super::common::one_table_import(
         runs,
         pass,
         &kept_rows,
@@ -254,6 +254,33 @@ pub fn import_frame(df: &DataFrame, file: &str, source: &str, is_text: bool) -> 
             ("time_std_ms", "the table records one latency per shape"),
         ],
     )
+}
+
+/// The GEMM latency table format (`--from gemm-table`).
+pub struct GemmTable;
+
+impl super::common::Importer for GemmTable {
+    fn name(&self) -> &'static str {
+        FORMAT
+    }
+    fn aliases(&self) -> &'static [&'static str] {
+        &["gemm_table", "gemm"]
+    }
+    fn describe(&self) -> &'static str {
+        "GEMM latency table: columns device, gemm_dtype or dtype, m, n, k, latency"
+    }
+    /// A table with a GEMM table's device and shape columns and no `time_ms` (a
+    /// canonical table that carries m, n, k stays canonical; one lacking a latency
+    /// column is this importer's to name).
+    fn detect(&self, probe: &super::common::Probe) -> bool {
+        probe.has_columns(&["device", "m", "n", "k"]) && !probe.has_columns(&["time_ms"])
+    }
+    fn takes_file_name(&self, name: &str) -> bool {
+        name.ends_with(".csv") || name.ends_with(".parquet")
+    }
+    fn read(&self, path: &Path, opts: &super::common::ImportOptions) -> Result<Imported> {
+        import(path, opts.source.as_deref().unwrap_or(DEFAULT_SOURCE))
+    }
 }
 
 #[cfg(test)]

@@ -68,7 +68,7 @@ mod units;
 
 pub use launch::NcuLayout;
 
-use super::{Name, Origin, Run, RunDetails, RunsTable};
+use crate::data::{Name, Origin, Run, RunDetails, RunsTable};
 use crate::error::{input_name, Error, Input, Result};
 use measure::Measured;
 use polars::prelude::{Column, DataFrame};
@@ -145,19 +145,7 @@ pub fn looks_like_ncu(path: &Path) -> bool {
     })
 }
 
-/// Do two GPU names mean the same GPU: equal but for case, or the same GPU of the
-/// built-in catalog (the export's "NVIDIA H200" and a given "H200 SXM"), read into
-/// `builtin` the first time it is needed?
-pub(crate) fn same_gpu(a: &str, b: &str, builtin: &mut Option<crate::catalog::Catalog>) -> bool {
-    if a.eq_ignore_ascii_case(b) {
-        return true;
-    }
-    let catalog = builtin.get_or_insert_with(crate::catalog::Catalog::builtin);
-    match (catalog.resolve(a), catalog.resolve(b)) {
-        (Some(x), Some(y)) => std::ptr::eq(x, y),
-        _ => false,
-    }
-}
+pub(crate) use super::common::same_gpu;
 
 /// An export without a GPU name but with a compute capability (the details page's
 /// `CC`, the raw page's `device__attribute_compute_capability_major/minor`) must
@@ -343,7 +331,7 @@ pub fn import_str(text: &str, file: &str, gpu: Option<&str>) -> Result<NcuImport
             files: vec![file.to_string()],
             not_imported: Default::default(),
             gpu_fields: device_from_file
-                .then(|| super::GpuField {
+                .then(|| crate::data::GpuField {
                     file: file.to_string(),
                     field: "column 'device__attribute_display_name'".to_string(),
                     at: None,
@@ -722,5 +710,59 @@ fn report(
         skipped_launches,
         device_from_file,
         notes,
+    }
+}
+
+/// Nsight Compute CSV exports (`--from ncu`).
+pub struct Ncu;
+
+impl super::common::Importer for Ncu {
+    fn name(&self) -> &'static str {
+        "ncu"
+    }
+    fn aliases(&self) -> &'static [&'static str] {
+        &["nsight-compute"]
+    }
+    fn describe(&self) -> &'static str {
+        "an Nsight Compute CSV export, --page raw or details"
+    }
+    fn detect(&self, probe: &super::common::Probe) -> bool {
+        !probe.is_json() && !probe.is_parquet() && !probe.is_gzip() && looks_like_ncu(probe.path)
+    }
+    fn takes_file_name(&self, name: &str) -> bool {
+        name.ends_with(".csv")
+    }
+    fn read(
+        &self,
+        path: &Path,
+        opts: &super::common::ImportOptions,
+    ) -> Result<super::common::Imported> {
+        use super::common::{one_file, FileReport, Missing};
+        let imp = import(path, opts.gpu.as_deref())?;
+        let rows = imp.runs.len();
+        let missing = imp
+            .report
+            .missing
+            .iter()
+            .map(|m| Missing {
+                feature: m.clone(),
+                rows,
+                why: "the profile has no counter for it".into(),
+            })
+            .collect();
+        let notes = imp.report.to_string().lines().map(String::from).collect();
+        // (counted, so that every command that reads the file says so)
+        let skipped = imp.report.skipped_launches.len();
+        let left_out = (skipped > 0)
+            .then(|| ("no_kernel_duration".to_string(), skipped))
+            .into_iter()
+            .collect();
+        let file = path.display().to_string();
+        Ok(one_file(file, "ncu", imp.runs, opts, |r| FileReport {
+            missing,
+            notes,
+            left_out,
+            ..r
+        }))
     }
 }
