@@ -444,7 +444,7 @@ fn turing_and_ampere_runs() -> (Vec<Run>, &'static str) {
     let mut text = String::from("gpu,kernel,config,time_ms,flops,dram_bytes\n");
     for gpu in turing.iter().chain(&ampere).chain([&target]) {
         for c in 0..40 {
-            text += &format!("{gpu},tiled,T={c},{},1e10,1e8\n", time(gpu, c));
+            text += &format!("{gpu},tiled,T={c},{},1e6,1e8\n", time(gpu, c));
         }
     }
     (synthetic_runs(&text), target)

@@ -16,6 +16,7 @@ prints as a note on standard error is a :class:`Note` warning here.
 from __future__ import annotations
 
 import io
+import json
 import os
 import tempfile
 import warnings
@@ -37,6 +38,7 @@ __all__ = [
     "load",
     "predict",
     "predict_trace",
+    "Step",
     "rank",
     "tune",
 ]
@@ -243,14 +245,92 @@ def predict(
     return _frame(parquet)
 
 
-def predict_trace(trace: PathLike, target: str, model: PathLike = "analytical", **options: Any) -> pl.DataFrame:
-    """Every GPU kernel of a PyTorch profiler trace predicted on ``target``, and the
-    step (``gpucast predict --trace``).
+class Step:
+    """A profiled step predicted on another GPU (what :func:`predict_trace` returns).
 
-    Not available in this build: the library does not read profiler traces yet, so
-    this raises :class:`Error`.
+    Attributes:
+        total_ms: the step predicted: the kernels' predicted time plus ``gaps_ms``.
+        lo_ms, hi_ms: its interval; ``interval`` says what it is (``90%``,
+            ``spread`` or ``none``).
+        measured_ms: the step as the trace measured it.
+        gaps_ms: the GPU's idle time between kernels, kept as measured.
+        kernels: one row per kernel in launch order (``kernel``, ``operator``,
+            ``measured_ms``, ``predicted_ms``, ``lo_ms``, ``hi_ms``, ``predicted``).
+        by_operator: the kernels summed per launching operator, largest first.
+        source_gpu, target, model, unpredicted: where it ran, what it was
+            predicted on and with, and how many kernels kept their measured time.
     """
-    raise Error("predict_trace: not available in this build (the library cannot read PyTorch profiler traces yet)")
+
+    def __init__(self, step: Dict[str, Any]) -> None:
+        self.total_ms: float = step["total_ms"]
+        self.lo_ms: float = step["lo_ms"]
+        self.hi_ms: float = step["hi_ms"]
+        self.interval: str = step["interval"]
+        self.measured_ms: float = step["measured_ms"]
+        self.gaps_ms: float = step["gaps_ms"]
+        self.source_gpu: str = step["source_gpu"]
+        self.target: str = step["target"]
+        self.model: str = step["model"]
+        self.unpredicted: int = step["unpredicted"]
+        self.kernels: pl.DataFrame = pl.DataFrame(
+            step["kernels"],
+            schema={
+                "kernel": pl.String,
+                "operator": pl.String,
+                "measured_ms": pl.Float64,
+                "predicted_ms": pl.Float64,
+                "lo_ms": pl.Float64,
+                "hi_ms": pl.Float64,
+                "predicted": pl.Boolean,
+            },
+        )
+        self.by_operator: pl.DataFrame = (
+            self.kernels.group_by("operator")
+            .agg(
+                pl.len().alias("kernels"),
+                pl.col("measured_ms").sum(),
+                pl.col("predicted_ms").sum(),
+            )
+            .sort(["predicted_ms", "operator"], descending=[True, False])
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"Step({self.kernels.height} kernels on {self.target}: {self.total_ms:.4f} ms "
+            f"[{self.lo_ms:.4f}, {self.hi_ms:.4f}] ({self.interval}); measured on "
+            f"{self.source_gpu} {self.measured_ms:.4f} ms)"
+        )
+
+
+def predict_trace(
+    trace: PathLike,
+    target: str,
+    *,
+    model: PathLike = "pretrained",
+    gpu: Optional[str] = None,
+    data: Optional[Runs] = None,
+    seed: int = 42,
+    target_calibration: str = "spec",
+    launch_floor: Optional[str] = None,
+    catalog: Optional[Paths] = None,
+) -> Step:
+    """The step a PyTorch profiler trace recorded, predicted on ``target``
+    (``gpucast predict --trace``): every GPU kernel predicted, plus the trace's idle
+    time between kernels kept as measured.
+
+    Args:
+        trace: a Chrome-trace JSON from ``torch.profiler`` (gzip'd or not).
+        target: the GPU to predict for, as the catalog names it (or an alias).
+        model: default ``pretrained`` (from one source GPU only a trained model has
+            a calibrated interval); any model ``predict`` takes.
+        gpu: the GPU the trace ran on, where its device name is not the catalog's.
+        data, seed, target_calibration, launch_floor, catalog: as for :func:`predict`.
+    """
+    with _RunsFiles() as files:
+        options = _predicting(files, [], model, gpu, None, data, seed, target_calibration, launch_floor, None, catalog)
+        text, notes = _gpucast.predict_trace({**options, "target": target, "trace": os.fspath(trace)})
+    _notes(notes)
+    return Step(json.loads(text))
 
 
 def tune(

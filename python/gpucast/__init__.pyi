@@ -43,7 +43,32 @@ def predict(
     study_metrics: Optional[PathLike] = ...,
     catalog: Optional[Paths] = ...,
 ) -> pl.DataFrame: ...
-def predict_trace(trace: PathLike, target: str, model: PathLike = ..., **options: Any) -> pl.DataFrame: ...
+class Step:
+    total_ms: float
+    lo_ms: float
+    hi_ms: float
+    interval: str
+    measured_ms: float
+    gaps_ms: float
+    source_gpu: str
+    target: str
+    model: str
+    unpredicted: int
+    kernels: pl.DataFrame
+    by_operator: pl.DataFrame
+
+def predict_trace(
+    trace: PathLike,
+    target: str,
+    *,
+    model: PathLike = ...,
+    gpu: Optional[str] = ...,
+    data: Optional[Runs] = ...,
+    seed: int = ...,
+    target_calibration: str = ...,
+    launch_floor: Optional[str] = ...,
+    catalog: Optional[Paths] = ...,
+) -> Step: ...
 def tune(
     runs: Runs,
     target: str,

@@ -296,6 +296,23 @@ fn predict(py: Python<'_>, o: &Options) -> PyResult<Py<PyAny>> {
     framed(py, out)
 }
 
+/// `gpucast predict --trace TRACE --format json`: the step a PyTorch profiler trace
+/// recorded, predicted on `target` (its kernels, idle gaps, totals and interval), as
+/// JSON text, with the notes.
+fn predict_trace(py: Python<'_>, o: &Options) -> PyResult<Py<PyAny>> {
+    let with = o.predicting()?;
+    let target: String = o.get("target")?;
+    let trace: PathBuf = o.get("trace")?;
+    let out = call(py, move || {
+        let catalog = catalog(&with.catalog)?;
+        let target = Target::resolve(&catalog, Input::Target, &target)?;
+        let step = gpucast::trace::predict_trace(&trace, &with.options()?, &target, &catalog)?;
+        let notes = step.notes.clone();
+        Ok((serde_json::to_string(&step)?, notes))
+    })?;
+    out.into_py_any(py)
+}
+
 /// `gpucast tune --format csv`: the `top` configurations of each tuning space (of
 /// `kernel`, if given) predicted fastest on `target`; with `check`, how the model's
 /// first picks did on the data's other GPUs is among the notes.
@@ -438,6 +455,7 @@ const FUNCTIONS: [(&CStr, &CStr, Function); 7] = [
     (c"gpus", c"gpus({vendor, catalog}) -> CSV text", gpus),
     (c"load", c"load({paths, format, gpu, source, validate, catalog}) -> (Parquet bytes, notes)", load),
     (c"predict", c"predict({runs, target, model, ...}) -> (Parquet bytes, notes)", predict),
+    (c"predict_trace", c"predict_trace({trace, target, model, ...}) -> (JSON text, notes)", predict_trace),
     (c"tune", c"tune({runs, target, kernel, top, check, model, ...}) -> (CSV text, notes)", tune),
     (c"rank", c"rank({runs, kernel, vendor, arch, min_memory_gb, targets, prices, model, ...}) -> (CSV text, notes)", rank),
     (c"evaluate", c"evaluate({data, protocol, models, ...}) -> (CSV text, notes)", evaluate),

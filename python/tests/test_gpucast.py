@@ -9,6 +9,7 @@ of this checkout (`cargo build --release`).
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import warnings
@@ -24,6 +25,7 @@ REPO = Path(__file__).resolve().parents[2]
 STUDY = REPO / "datasets/public/reference_study/runs.parquet"
 HUB = REPO / "datasets/public/benchmark_hub/runs.parquet"
 CACHE = REPO / "tests/fixtures/kernel_tuner/xgemm_RTX_3090_subset.json.gz"
+TRACE = REPO / "tests/fixtures/torch_trace/step_h100.json"
 TARGET = "H100 SXM5 80GB"
 
 
@@ -163,9 +165,17 @@ def test_evaluate_equals_the_binarys_table():
     assert_frame_equal(quiet(gpucast.evaluate, STUDY, "analytical,analytical-study"), scores)
 
 
-def test_predict_trace_says_it_is_not_in_this_build():
-    with pytest.raises(gpucast.Error, match="not available in this build"):
-        gpucast.predict_trace("step.json", TARGET)
+def test_predict_trace_equals_the_binarys_step():
+    step = quiet(gpucast.predict_trace, TRACE, "A100 SXM4 80GB")
+    cli_step = json.loads(cli("predict", "--trace", TRACE, "--target", "A100 SXM4 80GB", "--format", "json").stdout)
+    assert step.total_ms == pytest.approx(cli_step["total_ms"])
+    assert (step.lo_ms, step.hi_ms, step.interval) == (pytest.approx(cli_step["lo_ms"]), pytest.approx(cli_step["hi_ms"]), cli_step["interval"])
+    assert step.kernels.height == len(cli_step["kernels"]) > 0
+    # the step is its kernels' predicted time plus the idle gaps kept as measured
+    assert step.total_ms == pytest.approx(step.kernels["predicted_ms"].sum() + step.gaps_ms)
+    assert step.by_operator["predicted_ms"].sum() == pytest.approx(step.kernels["predicted_ms"].sum())
+    with pytest.raises(gpucast.Error, match="trace"):
+        gpucast.predict_trace(REPO / "no-such-trace.json", "A100 SXM4 80GB")
 
 
 # --- errors: gpucast.Error subclasses with the binary's one-line messages ---------------

@@ -3,8 +3,8 @@
 mod bench;
 mod check;
 mod commands;
-mod paths;
 mod corun;
+mod paths;
 mod trace;
 mod values;
 

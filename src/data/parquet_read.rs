@@ -3,7 +3,6 @@
 //! row counts are checked against the file before polars decodes it (polars trusts
 //! them and allocates what they claim; a failed allocation aborts the process).
 
-use super::table_io::{first_line, max_columns};
 use crate::error::{Error, Result};
 use polars::prelude::*;
 
@@ -179,4 +178,17 @@ fn unreadable_type(dtype: &ArrowDataType) -> Option<&'static str> {
         A::Duration(_) | A::Interval(_) => Some("durations"),
         _ => Some("a type gpucast does not read"),
     }
+}
+
+/// Most columns a table gpucast reads may have: the runs contract's columns and as
+/// many of the user's own again, several times over (a runs table passes extra
+/// columns through). A header of a million columns is no table of runs, and every
+/// step after the header costs time per column.
+pub(crate) fn max_columns() -> usize {
+    gpucast_runs::COLUMNS.len() + 1000
+}
+
+/// The first line of an error's text (polars's run on over several).
+pub(crate) fn first_line(s: &str) -> &str {
+    s.lines().next().unwrap_or(s)
 }

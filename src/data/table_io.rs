@@ -1,6 +1,6 @@
 //! Reading and writing runs tables (CSV and Parquet) with polars.
 
-pub(crate) use super::parquet_read::read_parquet;
+pub(crate) use super::parquet_read::{first_line, max_columns, read_parquet};
 use super::{
     canonical_config, column, upper_bound, ColumnKind, ColumnSpec, Name, Origin, Run, RunsTable,
     OPTIONAL_NUMERIC, OPTIONAL_TEXT, REQUIRED,
@@ -204,14 +204,6 @@ fn check_layout(bytes: &[u8], scan: &Scan, file: &str) -> Result<()> {
     Ok(())
 }
 
-/// Most columns a table gpucast reads may have: the runs contract's columns and as
-/// many of the user's own again, several times over (a runs table passes extra
-/// columns through). A header of a million columns is no table of runs, and every
-/// step after the header costs time per column.
-pub(crate) fn max_columns() -> usize {
-    gpucast_runs::COLUMNS.len() + 1000
-}
-
 /// Refuse a table of more than [`max_columns`] columns.
 fn check_column_count(columns: usize, file: &str) -> Result<()> {
     if columns <= max_columns() {
@@ -345,10 +337,6 @@ pub(crate) fn read_frame(path: &Path) -> Result<(DataFrame, RowLines)> {
 }
 
 pub(crate) const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
-
-pub(crate) fn first_line(s: &str) -> &str {
-    s.lines().next().unwrap_or(s)
-}
 
 /// Column `name` as text cells (None = null or empty).
 pub(crate) fn text_cells(df: &DataFrame, name: &str) -> Option<Vec<Option<String>>> {

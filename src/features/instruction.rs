@@ -535,4 +535,25 @@ mod tests {
         assert_eq!(p[0].thread, Some((0.125, 1.0)));
         assert_eq!((p[1].level, p[1].intensity), (Level::Dram, 1.0));
     }
+
+    /// The FP32 issue share: 0.8 on 128-lane SMs with single-issue schedulers (Ampere
+    /// GA10x, Ada, Hopper), 1 on 64-lane ones (Volta, Turing, GA100), on dual-issue
+    /// Pascal and on AMD.
+    #[test]
+    fn fp32_issue_share_follows_lanes_and_issue() {
+        let c = Catalog::builtin();
+        let share = |n: &str| fp32_issue_fraction(c.resolve(n).unwrap());
+        for n in ["RTX 3090", "RTX 4070", "H100 SXM5 80GB"] {
+            assert_eq!(share(n), 0.8, "{n}");
+        }
+        for n in [
+            "TITAN V",
+            "RTX 2080 Ti",
+            "A100 PCIe 40GB",
+            "GTX 1080 Ti",
+            "MI210",
+        ] {
+            assert_eq!(share(n), 1.0, "{n}");
+        }
+    }
 }

@@ -803,12 +803,14 @@ mod tests {
             (issue(h100), issue(rtx3090))
         );
 
-        // no counts: the FLOPs at the sustained FP32 rate, under the L2 roof here (the
-        // megabyte fits in L2)
+        // no counts: the FLOPs at the sustained FP32 rate the 3090's schedulers can
+        // feed (128 lanes per SM, four single-issue schedulers: 0.8 of it), under the
+        // L2 roof here (the megabyte fits in L2)
+        assert_eq!(instruction::fp32_issue_fraction(rtx3090), 0.8);
         let f = on(&bare, rtx3090);
         let flop_ms = roofline::compute_time_ms(
             1e6,
-            Figures::spec(rtx3090).sustained_gflops(rtx3090.fp32_gflops),
+            Figures::spec(rtx3090).sustained_gflops(rtx3090.fp32_gflops) * 0.8,
         );
         assert_eq!(f.compute_ms, flop_ms);
         assert_eq!(f.bound, Bound::L2);

@@ -2,7 +2,7 @@
 //! source, kernel), rows whose work differs by a factor but whose time does not, and
 //! the launch floors that make such a plateau honest.
 
-use super::{roof_seconds, RowIds, Verdict};
+use super::rows::{roof_seconds, RowIds, Verdict};
 use crate::catalog::Gpu;
 use crate::data::{Exclusion, Run, Warning};
 

@@ -2,7 +2,7 @@
 //! against what its board can move and compute in its time, and the convolutions
 //! whose FLOP counts credit them with more work than they execute.
 
-use super::{Verdict, LAUNCH_FLOOR_MS, PEAK_SLACK};
+use super::rows::{Verdict, LAUNCH_FLOOR_MS, PEAK_SLACK};
 use crate::catalog::Gpu;
 use crate::data::{Exclusion, Run, Warning};
 
