@@ -544,6 +544,22 @@ impl Error {
 
 pub type Result<T> = std::result::Result<T, Error>;
 
+/// An error's text on one line whatever it quotes, as every front end prints it: a
+/// line break or other control character (in a file name, a cell, an argument) is
+/// written as its escape.
+pub fn one_line_text(message: &str) -> String {
+    message
+        .chars()
+        .flat_map(|c| {
+            if c.is_control() {
+                c.escape_default().collect::<Vec<char>>()
+            } else {
+                vec![c]
+            }
+        })
+        .collect()
+}
+
 /// Where a TOML error is: `FILE:LINE:COL` as an editor counts them, or `FILE` when the
 /// error has no position.
 pub fn toml_place(file: &str, text: &str, e: &toml::de::Error) -> String {
@@ -666,6 +682,15 @@ mod tests {
         let e = Error::invalid("block", "too large").context("experiment 'x'");
         assert_eq!(e.to_string(), "experiment 'x': block: too large");
         assert!(std::error::Error::source(&e).is_some());
+    }
+
+    #[test]
+    fn errors_quoting_line_breaks_stay_one_line() {
+        assert_eq!(
+            one_line_text("a\nb.csv:2: column 'x'\t"),
+            "a\\nb.csv:2: column 'x'\\t"
+        );
+        assert_eq!(one_line_text("RTX 4090 – é"), "RTX 4090 – é");
     }
 
     #[test]

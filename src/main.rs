@@ -18,24 +18,9 @@ fn main() {
         if e.is_broken_pipe() {
             std::process::exit(0);
         }
-        eprintln!("error: {}", one_line_text(&e.to_string()));
+        eprintln!("error: {}", gpucast::error::one_line_text(&e.to_string()));
         std::process::exit(e.exit_code());
     }
-}
-
-/// An error on one line whatever it quotes: a line break or other control character
-/// (in a file name, a cell, an argument) is written as its escape.
-fn one_line_text(message: &str) -> String {
-    message
-        .chars()
-        .flat_map(|c| {
-            if c.is_control() {
-                c.escape_default().collect::<Vec<char>>()
-            } else {
-                vec![c]
-            }
-        })
-        .collect()
 }
 
 /// Help and version print as clap prints them; a command-line mistake is one line
@@ -71,15 +56,6 @@ fn one_line(report: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    #[test]
-    fn errors_quoting_line_breaks_stay_one_line() {
-        assert_eq!(
-            super::one_line_text("a\nb.csv:2: column 'x'\t"),
-            "a\\nb.csv:2: column 'x'\\t"
-        );
-        assert_eq!(super::one_line_text("RTX 4090 – é"), "RTX 4090 – é");
-    }
-
     #[test]
     fn clap_reports_fold_into_one_line() {
         let report = "error: invalid value 'lolo' for '--protocol <PROTOCOL>'\n  [possible values: logo, new-size]\n\n  tip: a similar value exists: 'logo'\n\nFor more information, try '--help'.\n";

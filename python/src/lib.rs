@@ -70,25 +70,10 @@ fn error_class(e: &Error) -> &'static str {
     }
 }
 
-/// An error on one line whatever it quotes, as the binary prints it: a line break or
-/// other control character is written as its escape.
-fn one_line(message: &str) -> String {
-    message
-        .chars()
-        .flat_map(|c| {
-            if c.is_control() {
-                c.escape_default().collect::<Vec<char>>()
-            } else {
-                vec![c]
-            }
-        })
-        .collect()
-}
-
 /// The library's error as the Python exception of its kind, carrying the binary's
 /// one-line message and exit code.
 fn raise(py: Python<'_>, e: Error) -> PyErr {
-    let message = one_line(&e.to_string());
+    let message = gpucast::error::one_line_text(&e.to_string());
     let class = py
         .import("gpucast._errors")
         .and_then(|m| m.getattr(error_class(&e)))
@@ -451,7 +436,7 @@ fn version(py: Python<'_>, _: &Options) -> PyResult<Py<PyAny>> {
 type Function = fn(Python<'_>, &Options) -> PyResult<Py<PyAny>>;
 
 /// The module's functions: name, docstring, body. Each takes one dict.
-const FUNCTIONS: [(&CStr, &CStr, Function); 7] = [
+const FUNCTIONS: [(&CStr, &CStr, Function); 8] = [
     (c"gpus", c"gpus({vendor, catalog}) -> CSV text", gpus),
     (c"load", c"load({paths, format, gpu, source, validate, catalog}) -> (Parquet bytes, notes)", load),
     (c"predict", c"predict({runs, target, model, ...}) -> (Parquet bytes, notes)", predict),
