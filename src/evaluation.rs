@@ -86,10 +86,10 @@ pub enum Protocol {
     /// other GPUs, as in LOGO. What a model learned must then carry over to a campaign
     /// it never saw.
     Loco,
-    /// Each GPU T of each corpus from the GPUs that launched before it
-    /// ([`launch_order`]): every fitted part is fitted on runs (of any corpus) on older
-    /// GPUs only, and T's runs in a corpus are projected from that corpus's runs on
-    /// older GPUs. A corpus with fewer than [`NEWER_MIN_SOURCES`] older GPUs does not
+    /// Each GPU T of each corpus from the GPUs that launched before it (launch year,
+    /// then compute capability): every fitted part is fitted on runs (of any corpus)
+    /// on older GPUs only, and T's runs in a corpus are projected from that corpus's
+    /// runs on older GPUs. A corpus with fewer than [`NEWER_MIN_SOURCES`] older GPUs does not
     /// score T. The question of the next generation: how will it run on a GPU newer
     /// than any measured?
     Newer,

@@ -18,7 +18,7 @@
 //!   against each other before any work ([`check_distinct_outputs`]), and one with
 //!   several writes them all before it puts any in place ([`write_pending`],
 //!   [`Staging`]).
-//! - Temporaries are removed on every way out ([`temporary`]): dropped, on an error,
+//! - Temporaries are removed on every way out (`temporary`): dropped, on an error,
 //!   and when SIGINT, SIGTERM or SIGHUP ends the process
 //!   ([`remove_temporaries_on_signals`]).
 

@@ -19,7 +19,7 @@
 //!   highest clock a board boosts to ([`peak::MAX_BOOST_OVER_RATED`]), times 1.05,
 //!   unless the kernel is a convolution credited with more FLOPs than it executes
 //!   (within its filter's taps: a flag, below);
-//! - flat time ([`flat`]): within one (GPU, source, kernel), rows whose work differs
+//! - flat time (`flat`): within one (GPU, source, kernel), rows whose work differs
 //!   by >= 16x took nearly the same time (the larger grew by less than (work
 //!   ratio)^0.25, 2x for 16x the work), and most rows that far apart in work
 //!   disagree with this one the same way, and so do most rows >= 4x apart (so one

@@ -12,7 +12,7 @@ use crate::data::{Exclusion, Run, Warning};
 /// highest SM clock from the driver: the GTX TITAN X 1215.5 MHz over its rated 1075
 /// (1.13x), the RTX 2080 Ti 1635 over 1545 (1.06x), the RTX 4070 2505 over 2475; a GTX
 /// 1080 Ti runs a GEMM at 12.1 TFLOP/s over its rated 11.3. 1.15 covers the largest.
-/// DRAM does not boost: bandwidth keeps [`PEAK_SLACK`] alone.
+/// DRAM does not boost: bandwidth keeps `PEAK_SLACK` alone.
 pub const MAX_BOOST_OVER_RATED: f64 = 1.15;
 
 /// The most FLOP/s a run of `gpu` can reach at `precision`'s peak: the boost headroom
