@@ -193,7 +193,7 @@ fn torch_trace_kernels_take_the_work_of_their_launching_operator() {
     let runs = &imp.table.runs;
     assert_eq!(runs.len(), 6);
     assert!(runs.iter().all(|r| &*r.gpu == "NVIDIA H100 80GB HBM3"));
-    // the GEMM: addmm's flops argument, bytes from its shapes (linear 16384 x 1024 -> 4096)
+    // the GEMM: addmm's flops argument, bytes from its shapes (linear: 16384 x 1024 in, 4096 out)
     let g = &runs[0];
     assert!(close(g.time_ms, 3.5));
     assert_eq!(g.flops, 2.0 * 16384.0 * 1024.0 * 4096.0);

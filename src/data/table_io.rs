@@ -316,12 +316,7 @@ pub(crate) fn read_frame(path: &Path) -> Result<(DataFrame, RowLines)> {
             }
             // Read every column as text: we type-check cell by cell so that a bad
             // value gets an error naming its line instead of a whole-file failure.
-            let df = CsvReadOptions::default()
-                .with_has_header(true)
-                .with_infer_schema_length(Some(0))
-                .into_reader_with_file_handle(std::io::Cursor::new(bytes))
-                .finish()
-                .map_err(bad)?;
+            let df = text_frame(bytes).map_err(bad)?;
             let lines = if df.height() + 1 == records.len() {
                 RowLines(Some(records[1..].iter().map(|r| r.line).collect()))
             } else {
@@ -334,6 +329,16 @@ pub(crate) fn read_frame(path: &Path) -> Result<(DataFrame, RowLines)> {
             format!("unknown file type '.{other}' (expected .csv, .csv.gz or .parquet)"),
         )),
     }
+}
+
+/// A CSV's cells as text, its first line the header: every column is read as text
+/// so that a bad value is found (and named with its line) cell by cell.
+pub(crate) fn text_frame(bytes: Vec<u8>) -> PolarsResult<DataFrame> {
+    CsvReadOptions::default()
+        .with_has_header(true)
+        .with_infer_schema_length(Some(0))
+        .into_reader_with_file_handle(std::io::Cursor::new(bytes))
+        .finish()
 }
 
 pub(crate) const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";

@@ -385,7 +385,7 @@ pub(crate) fn one_file(
 /// A file's first [`Probe::HEAD`] bytes; an empty file is an error.
 pub(crate) fn read_head(path: &Path) -> Result<Vec<u8>> {
     let buf = crate::files::read_head(path, Probe::HEAD)
-        .map_err(|e| Error::file(path.display(), e.to_string()))?;
+        .map_err(|e| Error::io_error(path.display(), "", e))?;
     if buf.is_empty() {
         return Err(Error::file(path.display(), "empty file"));
     }
@@ -401,7 +401,7 @@ pub(crate) fn read_frame(path: &Path) -> Result<DataFrame> {
 /// rather than Parquet.
 pub(crate) fn read_frame_and_kind(path: &Path) -> Result<(DataFrame, bool)> {
     let name = path.display().to_string();
-    let bytes = crate::files::read(path).map_err(|e| Error::file(&name, e.to_string()))?;
+    let bytes = crate::files::read(path).map_err(|e| Error::io_error(&name, "", e))?;
     frame_from_bytes(bytes, &name)
 }
 
@@ -422,12 +422,7 @@ pub(crate) fn frame_from_bytes(bytes: Vec<u8>, name: &str) -> Result<(DataFrame,
         Ok((df, false))
     } else {
         // Text cells: each value is parsed (and its errors located) by the importer.
-        let df = CsvReadOptions::default()
-            .with_has_header(true)
-            .with_infer_schema_length(Some(0))
-            .into_reader_with_file_handle(std::io::Cursor::new(bytes))
-            .finish()
-            .map_err(bad)?;
+        let df = crate::data::table_io::text_frame(bytes).map_err(bad)?;
         Ok((df, true))
     }
 }

@@ -276,7 +276,7 @@ pub fn is_neusight(df: &DataFrame) -> bool {
 /// Import one NeuSight file (CSV, gzip'd or not).
 pub fn import(path: &Path, source: &str) -> Result<Imported> {
     let name = path.display().to_string();
-    let bytes = crate::files::read(path).map_err(|e| Error::file(&name, e.to_string()))?;
+    let bytes = crate::files::read(path).map_err(|e| Error::io_error(&name, "", e))?;
     let bytes = if bytes.starts_with(&[0x1f, 0x8b]) {
         let mut out = Vec::new();
         flate2::read::MultiGzDecoder::new(bytes.as_slice())
